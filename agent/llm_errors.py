@@ -1,0 +1,281 @@
+"""Typed LLM errors, the context-overflow matcher, and the translation from SDK exceptions.
+
+Every failure of a chat request reaches the rest of the program as an ``LLMError`` subclass,
+never as an ``openai`` or ``httpx2`` exception: the loop decides what to do from the type
+(retry, compact, end the turn) and shows ``user_message`` to the user. No message ever
+contains the API key, even when a provider echoes it back.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import ClassVar
+
+import openai
+
+
+class LLMError(Exception):
+    """A chat request failed. ``str(err)`` is a one-line summary (what ``Retrying.error``
+    carries); ``user_message`` adds what the user can do about it."""
+
+    retryable: ClassVar[bool] = False
+    title: ClassVar[str] = "The model request failed"
+    hint: str = ""
+
+    def __init__(
+        self,
+        detail: str,
+        *,
+        status: int | None = None,
+        hint: str | None = None,
+        retry_after_s: float | None = None,
+    ) -> None:
+        super().__init__(f"{self.title}: {detail}" if detail else self.title)
+        self.detail = detail
+        self.status = status
+        if hint is not None:
+            self.hint = hint
+        self.retry_after_s = retry_after_s
+        """Seconds the provider asked us to wait (Retry-After), if it said."""
+
+    @property
+    def user_message(self) -> str:
+        """Terminal-ready text: what happened, then what to do."""
+        return f"{self}\n{self.hint}" if self.hint else str(self)
+
+
+class ContextOverflow(LLMError):
+    """The request does not fit the model's context window (compaction can fix this)."""
+
+    title = "The conversation is too long for the model's context window"
+    hint = (
+        "Compact the conversation (/compact) or start a new one (/new). If the window size "
+        "reefline assumes is wrong, set it with --context-window."
+    )
+
+    def __init__(self, detail: str, *, status: int | None = None, limit: int | None = None):
+        super().__init__(detail, status=status)
+        self.limit = limit
+        """The window the provider named ("maximum context length is N tokens"), if any."""
+
+
+class RateLimited(LLMError):
+    retryable = True
+    title = "The provider is rate limiting requests"
+    hint = "Wait a minute and try again, or check the rate limits of your plan."
+
+
+class ServerError(LLMError):
+    retryable = True
+    title = "The provider had a server error"
+    hint = "This is usually temporary: try again in a moment."
+
+
+class ProviderTimeout(LLMError):
+    retryable = True
+    title = "The provider stopped responding"
+    hint = (
+        "The server may be overloaded or still reading a long prompt. Try again, or raise the "
+        "request timeout in the settings."
+    )
+
+
+class StreamIncomplete(LLMError):
+    retryable = True
+    title = "The reply was cut off"
+    hint = "The connection dropped before the model finished its reply. Try again."
+
+
+class ConnectionFailed(LLMError):
+    retryable = True
+    title = "Could not reach the model server"
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(
+            f"{url} ({reason})",
+            hint="Check that the server is running and that --base-url (or OPENAI_BASE_URL) "
+            "points at it.",
+        )
+        self.url = url
+
+
+class AuthError(LLMError):
+    title = "The provider rejected the API key"
+
+
+class BadRequest(LLMError):
+    title = "The provider rejected the request"
+    hint = "Check the model name (--model) and the base URL; the provider's own words are above."
+
+
+class MalformedResponse(LLMError):
+    title = "The server sent something that is not an OpenAI-compatible reply"
+    hint = "Check that --base-url points at an OpenAI-compatible API (usually ending in /v1)."
+
+
+# Codes and types that providers use for a prompt that does not fit.
+_OVERFLOW_CODES = frozenset(
+    {"context_length_exceeded", "context_window_exceeded", "exceed_context_size_error"}
+)
+
+# Lower-case phrases, each with the provider that words it so.
+OVERFLOW_PHRASES: tuple[str, ...] = (
+    "maximum context length",  # OpenAI, vLLM, DeepSeek, OpenRouter: "...is N tokens"
+    "context length exceeded",
+    "context_length_exceeded",  # the code echoed inside the message
+    "context window exceeded",
+    "exceeds the context window",  # OpenAI, newer wording
+    "exceeds the available context size",  # llama.cpp server
+    "exceed_context_size",  # llama.cpp error type echoed
+    "prompt is too long",  # Anthropic-style compatibility layers
+    "prompt too long",
+    "too many tokens",
+    "input is too long",  # AWS Bedrock gateways
+    "reduce the length of the messages",  # OpenAI, Groq, vLLM advice line
+    "too large for model with",  # Mistral: "...with 32768 maximum context length"
+    "exceeds the maximum number of tokens allowed",  # Gemini compatibility endpoint
+    "`inputs` tokens + `max_new_tokens` must be",  # Hugging Face TGI
+)
+
+_LIMIT_PATTERNS = tuple(
+    re.compile(p)
+    for p in (
+        r"maximum context length is ([\d,]+)",
+        r"context window of ([\d,]+)",
+        r"available context size \(([\d,]+) tokens\)",
+        r"([\d,]+) maximum context length",
+        r"tokens > ([\d,]+) maximum",
+        r"maximum number of tokens allowed \(([\d,]+)\)",
+        r"must be <= ([\d,]+)",
+    )
+)
+
+
+def is_context_overflow(message: str, code: str | None = None, kind: str | None = None) -> bool:
+    """Whether a provider error (message, ``code``, ``type``) says the prompt does not fit."""
+    if code in _OVERFLOW_CODES or kind in _OVERFLOW_CODES:
+        return True
+    lowered = message.lower()
+    return any(phrase in lowered for phrase in OVERFLOW_PHRASES)
+
+
+def context_limit(message: str) -> int | None:
+    """The window size named in an overflow message, when the provider names one."""
+    for pattern in _LIMIT_PATTERNS:
+        if found := pattern.search(message.lower()):
+            return int(found.group(1).replace(",", ""))
+    return None
+
+
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
+    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
+    if (ms := headers.get("retry-after-ms")) is not None:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+@dataclass(frozen=True)
+class ErrorContext:
+    """What the translator needs to word an error for this client."""
+
+    provider: str
+    base_url: str
+    api_key: str | None
+    api_key_env: str | None
+    timeout_s: float
+
+    def redact(self, text: str) -> str:
+        # Short placeholders ("x") are not secrets, and replacing them would garble the text.
+        if self.api_key and len(self.api_key) >= 6:
+            text = text.replace(self.api_key, "***")
+        return text
+
+    def key_hint(self) -> str:
+        env = self.api_key_env or (
+            "DEEPSEEK_API_KEY" if self.provider == "deepseek" else "OPENAI_API_KEY"
+        )
+        return (
+            f"Set the key in the {env} environment variable (or name another variable with "
+            "--api-key-env), and check that it is valid for this provider and model."
+        )
+
+
+def _provider_message(exc: openai.APIError) -> str:
+    body = exc.body
+    if isinstance(body, dict) and isinstance(body.get("message"), str):
+        message = str(body["message"])
+    elif isinstance(body, str) and body.strip():
+        message = body
+    else:
+        message = exc.message
+    message = " ".join(message.split())  # HTML error pages and JSON dumps span many lines
+    return message if len(message) <= 400 else message[:400] + "…"
+
+
+def from_sdk_error(exc: Exception, ctx: ErrorContext, *, mid_stream: bool) -> LLMError:
+    """Translate an exception raised by the openai SDK (or its SSE decoding) into an LLMError.
+
+    ``mid_stream`` says whether the response had started: a dropped connection then means a
+    cut-off reply (``StreamIncomplete``) rather than an unreachable server.
+    """
+    if isinstance(exc, openai.APITimeoutError):
+        return ProviderTimeout(f"no data from {ctx.provider} for {ctx.timeout_s:g} s")
+    if isinstance(exc, openai.APIConnectionError):
+        reason = ctx.redact(str(exc.__cause__ or exc)) or type(exc.__cause__).__name__
+        if mid_stream:
+            return StreamIncomplete(f"connection to {ctx.provider} lost ({reason})")
+        return ConnectionFailed(ctx.base_url, reason)
+    if isinstance(exc, openai.APIStatusError):
+        return _from_status(exc, ctx)
+    if isinstance(exc, openai.APIError):
+        # An error event inside an otherwise healthy stream ({"error": {...}} as a chunk).
+        message = ctx.redact(_provider_message(exc))
+        if is_context_overflow(message, exc.code, exc.type):
+            return ContextOverflow(message, limit=context_limit(message))
+        return ServerError(f"{ctx.provider} reported an error mid-reply: {message}")
+    if isinstance(exc, json.JSONDecodeError):
+        snippet = ctx.redact(exc.doc[:120])
+        return MalformedResponse(f"a stream event is not valid JSON ({exc.msg}): {snippet!r}")
+    return LLMError(ctx.redact(f"{type(exc).__name__}: {exc}"))
+
+
+def _from_status(exc: openai.APIStatusError, ctx: ErrorContext) -> LLMError:
+    status = exc.status_code
+    message = ctx.redact(_provider_message(exc))
+    said = f"{ctx.provider} says (HTTP {status}): {message}"
+    retry_after = None
+    if status in (429, 503):
+        retry_after = retry_after_seconds(exc.response.headers)
+    if status in (401, 403):
+        return AuthError(said, status=status, hint=ctx.key_hint())
+    if status in (400, 413, 422) and is_context_overflow(message, exc.code, exc.type):
+        return ContextOverflow(said, status=status, limit=context_limit(message))
+    if status == 429 and exc.code == "insufficient_quota":
+        # OpenAI sends 429 for an empty balance too; waiting does not refill it.
+        return BadRequest(said, status=status, hint="Check the billing and quota of the account.")
+    if status == 429:
+        return RateLimited(said, status=status, retry_after_s=retry_after)
+    if status == 408:
+        return ProviderTimeout(said, status=status)
+    if status >= 500:
+        return ServerError(said, status=status, retry_after_s=retry_after)
+    return BadRequest(said, status=status)

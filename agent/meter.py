@@ -1,0 +1,327 @@
+"""The token meter: how full the next request's context is, kept up to date incrementally.
+
+:class:`TokenMeter` observes a :class:`~agent.session.Session` and folds each appended event
+once. Surface nodes are immutable, so each is priced once with the :class:`Estimator` when it
+appears; a running surface total and a per-category breakdown are adjusted by signed deltas
+(an append adds its price; a replace subtracts the prices of the nodes it shadowed and adds
+its own). :meth:`TokenMeter.measure` is therefore O(1) in the length of the session.
+
+Provider usage, when a reply reports it, is the best figure there is: the meter *anchors* on
+it and adds only the growth of the surface since. An anchor is valid only for the request
+header (provider, model, system prompt, tools) it was taken under; any change falls back to a
+full estimate. A provider figure below our own estimate of the same request is not trusted
+(a server that reports partial usage would make compaction fire too late): the estimate is
+used instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agent.events import (
+    AssistantMessage,
+    ContextMessage,
+    Event,
+    RequestHeader,
+    RequestHeaderData,
+    SteeringMessage,
+    SurfaceReplace,
+    ToolResult,
+    UserMessage,
+)
+from agent.messages import event_message
+from agent.session import Session
+from agent.tokens import Estimator, tools_json
+
+__all__ = ["BREAKDOWN_KEYS", "Measurement", "SessionUsage", "TokenMeter"]
+
+BREAKDOWN_KEYS = ("system", "tools", "checkpoints", "user", "assistant", "tool_results")
+"""Keys of :attr:`Measurement.breakdown`, in display order."""
+
+_SURFACE_CATEGORIES = ("checkpoints", "user", "assistant", "tool_results")
+
+# The parts of a request header that change what the model is sent. Sampling params are left
+# out on purpose: a temperature change does not change the prompt's size.
+HeaderKey = tuple[str, str, str, str]
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One reading of the context size of the next request.
+
+    ``total`` is what to compare with the window: provider-anchored when ``measured`` is True,
+    else the estimate ``header + surface``. ``breakdown`` is always the estimated composition
+    (system, tools, checkpoints, user, assistant, tool_results); it sums to ``total`` only for
+    an estimated reading.
+    """
+
+    total: int
+    surface: int
+    header: int
+    measured: bool
+    context_window: int | None
+    breakdown: dict[str, int]
+
+    @property
+    def percent(self) -> float | None:
+        """``total`` as a percentage of the window, or None when the window is unknown."""
+        if not self.context_window:
+            return None
+        return 100.0 * self.total / self.context_window
+
+    @property
+    def remaining(self) -> int | None:
+        """Tokens left in the window (may be negative), or None when the window is unknown."""
+        if self.context_window is None:
+            return None
+        return self.context_window - self.total
+
+
+@dataclass(frozen=True)
+class SessionUsage:
+    """Provider-reported usage summed over every assistant reply in the log."""
+
+    input: int = 0
+    output: int = 0
+    cached: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.input + self.output
+
+
+@dataclass(frozen=True)
+class _Anchor:
+    total: int
+    surface: int
+    key: HeaderKey | None
+    measured: bool
+
+
+def _header_key(provider: str, model: str, system: str, tools: list[dict[str, Any]]) -> HeaderKey:
+    return (provider, model, system, tools_json(tools))
+
+
+def _category(event: Event) -> str | None:
+    if isinstance(event, UserMessage):
+        return "checkpoints" if event.data.source == "compact" else "user"
+    if isinstance(event, ContextMessage | SteeringMessage):
+        return "user"
+    if isinstance(event, AssistantMessage):
+        return "assistant"
+    if isinstance(event, ToolResult):
+        return "tool_results"
+    return None
+
+
+class TokenMeter:
+    """Keeps a session's context size current; see the module docstring.
+
+    Args:
+        session: the session to observe. Events already in its log are folded once, at
+            construction; later appends are folded as they happen.
+        estimator: prices text. It is called once per surface node and once per distinct
+            system prompt / tool set, never per :meth:`measure`.
+        context_window: the window of the model in use, None when unknown. Settable: the
+            composition root updates it when the user switches model or window.
+    """
+
+    def __init__(
+        self, session: Session, estimator: Estimator, context_window: int | None = None
+    ) -> None:
+        self.session = session
+        self.estimator = estimator
+        self.context_window = context_window
+        self._prices: dict[int, int] = {}
+        self._categories: dict[int, str] = {}
+        self._surface_tokens = 0
+        self._by_category = dict.fromkeys(_SURFACE_CATEGORIES, 0)
+        self._header: RequestHeaderData | None = None
+        self._header_key: HeaderKey | None = None
+        self._header_prices: dict[HeaderKey, tuple[int, int]] = {}
+        self._anchor: _Anchor | None = None
+        self._usage = SessionUsage()
+        self._consumed = 0
+        self._catch_up()
+        self._unsubscribe: Callable[[], None] | None = session.subscribe(self._on_event)
+
+    def close(self) -> None:
+        """Stop observing the session. Idempotent."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+    # --- folding ------------------------------------------------------------------------------
+
+    def _on_event(self, event: Event) -> None:
+        # Observers see appends in order; catching up from the log also covers an event we
+        # somehow missed and ignores one we already folded.
+        if event.seq == self._consumed:
+            self._fold(event)
+        else:
+            self._catch_up()
+
+    def _catch_up(self) -> None:
+        events = self.session.events
+        while self._consumed < len(events):
+            self._fold(events[self._consumed])
+
+    def _fold(self, event: Event) -> None:
+        self._consumed = event.seq + 1
+        if isinstance(event, RequestHeader):
+            data = event.data
+            self._header = data
+            self._header_key = _header_key(data.provider, data.model, data.system, data.tools)
+            self._header_price(self._header_key, data.system, data.tools)
+            return
+        category = _category(event)
+        if category is None:
+            return
+        price = self._price_event(event)
+        self._prices[event.seq] = price
+        self._categories[event.seq] = category
+        delta = price
+        if isinstance(event.surface_op, SurfaceReplace):
+            for old in self.session.shadowed(event.seq):
+                old_price = self._prices.get(old, 0)
+                delta -= old_price
+                old_category = self._categories.get(old)
+                if old_category is not None:
+                    self._by_category[old_category] -= old_price
+        self._by_category[category] += price
+        self._surface_tokens += delta
+        if isinstance(event, AssistantMessage):
+            self._on_reply(event)
+
+    def _price_event(self, event: Event) -> int:
+        message = event_message(event)
+        return 0 if message is None else self.estimator.message_tokens(message)
+
+    def _on_reply(self, event: AssistantMessage) -> None:
+        usage = event.data.usage
+        if usage is None:
+            # No usage (e.g. llama.cpp when streaming): keep the previous anchor, which stays
+            # correct by adding surface growth; without one, measure() estimates in full.
+            return
+        self._usage = SessionUsage(
+            input=self._usage.input + usage.prompt_tokens,
+            output=self._usage.output + usage.completion_tokens,
+            cached=self._usage.cached + usage.cached_tokens,
+        )
+        # The request held the surface as it was before this reply; the reply joined it right
+        # after. So "surface now" pairs with prompt + completion.
+        provider = usage.prompt_tokens + usage.completion_tokens
+        header = self._logged_header_tokens()
+        heuristic = header + self._surface_tokens
+        measured = provider >= heuristic
+        self._anchor = _Anchor(
+            total=provider if measured else heuristic,
+            surface=self._surface_tokens,
+            key=self._header_key,
+            measured=measured,
+        )
+
+    # --- header pricing -----------------------------------------------------------------------
+
+    def _header_price(
+        self, key: HeaderKey, system: str, tools: list[dict[str, Any]]
+    ) -> tuple[int, int]:
+        prices = self._header_prices.get(key)
+        if prices is None:
+            prices = (self.estimator.system_tokens(system), self.estimator.tools_tokens(tools))
+            self._header_prices[key] = prices
+        return prices
+
+    def _logged_header_tokens(self) -> int:
+        if self._header_key is None:
+            return 0
+        system, tools = self._header_prices[self._header_key]
+        return system + tools
+
+    # --- reading ------------------------------------------------------------------------------
+
+    @property
+    def surface_tokens(self) -> int:
+        """Estimated tokens of the messages on the surface now."""
+        return self._surface_tokens
+
+    @property
+    def header(self) -> RequestHeaderData | None:
+        """The latest logged request header, if any."""
+        return self._header
+
+    @property
+    def session_usage(self) -> SessionUsage:
+        """Provider usage summed over every assistant reply in the log (billing view)."""
+        return self._usage
+
+    def price(self, seq: int) -> int:
+        """The estimated price of surface node ``seq`` (on the surface or shadowed since);
+        0 for an event that is not a surface type.
+
+        Raises KeyError for a seq the log does not hold.
+        """
+        self._catch_up()
+        if seq < 0 or seq >= len(self.session.events):
+            raise KeyError(seq)
+        return self._prices.get(seq, 0)
+
+    def measure(
+        self,
+        system: str | None = None,
+        tools: list[dict[str, Any]] | None = None,
+        model: str | None = None,
+    ) -> Measurement:
+        """The context size of the next request.
+
+        With ``system``/``tools``/``model`` given, measure as if the next request carried them
+        (parts left out come from the latest logged header); otherwise use the latest logged
+        header, or no header at all before the first request. Provider-anchored while that
+        header equals the one of the anchoring reply; a full estimate otherwise.
+        """
+        self._catch_up()
+        logged = self._header
+        if system is None and tools is None and model is None:
+            key = self._header_key
+            if key is None:
+                sys_tokens = tool_tokens = 0
+            else:
+                sys_tokens, tool_tokens = self._header_prices[key]
+        else:
+            provider = logged.provider if logged is not None else ""
+            eff_model = model if model is not None else (logged.model if logged else "")
+            eff_system = system if system is not None else (logged.system if logged else "")
+            eff_tools = tools if tools is not None else (logged.tools if logged else [])
+            key = _header_key(provider, eff_model, eff_system, eff_tools)
+            sys_tokens, tool_tokens = self._header_price(key, eff_system, eff_tools)
+        header = sys_tokens + tool_tokens
+        surface = self._surface_tokens
+        anchor = self._anchor
+        if anchor is not None and anchor.key == key:
+            total = max(0, anchor.total + surface - anchor.surface)
+            measured = anchor.measured
+        else:
+            total = header + surface
+            measured = False
+        breakdown = {"system": sys_tokens, "tools": tool_tokens, **self._by_category}
+        return Measurement(
+            total=total,
+            surface=surface,
+            header=header,
+            measured=measured,
+            context_window=self.context_window,
+            breakdown=breakdown,
+        )
+
+    def estimate_messages(self, messages: list[dict[str, Any]]) -> int:
+        """Estimated tokens of chat messages, framing included (no header)."""
+        return self.estimator.messages_tokens(messages)
+
+    def estimate_text(self, text: str) -> int:
+        """Estimated tokens of plain text (no framing)."""
+        return self.estimator.count(text)
+
+    def __repr__(self) -> str:
+        return f"TokenMeter(surface={self._surface_tokens}, window={self.context_window})"

@@ -1,0 +1,397 @@
+"""The session: an append-only event log, its surface, and the messages derived from it.
+
+The log is the truth. ``append()`` validates an event, writes its line, then updates memory,
+then notifies observers synchronously: if the write fails, memory is unchanged and the
+caller gets the error, so the file and memory never disagree. Observers may not append.
+
+Opening an existing log repairs it: a torn last line (a crash mid-write) is saved to a side
+file and cut; an open tail turn is closed (see :mod:`agent.repair`); then ``session/resume``
+records that older events belong to an earlier process.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from agent.events import (
+    Event,
+    EventError,
+    EventRegistry,
+    SessionStart,
+    SessionStartData,
+    SurfaceAppend,
+    SurfaceReplace,
+)
+from agent.messages import ChatMessage, event_message
+from agent.repair import interrupted_turn_closers
+from agent.store import (
+    LogFile,
+    StoredSession,
+    default_home,
+    list_sessions,
+    new_session_id,
+    session_path,
+    sessions_dir,
+    validate_session_id,
+    write_private,
+)
+from agent.surface import Surface, SurfaceError
+
+Observer = Callable[[Event], None]
+
+__all__ = [
+    "LoadReport",
+    "Observer",
+    "ReentrantAppend",
+    "Session",
+    "SessionError",
+    "SessionLoadError",
+    "SurfaceError",
+]
+
+
+class SessionError(Exception):
+    """Base for session misuse and load failures."""
+
+
+class SessionLoadError(SessionError):
+    """A log that cannot be loaded; names the file and line. The file is left untouched."""
+
+    def __init__(self, path: Path, line: int | None, reason: str) -> None:
+        where = f"{path}:{line}" if line is not None else str(path)
+        super().__init__(f"{where}: {reason}")
+        self.path = path
+        self.line = line
+        self.reason = reason
+
+
+class ReentrantAppend(SessionError):
+    """An observer tried to append while being notified of an append."""
+
+
+@dataclass
+class LoadReport:
+    """What opening a log found and did."""
+
+    torn_bytes: int = 0
+    """Size of an incomplete last line (a crash mid-write), 0 if none."""
+    torn_path: Path | None = None
+    """Side file holding those bytes (None when nothing was torn, or opened read-only)."""
+    repaired: list[int] = field(default_factory=list)
+    """Seqs of the closers appended for an interrupted turn."""
+
+    def notices(self) -> list[str]:
+        """One human sentence per thing the user should know."""
+        out = []
+        if self.torn_bytes and self.torn_path is not None:
+            out.append(
+                f"The session log ended with an incomplete line ({self.torn_bytes} bytes, from a "
+                f"crash mid-write); it was moved to {self.torn_path}."
+            )
+        elif self.torn_bytes:
+            out.append(f"The session log ends with an incomplete line ({self.torn_bytes} bytes).")
+        if self.repaired:
+            out.append(
+                "The last turn was interrupted (the process stopped mid-turn); it was closed "
+                f"with {len(self.repaired)} repair event(s)."
+            )
+        return out
+
+
+class Session:
+    """An open session log. Build with :meth:`create` or :meth:`open`."""
+
+    def __init__(
+        self,
+        *,
+        home: Path,
+        session_id: str,
+        path: Path,
+        registry: EventRegistry,
+        log: LogFile | None,
+    ) -> None:
+        self.home = home
+        self.id = session_id
+        self.path = path
+        self.registry = registry
+        self.report = LoadReport()
+        self._log = log
+        self._events: list[Event] = []
+        self._surface = Surface()
+        self._observers: list[Observer] = []
+        self._notifying = False
+        self._messages: list[ChatMessage] = []
+        self._derived_nodes = 0
+        self._derived_generation = 0
+        self._last_resume: int | None = None
+        self._shadowed: dict[int, list[int]] = {}
+
+    # --- construction -------------------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        home: Path | None = None,
+        *,
+        cwd: str | Path,
+        registry: EventRegistry | None = None,
+        session_id: str | None = None,
+    ) -> Session:
+        """Start a new session log whose first event is ``session/start``."""
+        home = Path(home) if home is not None else default_home()
+        sessions_dir(home)
+        sid = new_session_id() if session_id is None else validate_session_id(session_id)
+        path = session_path(home, sid)
+        session = cls(
+            home=home,
+            session_id=sid,
+            path=path,
+            registry=registry or EventRegistry(),
+            log=LogFile(path, create=True),
+        )
+        session.append(
+            "session/start",
+            SessionStartData(id=sid, cwd=str(cwd), created_at=time.time()),
+        )
+        session._log_sync()
+        return session
+
+    @classmethod
+    def open(
+        cls,
+        home: Path | None,
+        session_id: str,
+        *,
+        registry: EventRegistry | None = None,
+        readonly: bool = False,
+    ) -> Session:
+        """Load an existing log, repair it and append ``session/resume``.
+
+        With ``readonly`` the file is not touched at all (no cut, repair or resume) and
+        appends are refused: for viewers such as ``reefline timeline``, which must not
+        disturb a session another process is running.
+
+        Raises:
+            InvalidSessionId: the id could escape the sessions folder.
+            FileNotFoundError: no such session.
+            SessionLoadError: a line other than the last is bad (file untouched).
+            SessionBusy: another process holds the log open for writing.
+        """
+        home = Path(home) if home is not None else default_home()
+        path = session_path(home, session_id)
+        if not path.is_file():
+            raise FileNotFoundError(f"no session {session_id!r} under {home / 'sessions'}")
+        session = cls(
+            home=home,
+            session_id=session_id,
+            path=path,
+            registry=registry or EventRegistry(),
+            log=None,
+        )
+        data = path.read_bytes()
+        cut = session._replay(data)
+        torn = data[cut:]
+        session.report.torn_bytes = len(torn)
+        if readonly:
+            return session
+        session._log = LogFile(path, create=False)
+        if torn:
+            session.report.torn_path = _side_file(path, torn)
+            os.truncate(path, cut)
+            session._log_sync()
+        for closer in interrupted_turn_closers(session._events):
+            ev = session.append(
+                closer.type,
+                closer.data,
+                surface_op=closer.surface_op,
+                source_event_seqs=closer.source_event_seqs,
+            )
+            session.report.repaired.append(ev.seq)
+        session.append("session/resume", {})
+        return session
+
+    @staticmethod
+    def list_stored(home: Path | None = None) -> list[StoredSession]:
+        """Sessions on disk under ``home``, most recently modified first."""
+        return list_sessions(Path(home) if home is not None else default_home())
+
+    def _replay(self, data: bytes) -> int:
+        """Fold every complete line into memory; return the byte offset where a torn
+        (unterminated) last line begins, or ``len(data)``."""
+        pos = 0
+        lineno = 0
+        size = len(data)
+        while pos < size:
+            nl = data.find(b"\n", pos)
+            if nl < 0:
+                return pos  # unterminated last line: the write never completed
+            lineno += 1
+            line = data[pos:nl]
+            pos = nl + 1
+            try:
+                event = self.registry.parse(line)
+                if event.seq != len(self._events):
+                    raise EventError(f"seq {event.seq} where {len(self._events)} was expected")
+                if lineno == 1 and not isinstance(event, SessionStart):
+                    raise EventError("the first event must be session/start")
+                span = self._surface.check(event, self._events)
+            except EventError as exc:
+                raise SessionLoadError(self.path, lineno, str(exc)) from None
+            self._commit(event, span)
+        if not self._events:
+            raise SessionLoadError(self.path, None, "empty session log (no session/start)")
+        return size
+
+    # --- reading ------------------------------------------------------------------------------
+
+    @property
+    def events(self) -> Sequence[Event]:
+        """Every event, in seq order (``events[seq]``). Read-only by contract."""
+        return self._events
+
+    @property
+    def surface(self) -> Sequence[int]:
+        """The seqs the model sees, in order. Read-only by contract."""
+        return self._surface.nodes
+
+    @property
+    def replace_generation(self) -> int:
+        """How many replaces the surface has seen."""
+        return self._surface.generation
+
+    @property
+    def last_resume_seq(self) -> int | None:
+        """Seq of the newest ``session/resume``: events before it came from an earlier process."""
+        return self._last_resume
+
+    def shadowed(self, seq: int) -> list[int]:
+        """The seqs (in surface order) that the replace event ``seq`` took off the surface;
+        empty for any other event."""
+        return list(self._shadowed.get(seq, ()))
+
+    @property
+    def cwd(self) -> str:
+        start = self._events[0]
+        assert isinstance(start, SessionStart)
+        return start.data.cwd
+
+    @property
+    def spill_dir(self) -> Path:
+        """Folder for this session's side files (full tool output)."""
+        return self.path.with_name(f"{self.id}.spill")
+
+    @property
+    def readonly(self) -> bool:
+        return self._log is None
+
+    def derive_messages(self) -> list[ChatMessage]:
+        """The chat messages of the surface, in order (system prompt not included).
+
+        Cached: extends with appended nodes; any replace rebuilds. The returned list is new;
+        the message dicts are shared and must not be mutated.
+        """
+        nodes = self._surface.nodes
+        if self._derived_generation != self._surface.generation:
+            self._messages = []
+            self._derived_nodes = 0
+            self._derived_generation = self._surface.generation
+        for seq in nodes[self._derived_nodes :]:
+            message = event_message(self._events[seq])
+            if message is not None:
+                self._messages.append(message)
+        self._derived_nodes = len(nodes)
+        return list(self._messages)
+
+    # --- writing ------------------------------------------------------------------------------
+
+    def append(
+        self,
+        type: str,
+        data: BaseModel | dict[str, Any],
+        *,
+        surface_op: SurfaceAppend | SurfaceReplace | dict[str, Any] | None = None,
+        source_event_seqs: list[int] | None = None,
+    ) -> Event:
+        """Validate, write, commit and announce one event; return it.
+
+        Surface types default to ``{"op": "append"}``. Raises :class:`EventError` (including
+        :class:`SurfaceError`) for an invalid event, ``OSError`` when the write fails (memory
+        unchanged in both cases), :class:`ReentrantAppend` from inside an observer.
+        """
+        if self._notifying:
+            raise ReentrantAppend("an observer may not append to the session it observes")
+        if self._log is None:
+            raise SessionError(f"session {self.id} is open read-only")
+        model = self.registry.model(type)
+        if surface_op is None and model.on_surface:
+            surface_op = SurfaceAppend()
+        event = self.registry.build(
+            type,
+            seq=len(self._events),
+            time=time.time(),
+            data=data,
+            surface_op=surface_op,
+            source_event_seqs=source_event_seqs,
+        )
+        span = self._surface.check(event, self._events)
+        self._log.append(event.to_json().encode())
+        if event.durable:
+            self._log_sync()
+        self._commit(event, span)
+        self._notifying = True
+        try:
+            for observer in list(self._observers):
+                observer(event)
+        finally:
+            self._notifying = False
+        return event
+
+    def _commit(self, event: Event, span: tuple[int, int] | None) -> None:
+        self._events.append(event)
+        if span is not None:
+            self._shadowed[event.seq] = list(self._surface.nodes[span[0] : span[1] + 1])
+        self._surface.apply(event, span)
+        if event.type == "session/resume":
+            self._last_resume = event.seq
+
+    def subscribe(self, observer: Observer) -> Callable[[], None]:
+        """Call ``observer(event)`` after each append; returns the unsubscribe function."""
+        self._observers.append(observer)
+
+        def unsubscribe() -> None:
+            if observer in self._observers:
+                self._observers.remove(observer)
+
+        return unsubscribe
+
+    def close(self) -> None:
+        """Fsync and close the log. Idempotent."""
+        if self._log is not None:
+            self._log.close()
+
+    def _log_sync(self) -> None:
+        if self._log is not None:
+            self._log.sync()
+
+    def __repr__(self) -> str:
+        return f"Session({self.id!r}, events={len(self._events)}, surface={len(self.surface)})"
+
+
+def _side_file(path: Path, torn: bytes) -> Path:
+    """Save a torn tail next to the log before it is cut, so nothing is lost."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for n in range(1000):
+        side = path.with_name(f"{path.name}.torn-{stamp}" + (f"-{n}" if n else ""))
+        try:
+            write_private(side, torn)
+            return side
+        except FileExistsError:
+            continue
+    raise OSError(f"could not create a side file for the torn tail of {path}")

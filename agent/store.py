@@ -1,0 +1,159 @@
+"""JSONL persistence for session logs.
+
+One file per session at ``<home>/sessions/<id>.jsonl``. Each append writes one line and
+flushes it; :meth:`LogFile.sync` fsyncs (the session calls it after durable events and on
+close). Directories are created 0700 and files 0600: a session log holds everything the
+user and the model said.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+import platformdirs
+
+SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+SUFFIX = ".jsonl"
+
+
+class SessionBusy(OSError):
+    """Another process holds the session log open for writing."""
+
+
+class InvalidSessionId(ValueError):
+    """A session id that could escape the sessions folder or is not one we would create."""
+
+
+def default_home() -> Path:
+    """``$REEFLINE_HOME`` if set, else the platform user data dir (``~/.local/share/reefline``)."""
+    env = os.environ.get("REEFLINE_HOME")
+    return Path(env).expanduser() if env else Path(platformdirs.user_data_dir("reefline"))
+
+
+def validate_session_id(session_id: str) -> str:
+    """Return ``session_id`` if safe to use as a file name, else raise InvalidSessionId."""
+    if not SESSION_ID.match(session_id) or ".." in session_id:
+        raise InvalidSessionId(
+            f"invalid session id {session_id!r}: use the id shown by `reefline sessions` "
+            "(letters, digits, '.', '_' and '-', no path separators or '..')"
+        )
+    return session_id
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create ``path`` (and parents) if missing; the leaf is made 0700."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(path, 0o700)
+    return path
+
+
+def sessions_dir(home: Path) -> Path:
+    ensure_private_dir(home)
+    return ensure_private_dir(home / "sessions")
+
+
+def session_path(home: Path, session_id: str) -> Path:
+    return home / "sessions" / f"{validate_session_id(session_id)}{SUFFIX}"
+
+
+def new_session_id() -> str:
+    """Sortable and unique enough: ``YYYYMMDD-HHMMSS-xxxxxx``."""
+    return time.strftime("%Y%m%d-%H%M%S", time.localtime()) + "-" + os.urandom(3).hex()
+
+
+@dataclass(frozen=True)
+class StoredSession:
+    """A session file found on disk."""
+
+    id: str
+    path: Path
+    modified: float
+    size: int
+
+
+def list_sessions(home: Path) -> list[StoredSession]:
+    """Session files under ``home``, most recently modified first."""
+    folder = home / "sessions"
+    if not folder.is_dir():
+        return []
+    found = []
+    for path in folder.glob(f"*{SUFFIX}"):
+        sid = path.name[: -len(SUFFIX)]
+        if not SESSION_ID.match(sid) or not path.is_file():
+            continue
+        st = path.stat()
+        found.append(StoredSession(sid, path, st.st_mtime, st.st_size))
+    found.sort(key=lambda s: (s.modified, s.id), reverse=True)
+    return found
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Write a new 0600 file (used for side files such as a torn tail)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+class LogFile:
+    """An open session log: append lines, flush each, fsync on request."""
+
+    def __init__(self, path: Path, *, create: bool) -> None:
+        self.path = path
+        flags = os.O_WRONLY | os.O_APPEND | (os.O_CREAT | os.O_EXCL if create else 0)
+        fd = os.open(path, flags, 0o600)
+        try:
+            os.fchmod(fd, 0o600)
+            # One writer per session: a second process appending would interleave seqs.
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise SessionBusy(
+                f"session log {path} is open in another reefline process; "
+                "close it there or start a new session"
+            ) from None
+        self._file: BinaryIO | None = os.fdopen(fd, "ab", buffering=0)
+
+    def append(self, line: bytes) -> None:
+        """Write one line (newline added). Raises OSError on failure; then nothing was written
+        as far as the log is concerned: a partial line is a torn tail the next load repairs,
+        and we try to cut it right away so later appends stay well-formed."""
+        f = self._require()
+        data = line + b"\n"
+        start = os.fstat(f.fileno()).st_size
+        try:
+            written = f.write(data)
+            if written != len(data):
+                raise OSError(f"short write to {self.path} ({written} of {len(data)} bytes)")
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.truncate(self.path, start)
+            raise
+
+    def sync(self) -> None:
+        os.fsync(self._require().fileno())
+
+    def close(self) -> None:
+        if self._file is not None:
+            try:
+                self.sync()
+            finally:
+                self._file.close()
+                self._file = None
+
+    @property
+    def closed(self) -> bool:
+        return self._file is None
+
+    def _require(self) -> BinaryIO:
+        if self._file is None:
+            raise ValueError(f"session log {self.path} is closed")
+        return self._file

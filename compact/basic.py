@@ -1,0 +1,1 @@
+"""Basic compaction backend (the RFC algorithm). Arrives with the compaction seam."""

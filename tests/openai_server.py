@@ -1,0 +1,320 @@
+"""A scripted OpenAI-compatible chat server for tests, benchmarks and end-to-end runs.
+
+It is a real HTTP server (stdlib ``ThreadingHTTPServer`` on 127.0.0.1, ephemeral port, HTTP/1.1
+keep-alive, chunked SSE) speaking ``POST /v1/chat/completions``, streamed (``"stream": true``)
+or as one JSON body. Each request takes the next response from a queue; when the queue is
+empty it answers with ``server.default`` (a short text reply). Every request body is recorded
+in ``server.requests``; ``server.disconnects`` counts streams the client walked away from.
+
+In tests: the ``openai_server`` fixture (tests/conftest.py). As a process:
+``python -m tests.openai_server --script script.json`` prints ``PORT <n>`` and serves until
+killed; the script file is a JSON list of response specs.
+
+Response spec: a ``ScriptedResponse`` or a dict with the same keys, all optional.
+
+    text          str    reply text, streamed in ``chunk_size``-character deltas
+    words         int    append N filler words to the text (a big answer)
+    reasoning     str    streamed first as ``delta.reasoning_content`` (DeepSeek style)
+    tool_calls    list   [{"name": str, "arguments": str | object, "id": str?}], each streamed
+                         with a distinct index: id + name first, then argument fragments
+    repeat_id     bool   repeat the tool call id on every argument delta (some servers do)
+    chunk_size    int    characters per delta (default 8)
+    delay_s       float  pause before each event
+    usage         bool | dict  true: computed usage chunk (sent only when the request asks
+                         with stream_options.include_usage); a dict is sent as given; false: none
+    finish_reason str    default "tool_calls" when there are tool calls, else "stop"
+    model         str    model name in the chunks (default: the requested model)
+    cut_after     int    close the connection after N events: no finish_reason, no [DONE]
+    stall_after   int    after N events, go silent for ``stall_s`` seconds, then carry on
+    stall_s       float
+    malformed_after int  after N events, send a data line that is not JSON, then carry on
+    status        int    >= 400: answer with this HTTP error instead, body
+                         {"error": {"message", "type", "code", "param"}}
+    message, type, code  the error body fields
+    retry_after   str | float  Retry-After header for the error
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, cast
+
+
+@dataclass
+class ScriptedResponse:
+    """One scripted answer; see the module docstring for the meaning of each field."""
+
+    text: str = ""
+    words: int = 0
+    reasoning: str = ""
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    repeat_id: bool = False
+    chunk_size: int = 8
+    delay_s: float = 0.0
+    usage: bool | dict[str, Any] = True
+    finish_reason: str | None = None
+    model: str | None = None
+    cut_after: int | None = None
+    stall_after: int | None = None
+    stall_s: float = 0.0
+    malformed_after: int | None = None
+    status: int = 200
+    message: str = "error"
+    type: str = "invalid_request_error"
+    code: str | None = None
+    retry_after: str | float | None = None
+
+    @classmethod
+    def parse(cls, spec: ScriptedResponse | dict[str, Any]) -> ScriptedResponse:
+        return spec if isinstance(spec, ScriptedResponse) else cls(**spec)
+
+    @property
+    def full_text(self) -> str:
+        filler = " ".join(f"word{i}" for i in range(self.words))
+        return self.text + (" " + filler if self.text and filler else filler)
+
+    def calls(self) -> list[tuple[str, str, str]]:
+        """(id, name, arguments JSON text) for each tool call."""
+        out = []
+        for i, call in enumerate(self.tool_calls):
+            args = call.get("arguments", {})
+            text = args if isinstance(args, str) else json.dumps(args)
+            out.append((call.get("id", f"call_{i}_{len(text)}"), call["name"], text))
+        return out
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), max(1, size))]
+
+
+class OpenAIServer:
+    """The server; start with ``start()`` or use as a context manager."""
+
+    def __init__(self, port: int = 0) -> None:
+        self.queue: deque[ScriptedResponse] = deque()
+        self.default = ScriptedResponse(text="Hello from the scripted server.")
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.disconnects = 0
+        self.stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
+        self._httpd.daemon_threads = True
+        self._httpd.block_on_close = False
+        cast(Any, self._httpd).app = self
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def push(self, *specs: ScriptedResponse | dict[str, Any]) -> None:
+        """Queue responses, answered in order by the next requests."""
+        with self._lock:
+            self.queue.extend(ScriptedResponse.parse(s) for s in specs)
+
+    def next_response(self) -> ScriptedResponse:
+        with self._lock:
+            return self.queue.popleft() if self.queue else self.default
+
+    def record(self, body: dict[str, Any], headers: dict[str, str]) -> None:
+        with self._lock:
+            self.requests.append(body)
+            self.headers.append(headers)
+
+    def note_disconnect(self) -> None:
+        with self._lock:
+            self.disconnects += 1
+
+    def start(self) -> OpenAIServer:
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stopping.set()  # wakes stalled handlers
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> OpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    # Small SSE writes must leave at once; Nagle + delayed ACK would add ~40 ms per event.
+    disable_nagle_algorithm = True
+
+    @property
+    def app(self) -> OpenAIServer:
+        return cast(OpenAIServer, cast(Any, self.server).app)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # keep test output clean
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/models"):
+            self._json(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+        else:
+            self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            body = json.loads(self.rfile.read(length) or b"{}")
+        except json.JSONDecodeError:
+            self._json(400, {"error": {"message": "body is not JSON", "type": "invalid_json"}})
+            return
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+            return
+        self.app.record(body, dict(self.headers.items()))
+        spec = self.app.next_response()
+        if spec.status >= 400:
+            error = {"message": spec.message, "type": spec.type, "code": spec.code, "param": None}
+            extra = {} if spec.retry_after is None else {"Retry-After": str(spec.retry_after)}
+            self._json(spec.status, {"error": error}, extra)
+        elif body.get("stream"):
+            try:
+                self._stream(spec, body)
+            except (BrokenPipeError, ConnectionResetError):
+                self.app.note_disconnect()
+                self.close_connection = True
+        else:
+            self._complete(spec, body)
+
+    def _json(self, status: int, payload: object, extra: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in (extra or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _usage(self, spec: ScriptedResponse, body: dict[str, Any]) -> dict[str, Any]:
+        if isinstance(spec.usage, dict):
+            return {"total_tokens": 0, **spec.usage}
+        prompt = len(json.dumps(body.get("messages", []))) // 4 + 1
+        produced = spec.full_text + spec.reasoning + "".join(c[2] for c in spec.calls())
+        completion = len(produced) // 4 + 1
+        total = prompt + completion
+        return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": total}
+
+    def _finish_reason(self, spec: ScriptedResponse) -> str:
+        return spec.finish_reason or ("tool_calls" if spec.tool_calls else "stop")
+
+    def _deltas(self, spec: ScriptedResponse) -> list[dict[str, Any]]:
+        deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+        deltas += [{"reasoning_content": p} for p in _pieces(spec.reasoning, spec.chunk_size)]
+        deltas += [{"content": p} for p in _pieces(spec.full_text, spec.chunk_size)]
+        for index, (call_id, name, args) in enumerate(spec.calls()):
+            head = {"index": index, "id": call_id, "type": "function"}
+            deltas.append({"tool_calls": [{**head, "function": {"name": name, "arguments": ""}}]})
+            for piece in _pieces(args, spec.chunk_size):
+                call = {"index": index, "function": {"arguments": piece}}
+                if spec.repeat_id:
+                    call["id"] = call_id
+                deltas.append({"tool_calls": [call]})
+        return deltas
+
+    def _stream(self, spec: ScriptedResponse, body: dict[str, Any]) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        model = spec.model or body.get("model", "fake-model")
+        base = {"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "model": model}
+        choices = [{"index": 0, "delta": d, "finish_reason": None} for d in self._deltas(spec)]
+        choices.append({"index": 0, "delta": {}, "finish_reason": self._finish_reason(spec)})
+        events = [{**base, "created": int(time.time()), "choices": [c]} for c in choices]
+        wants_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        if spec.usage and wants_usage:
+            events.append({**base, "choices": [], "usage": self._usage(spec, body)})
+        for sent, event in enumerate(events):
+            if sent == spec.cut_after:
+                # Dropped connection: no terminating chunk, so the client sees a broken body.
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            if sent == spec.stall_after and self.app.stopping.wait(spec.stall_s):
+                self.close_connection = True  # server shutting down
+                return
+            if sent == spec.malformed_after:
+                self._chunk(b'data: {"id": "chatcmpl-scripted", "choices": [{\n\n')
+            if spec.delay_s:
+                time.sleep(spec.delay_s)
+            self._chunk(b"data: " + json.dumps(event).encode() + b"\n\n")
+        self._chunk(b"data: [DONE]\n\n")
+        self._chunk(b"")
+
+    def _chunk(self, data: bytes) -> None:
+        """Write one HTTP/1.1 chunk (empty data = the terminating chunk)."""
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+
+    def _complete(self, spec: ScriptedResponse, body: dict[str, Any]) -> None:
+        if spec.stall_after is not None:
+            self.app.stopping.wait(spec.stall_s)
+        if spec.cut_after is not None:
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        calls = [
+            {"id": i, "type": "function", "function": {"name": n, "arguments": a}}
+            for i, n, a in spec.calls()
+        ]
+        message: dict[str, Any] = {"role": "assistant", "content": spec.full_text or None}
+        if calls:
+            message["tool_calls"] = calls
+        if spec.reasoning:
+            message["reasoning_content"] = spec.reasoning
+        payload: dict[str, Any] = {
+            "id": "chatcmpl-scripted", "object": "chat.completion", "created": int(time.time()),
+            "model": spec.model or body.get("model", "fake-model"),
+            "choices": [{"index": 0, "message": message,
+                         "finish_reason": self._finish_reason(spec)}],
+        }  # fmt: skip
+        if spec.usage:
+            payload["usage"] = self._usage(spec, body)
+        self._json(200, payload)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Scripted OpenAI-compatible chat server")
+    parser.add_argument("--script", help="JSON file: a list of response specs")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args(argv)
+    server = OpenAIServer(args.port)
+    if args.script:
+        with open(args.script, encoding="utf-8") as f:
+            server.push(*json.load(f))
+    print(f"PORT {server.port}", flush=True)
+    try:
+        server._httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stopping.set()
+        server._httpd.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""The tool protocol shared by every tool the agent can call, and the approval vocabulary.
+
+A tool turns a JSON ``arguments`` object from the model into a :class:`ToolOutput`. Tools
+report every failure the model can act on (bad arguments, a denied command, a timeout) as a
+``ToolOutput`` with ``is_error=True``; they raise only for programmer bugs and for
+cancellation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+ApprovalPolicy = Literal["ask", "auto", "deny"]
+"""How a command is approved: ask the user each time, run without asking, or never run."""
+
+ApprovalDecision = Literal["once", "always", "deny"]
+"""The user's answer: run this command, run this and every later command, or do not run it."""
+
+Approver = Callable[[str], Awaitable[ApprovalDecision]]
+"""Front-end callback asked to approve a command; called with the full command text."""
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """The result of one tool call."""
+
+    content: str
+    """Exactly the text the model sees."""
+    is_error: bool = False
+    """The call could not do its job (invalid arguments, denied, timed out). A command that
+    ran and exited non-zero is not an error: its exit code is data."""
+    exit_code: int | None = None
+    """Exit status of a command that finished (128 + N when killed by signal N)."""
+    duration_s: float | None = None
+    """Wall-clock time the command ran, in seconds."""
+    truncated: bool = False
+    """The content shows only the head and tail of the output."""
+    spill_path: str | None = None
+    """File holding the complete output when ``truncated`` is set."""
+
+
+class Tool(Protocol):
+    """Something the model can call.
+
+    ``schema()`` describes the tool to the model as an OpenAI Chat Completions tool entry:
+    ``{"type": "function", "function": {"name", "description", "parameters"}}`` where
+    ``parameters`` is a JSON schema and ``function.name`` equals :attr:`name`.
+
+    ``run()`` never raises for anything the model did wrong; it returns an error
+    ``ToolOutput`` instead. Cancellation is asyncio task cancellation: a cancelled tool
+    stops its work (killing any processes it started), then re-raises ``CancelledError``.
+    """
+
+    name: str
+
+    def schema(self) -> dict[str, Any]:
+        """Return the OpenAI Chat Completions tool entry for this tool."""
+        ...
+
+    async def run(self, arguments: dict[str, Any]) -> ToolOutput:
+        """Run the tool with the model's decoded arguments."""
+        ...

@@ -1,0 +1,496 @@
+"""The ``bash`` tool: run one command per call in a persistent working directory.
+
+Each call runs ``bash -c`` in its own session and process group with stdin on /dev/null and
+stderr merged into stdout. Everything the command prints is written to a spill file as it
+arrives, while memory holds only a bounded head and tail, so a command printing gigabytes
+costs the agent a few hundred kilobytes. The model sees a sanitized, capped excerpt and a
+one-line footer with the exit code and duration.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+import re
+import shlex
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+from tools.base import ApprovalPolicy, Approver, ToolOutput
+
+_POLICIES: tuple[ApprovalPolicy, ...] = ("ask", "auto", "deny")
+_DRAIN_GRACE_S = 0.5
+"""How long output may keep flowing after bash exits (background jobs holding the pipe)."""
+_TERM_GRACE_S = 0.5
+"""How long a cancelled command gets to exit on SIGTERM before the group is SIGKILLed."""
+_REAP_WAIT_S = 2.0
+_HEAD_SHARE = 0.6
+_CWD_VAR = "__reefline_cwd_file"
+
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor movement, erase line
+    r"|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?"  # OSC: window titles, hyperlinks
+    r"|\x1b[PX^_][^\x1b\n]*(?:\x1b\\)?"  # DCS / SOS / PM / APC strings
+    r"|\x1b[ -/]*[0-~]"  # two-character and nF escapes
+    r"|\x9b[0-?]*[ -/]*[@-~]"  # 8-bit CSI
+)
+_OVERSTRIKE = re.compile(r"[^\n\x08]\x08")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def sanitize(raw: bytes) -> str:
+    """Decode command output into text that is safe to show and to send to a model.
+
+    Invalid UTF-8 becomes U+FFFD; ANSI escape sequences are removed; within a line, carriage
+    returns keep only the last non-empty segment (what a progress bar finally shows, and
+    ``\\r\\n`` becomes ``\\n``); ``x\\b`` overstrike keeps the second character; every other
+    control character except ``\\n`` and ``\\t`` is dropped. Line breaks are never added or
+    removed, so ``\\n`` counts match the raw bytes.
+    """
+    text = _ESCAPES.sub("", raw.decode("utf-8", errors="replace"))
+    if "\r" in text:
+        text = "\n".join(_last_segment(line) if "\r" in line else line for line in text.split("\n"))
+    if "\x08" in text:
+        text = _OVERSTRIKE.sub("", text)
+    return _CONTROLS.sub("", text)
+
+
+def _last_segment(line: str) -> str:
+    return next((seg for seg in reversed(line.split("\r")) if seg), "")
+
+
+class _Capture:
+    """Output sink with bounded memory.
+
+    Until the output exceeds ``4 * cap`` bytes (enough for ``cap`` characters of any UTF-8
+    text) it is kept whole in memory and no file is touched. Past that, everything goes to
+    the spill file and memory keeps only the first ``4 * head`` and last ``4 * tail`` bytes.
+    """
+
+    def __init__(self, cap: int, open_spill: Callable[[], tuple[str, IO[bytes]]]) -> None:
+        self.cap = cap
+        self.head_chars = int(cap * _HEAD_SHARE)
+        self.tail_chars = cap - self.head_chars
+        self.total = 0
+        self.newlines = 0
+        self.spill_path: str | None = None
+        self.spill_error: str | None = None
+        self._open_spill = open_spill
+        self._file: IO[bytes] | None = None
+        self._whole: bytearray | None = bytearray()
+        self._discarded = False
+        self._head = b""
+        self._tail = bytearray()
+
+    def feed(self, data: bytes) -> None:
+        if self._discarded:
+            return
+        self.total += len(data)
+        self.newlines += data.count(b"\n")
+        if self._whole is not None:
+            self._whole += data
+            if len(self._whole) <= 4 * self.cap:
+                return
+            whole, self._whole = self._whole, None
+            self._head = bytes(whole[: 4 * self.head_chars])
+            self._tail = whole[-4 * self.tail_chars :]
+            self._spill(whole)
+            return
+        self._spill(data)
+        self._tail += data
+        if len(self._tail) > 8 * self.tail_chars:
+            del self._tail[: -4 * self.tail_chars]
+
+    def _spill(self, data: bytes | bytearray) -> None:
+        if self.spill_error is not None:
+            return
+        try:
+            if self._file is None:
+                self.spill_path, self._file = self._open_spill()
+            self._file.write(data)
+        except OSError as exc:
+            # Losing the spill file must not lose the command's result.
+            self.spill_error = str(exc)
+            self.close()
+
+    def close(self) -> None:
+        if self._file is not None:
+            with contextlib.suppress(OSError):
+                self._file.close()
+            self._file = None
+
+    def discard(self) -> None:
+        self._discarded = True
+        self.close()
+        if self.spill_path is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.spill_path)
+
+    def render(self) -> tuple[str, bool]:
+        """Return the text the model sees and whether it was truncated; closes the sink."""
+        if self._whole is not None:
+            text = sanitize(bytes(self._whole))
+            if len(text) <= self.cap:
+                self.close()
+                return text, False
+            self._spill(self._whole)
+            head_src = tail_src = text
+        else:
+            head_src, tail_src = sanitize(self._head), sanitize(bytes(self._tail))
+        self.close()
+        head = head_src[: self.head_chars]
+        if (cut := head.rfind("\n")) >= len(head) // 2:
+            head = head[: cut + 1]
+        tail = tail_src[-self.tail_chars :]
+        if 0 <= (cut := tail.find("\n")) < len(tail) // 2:
+            tail = tail[cut + 1 :]
+        omitted = self.newlines - head.count("\n") - tail.count("\n")
+        lines = "1 line" if omitted == 1 else f"{omitted} lines"
+        saved = (
+            f"saved to {self.spill_path}"
+            if self.spill_error is None
+            else f"could not be saved ({self.spill_error})"
+        )
+        if head and not head.endswith("\n"):
+            head += "\n"
+        marker = f"[… {lines} omitted; full output ({self.total} bytes) {saved} …]\n"
+        return head + marker + tail, True
+
+
+class _Protocol(asyncio.SubprocessProtocol):
+    """Feeds output chunks to the capture as they arrive and signals exit and end of output.
+
+    The low-level protocol is used because ``Process.wait()`` also waits for the pipe to
+    close, which a background job can hold open long after bash has exited.
+    """
+
+    def __init__(self, capture: _Capture, loop: asyncio.AbstractEventLoop) -> None:
+        self.capture = capture
+        self.exited: asyncio.Future[None] = loop.create_future()
+        self.drained: asyncio.Future[None] = loop.create_future()
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        self.capture.feed(data)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if not self.drained.done():
+            self.drained.set_result(None)
+
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
+def _killpg(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+async def _settle(*futures: asyncio.Future[None], timeout: float) -> bool:
+    """Wait until all futures are done or ``timeout`` passes, without cancelling them."""
+    _, pending = await asyncio.wait(futures, timeout=timeout)
+    return not pending
+
+
+class BashTool:
+    """The ``bash`` tool (see the module docstring and :meth:`schema`).
+
+    Args:
+        cwd: Starting working directory; also the fallback when the current one vanishes.
+        spill_dir: Folder for full outputs (created 0700; files are 0600).
+        policy: Approval policy; ``"always"`` from the approver switches it to ``"auto"``.
+        approver: Asks the user about a command when the policy is ``"ask"``.
+        max_output_chars: Cap on the output characters the model sees.
+        default_timeout: Seconds a command may run when the model gives no timeout.
+        max_timeout: Upper bound on any timeout the model asks for.
+    """
+
+    name: str = "bash"
+
+    def __init__(
+        self,
+        *,
+        cwd: str | Path,
+        spill_dir: str | Path,
+        policy: ApprovalPolicy = "ask",
+        approver: Approver | None = None,
+        max_output_chars: int = 16_000,
+        default_timeout: float = 120,
+        max_timeout: float = 600,
+    ) -> None:
+        self._home = Path(cwd).resolve()
+        self._cwd = self._home
+        self._spill_dir = Path(spill_dir).absolute()
+        self.policy = policy
+        self.approver = approver
+        self.max_output_chars = max_output_chars
+        self.default_timeout = default_timeout
+        self.max_timeout = max_timeout
+        self._running = 0
+        self._seq = itertools.count(1)
+
+    @property
+    def cwd(self) -> Path:
+        """Working directory of the next command; a ``cd`` in one call sticks for the next."""
+        return self._cwd
+
+    @property
+    def policy(self) -> ApprovalPolicy:
+        """Current approval policy (``ask``, ``auto`` or ``deny``)."""
+        return self._policy
+
+    @policy.setter
+    def policy(self, value: ApprovalPolicy) -> None:
+        if value not in _POLICIES:
+            raise ValueError(f"unknown approval policy {value!r}")
+        self._policy = value
+
+    @property
+    def running(self) -> bool:
+        """True while a command's process group is alive (not while awaiting approval)."""
+        return self._running > 0
+
+    def schema(self) -> dict[str, Any]:
+        """Return the OpenAI Chat Completions tool entry for ``bash``."""
+        description = (
+            "Run a shell command with `bash -c` and return its output (stdout and stderr "
+            "merged, in order), exit code and duration. The working directory persists "
+            "across calls: a `cd` sticks for the next call. Stdin is closed, so a command "
+            "that waits for input gets end-of-file at once: pass input through arguments, "
+            "files or here-documents, and use non-interactive flags. Output over "
+            f"{self.max_output_chars} characters is cut to its head and tail; the full "
+            "output is saved to a file whose path is given, which you can search with grep "
+            "or read in parts with sed -n, head or tail. A command running longer than its "
+            "timeout is killed with all its child processes. Start long-running servers in "
+            "the background with their output redirected (`cmd > log 2>&1 &`)."
+        )
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": description,
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "command": {"type": "string", "description": "The bash command to run."},
+                        "timeout": {
+                            "type": "number",
+                            "description": (
+                                f"Seconds before the command is killed (default "
+                                f"{self.default_timeout:g}, max {self.max_timeout:g})."
+                            ),
+                        },
+                    },
+                    "required": ["command"],
+                    "additionalProperties": False,
+                },
+            },
+        }
+
+    async def run(self, arguments: dict[str, Any]) -> ToolOutput:
+        """Check the arguments, get approval, run the command and report its output.
+
+        Returns an error output (``is_error=True``) when the arguments are invalid, the
+        command is not approved, bash cannot start, or the command times out. On timeout the
+        process group is SIGKILLed, the output so far is kept and ``exit_code`` is None. A
+        command that exits non-zero is not an error; ``exit_code`` is its status, 128 + N
+        when bash was killed by signal N.
+
+        Raises:
+            asyncio.CancelledError: after killing the command's process group (SIGTERM, then
+                SIGKILL after a short grace) when the calling task is cancelled.
+        """
+        parsed = self._parse(arguments)
+        if isinstance(parsed, ToolOutput):
+            return parsed
+        command, timeout = parsed
+        refusal = await self._approve(command)
+        if refusal is not None:
+            return refusal
+        return await self._execute(command, timeout)
+
+    def _parse(self, arguments: dict[str, Any]) -> tuple[str, float] | ToolOutput:
+        command = arguments.get("command")
+        if not isinstance(command, str):
+            return _error(
+                "Invalid arguments: `command` is required and must be a string holding the "
+                "bash command to run."
+            )
+        if not command.strip():
+            return _error("Invalid arguments: `command` is empty; give a bash command to run.")
+        requested = arguments.get("timeout")
+        if requested is None:
+            return command, min(self.default_timeout, self.max_timeout)
+        if isinstance(requested, bool) or not isinstance(requested, int | float):
+            return _error(
+                f"Invalid arguments: `timeout` must be a number of seconds, got {requested!r}."
+            )
+        if not requested > 0:  # also rejects NaN
+            return _error(
+                f"Invalid arguments: `timeout` must be greater than 0 seconds, got {requested}."
+            )
+        return command, min(float(requested), self.max_timeout)
+
+    async def _approve(self, command: str) -> ToolOutput | None:
+        if self.policy == "auto":
+            return None
+        hint = "The user can allow commands with `--approve auto` or `/approve auto`."
+        if self.policy == "deny":
+            return _error(
+                "Command not run: the user's approval policy denies all commands. " + hint
+            )
+        if self.approver is None:
+            return _error(
+                "Command not run: commands need the user's approval, and no one can approve "
+                "them in this session. " + hint
+            )
+        decision = await self.approver(command)
+        if decision == "always":
+            self.policy = "auto"
+        elif decision != "once":
+            return _error("The user declined to run this command.")
+        return None
+
+    async def _execute(self, command: str, timeout: float) -> ToolOutput:
+        before: list[str] = []  # notes shown above the output
+        after: list[str] = []  # and below it
+        if not self._cwd.is_dir():
+            if not self._home.is_dir():
+                return _error(f"Could not run: the working directory {self._home} is gone.")
+            before.append(
+                f"[working directory {self._cwd} no longer exists; ran in {self._home} instead]"
+            )
+            self._cwd = self._home
+        try:
+            os.makedirs(self._spill_dir, mode=0o700, exist_ok=True)
+        except OSError as exc:
+            return _error(f"Could not run: cannot create the output folder: {exc}")
+        seq = next(self._seq)
+        cwd_file = self._spill_dir / f".cwd-{os.getpid()}-{id(self):x}-{seq}"
+        # The EXIT trap records where the shell ended up; a builtin keeps it process-free.
+        # It shares the first line with the command so bash's error line numbers still match.
+        script = (
+            f"{_CWD_VAR}={shlex.quote(str(cwd_file))}; "
+            f"trap 'pwd -P 2>/dev/null >\"${_CWD_VAR}\"' EXIT; {command}"
+        )
+        env = {
+            **os.environ,
+            "PWD": str(self._cwd),
+            "PAGER": "cat",
+            "GIT_PAGER": "cat",
+            "TERM": "dumb",
+            "GIT_TERMINAL_PROMPT": "0",
+            "DEBIAN_FRONTEND": "noninteractive",
+        }
+        capture = _Capture(self.max_output_chars, lambda: self._open_spill(seq))
+        loop = asyncio.get_running_loop()
+        started = time.monotonic()
+        try:
+            transport, protocol = await loop.subprocess_exec(
+                lambda: _Protocol(capture, loop),
+                "bash",
+                "-c",
+                script,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                cwd=self._cwd,
+                env=env,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return _error(f"Could not start bash: {exc}")
+        pgid = transport.get_pid()
+        self._running += 1
+        try:
+            timed_out = not await _settle(protocol.exited, timeout=timeout)
+            if timed_out:
+                _killpg(pgid, signal.SIGKILL)
+                await _settle(protocol.exited, timeout=_REAP_WAIT_S)
+            duration = time.monotonic() - started
+            if not await _settle(protocol.drained, timeout=_DRAIN_GRACE_S):
+                # Background jobs still hold the output pipe: stop them rather than wait
+                # for the timeout or leave them writing into a pipe nobody reads.
+                _killpg(pgid, signal.SIGKILL)
+                await _settle(protocol.drained, timeout=_DRAIN_GRACE_S)
+                after.append(
+                    "[background processes kept the output open after the command finished "
+                    "and were killed; redirect their output (`cmd > log 2>&1 &`) to keep them "
+                    "running]"
+                )
+        except asyncio.CancelledError:
+            try:
+                _killpg(pgid, signal.SIGTERM)
+                await _settle(protocol.exited, protocol.drained, timeout=_TERM_GRACE_S)
+            finally:
+                _killpg(pgid, signal.SIGKILL)
+                capture.discard()
+            await _settle(protocol.exited, timeout=_REAP_WAIT_S)
+            raise
+        finally:
+            transport.close()
+            self._running -= 1
+            self._update_cwd(cwd_file)
+        return self._report(
+            capture, before, after, transport.get_returncode(), duration, timed_out, timeout
+        )
+
+    def _report(
+        self,
+        capture: _Capture,
+        before: list[str],
+        after: list[str],
+        returncode: int | None,
+        duration: float,
+        timed_out: bool,
+        timeout: float,
+    ) -> ToolOutput:
+        text, truncated = capture.render()
+        exit_code: int | None
+        if timed_out:
+            exit_code = None
+            footer = f"[timed out after {timeout:g}s; process group killed · {duration:.2f}s]"
+        else:
+            assert returncode is not None, "bash exited without a return code"
+            exit_code = 128 - returncode if returncode < 0 else returncode
+            footer = f"[exit {exit_code} · {duration:.2f}s]"
+        shown = [text.removesuffix("\n")] if text else []
+        content = "\n".join([*before, *shown, *after, footer])
+        return ToolOutput(
+            content=content,
+            is_error=timed_out,
+            exit_code=exit_code,
+            duration_s=duration,
+            truncated=truncated,
+            spill_path=capture.spill_path if truncated else None,
+        )
+
+    def _open_spill(self, seq: int) -> tuple[str, IO[bytes]]:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        for n in itertools.count(seq):
+            path = self._spill_dir / f"{stamp}-{n}.out"
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            except FileExistsError:
+                continue
+            return str(path), os.fdopen(fd, "wb")
+        raise AssertionError("unreachable")
+
+    def _update_cwd(self, cwd_file: Path) -> None:
+        try:
+            recorded = cwd_file.read_text(errors="surrogateescape").removesuffix("\n")
+            cwd_file.unlink()
+        except OSError:
+            return  # killed before the EXIT trap ran: the directory did not change
+        if recorded and os.path.isdir(recorded):
+            self._cwd = Path(recorded)
+
+
+def _error(message: str) -> ToolOutput:
+    return ToolOutput(content=message, is_error=True)
