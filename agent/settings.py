@@ -1,0 +1,225 @@
+"""Settings: command-line flags > ``REEFLINE_*`` environment > config file > defaults.
+
+The config file is ``~/.config/reefline/config.toml`` (``$REEFLINE_CONFIG`` names another).
+A file with a wrong key or type is rejected with its path and the key. API keys are never
+settings values: they are read from the environment when the provider is resolved, and they
+never reach the log, the output or a ``repr``.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import platformdirs
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+ApprovalPolicy = Literal["ask", "auto", "deny"]
+
+DEFAULT_OPENAI_MODEL = "gpt-4.1"
+DEFAULT_DEEPSEEK_MODEL = "deepseek-chat"
+DEEPSEEK_BASE_URL = "https://api.deepseek.com"
+
+
+class SettingsError(ValueError):
+    """Settings that cannot be used; the message names the source and the key."""
+
+
+class Settings(BaseSettings):
+    """Everything a user can configure. Unknown keys are errors."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="REEFLINE_", extra="forbid", env_nested_delimiter="__", frozen=True
+    )
+
+    model: str | None = None
+    """Model name as the provider knows it (e.g. gpt-4.1, deepseek-chat, qwen2.5:7b)."""
+    base_url: str | None = None
+    """OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 for Ollama."""
+    api_key_env: str | None = None
+    """Name of the environment variable holding the API key."""
+    context_window: int | None = Field(default=None, gt=0)
+    """Context window in tokens when the model is not in the built-in table."""
+    context_windows: dict[str, int] = {}
+    """Per-model context window overrides."""
+    approve: ApprovalPolicy | None = None
+    """Bash approval policy; None = the front end's default (ask in the app, deny headless)."""
+    home: Path | None = None
+    """Where sessions live (default: $REEFLINE_HOME or the platform data dir)."""
+    max_steps: int = Field(default=40, gt=0)
+    max_output_tokens: int | None = Field(default=None, gt=0)
+    request_timeout: float = Field(default=120.0, gt=0)
+    demo: bool = False
+    """Use the offline scripted model."""
+    compaction: dict[str, Any] = {}
+    """Compaction settings, validated by the compaction backend."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Flags arrive as init kwargs; the file was validated by load_settings() first.
+        return (
+            init_settings,
+            env_settings,
+            TomlConfigSettingsSource(settings_cls, toml_file=config_path()),
+        )
+
+
+def _file_model() -> type[BaseModel]:
+    """The keys of :class:`Settings` as a plain model, to validate a config file on its own
+    (so an error can name the file rather than a merged source)."""
+    fields: dict[str, Any] = {
+        name: (info.annotation, info) for name, info in Settings.model_fields.items()
+    }
+    model: type[BaseModel] = create_model(
+        "FileSettings", __config__=ConfigDict(extra="forbid"), **fields
+    )
+    return model
+
+
+_FileSettings = _file_model()
+
+
+def config_path() -> Path:
+    """``$REEFLINE_CONFIG`` if set, else ``~/.config/reefline/config.toml``."""
+    env = os.environ
+    if env.get("REEFLINE_CONFIG"):
+        return Path(env["REEFLINE_CONFIG"]).expanduser()
+    return Path(platformdirs.user_config_dir("reefline")) / "config.toml"
+
+
+def describe_errors(exc: ValidationError, source: str) -> str:
+    lines = []
+    for err in exc.errors():
+        key = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        lines.append(f"{source}: key `{key}`: {err['msg']}")
+    return "\n".join(lines)
+
+
+def load_config_file(path: Path) -> dict[str, Any]:
+    """The validated contents of a config file ({} when it does not exist)."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise SettingsError(f"{path}: cannot read the config file: {exc.strerror}") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8", errors="replace"))
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"{path}: invalid TOML: {exc}") from None
+    try:
+        _FileSettings.model_validate(data)
+    except ValidationError as exc:
+        raise SettingsError(describe_errors(exc, str(path))) from None
+    return data
+
+
+def load_settings(flags: Mapping[str, Any] | None = None) -> Settings:
+    """Merge flags (None values ignored) > ``REEFLINE_*`` environment > config file > defaults.
+
+    Raises:
+        SettingsError: naming the config file and key, or the flag / variable at fault.
+    """
+    load_config_file(config_path())
+    explicit = {k: v for k, v in (flags or {}).items() if v is not None}
+    try:
+        return Settings(**explicit)
+    except ValidationError as exc:
+        raise SettingsError(
+            describe_errors(exc, "settings (command-line flags or REEFLINE_* environment)")
+        ) from None
+
+
+@dataclass(frozen=True)
+class Provider:
+    """Where requests go. ``api_key`` is excluded from ``repr`` so it cannot leak into logs."""
+
+    kind: Literal["openai-compatible", "scripted"]
+    name: str
+    """openai, deepseek, local or scripted."""
+    model: str
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    notice: str | None = None
+    """One line for stderr / the banner (e.g. why the demo model is used)."""
+
+
+def resolve_provider(settings: Settings, env: Mapping[str, str] | None = None) -> Provider:
+    """Choose the provider: ``--demo`` → scripted; a base URL or an API key → that endpoint;
+    nothing configured → the scripted demo model with a notice on how to connect one."""
+    env = os.environ if env is None else env
+    if settings.demo:
+        return Provider("scripted", "scripted", "scripted-demo")
+    key = None
+    key_source = None
+    if settings.api_key_env:
+        key = env.get(settings.api_key_env) or None
+        key_source = settings.api_key_env
+        if key is None:
+            raise SettingsError(
+                f"--api-key-env names {settings.api_key_env}, but that environment variable is "
+                "not set or empty"
+            )
+    base_url = settings.base_url or env.get("OPENAI_BASE_URL") or None
+    model = settings.model
+    wants_deepseek = (model or "").startswith("deepseek") or "deepseek" in (base_url or "")
+    if key is None:
+        for name in (
+            ("REEFLINE_API_KEY", "DEEPSEEK_API_KEY", "OPENAI_API_KEY")
+            if wants_deepseek
+            else ("REEFLINE_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY")
+        ):
+            if env.get(name):
+                key, key_source = env[name], name
+                break
+    if key_source == "DEEPSEEK_API_KEY" and base_url is None:
+        base_url = DEEPSEEK_BASE_URL
+    if base_url is None and key is None:
+        return Provider(
+            "scripted",
+            "scripted",
+            "scripted-demo",
+            notice=(
+                "No model configured: using the offline demo model. To connect a real one, set "
+                "OPENAI_API_KEY or DEEPSEEK_API_KEY, or point --base-url at a local server "
+                "(Ollama: --base-url http://127.0.0.1:11434/v1 --model qwen2.5:7b)."
+            ),
+        )
+    if base_url and "deepseek" in base_url:
+        name = "deepseek"
+    elif base_url and not base_url.startswith("https://api.openai.com"):
+        name = "local" if _is_local(base_url) else "openai-compatible"
+    else:
+        name = "openai"
+    if model is None:
+        if name == "deepseek":
+            model = DEFAULT_DEEPSEEK_MODEL
+        elif name == "openai":
+            model = DEFAULT_OPENAI_MODEL
+        else:
+            raise SettingsError(
+                f"--base-url {base_url} is set but no model: name one with --model "
+                "(e.g. --model qwen2.5:7b for Ollama)"
+            )
+    return Provider("openai-compatible", name, model, base_url, key)
+
+
+def _is_local(url: str) -> bool:
+    return any(h in url for h in ("://127.", "://localhost", "://[::1]", "://0.0.0.0"))

@@ -1,0 +1,276 @@
+"""The ReAct loop against a real loopback OpenAI-compatible server and real bash."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+
+from agent.events import Event
+from agent.llm import ContextOverflow, OpenAICompatible, RetryPolicy, TextDelta
+from agent.loop import Agent, Hooks, LoopSettings, TurnCancelled
+from agent.session import Session
+from tests.openai_server import OpenAIServer
+from tools.bash import BashTool
+
+
+def make_agent(
+    server: OpenAIServer, session: Session, tmp_path: Path, **settings: object
+) -> Agent:
+    model = OpenAICompatible(
+        base_url=server.base_url,
+        api_key=None,
+        provider="local",
+        retry=RetryPolicy(max_attempts=2, base_delay_s=0.01, max_delay_s=0.05),
+        request_timeout=10,
+    )
+    bash = BashTool(cwd=tmp_path, spill_dir=session.spill_dir, policy="auto")
+    return Agent(session, model, "test-model", [bash], settings=LoopSettings(**settings))  # type: ignore[arg-type]
+
+
+def types(session: Session, start: int = 1) -> list[str]:
+    return [e.type for e in session.events[start:]]
+
+
+def bash_call(command: str, call_id: str = "c1") -> dict:
+    return {"id": call_id, "name": "bash", "arguments": {"command": command}}
+
+
+async def test_two_step_turn_event_order(openai_server: OpenAIServer, session: Session, tmp_path: Path) -> None:
+    openai_server.push({"tool_calls": [bash_call("echo hi")]}, {"text": "All done."})
+    agent = make_agent(openai_server, session, tmp_path)
+    seen_at_pre_step: list[tuple[int, int, str]] = []
+
+    async def pre_step(a: Agent, turn: int, step: int, system: str, tools: list) -> None:
+        seen_at_pre_step.append((turn, step, a.session.events[-1].type))
+
+    agent.hooks.pre_step.append(pre_step)
+    result = await agent.run_turn("say hi")
+
+    assert result.reason == "completed" and result.text == "All done."
+    assert types(session) == [
+        "turn/start", "context/message", "user/message",
+        "step/start", "request/header", "assistant/message", "tool/start", "tool/result", "step/end",
+        "step/start", "assistant/message", "step/end",
+        "turn/end",
+    ]
+    # pre_step ran before each step opened (after the previous step closed).
+    assert seen_at_pre_step == [(1, 1, "user/message"), (1, 2, "step/end")]
+    res = next(e for e in session.events if e.type == "tool/result")
+    assert res.data.content.startswith("hi") and res.data.exit_code == 0
+    # Model-visible means logged: each request is the system prompt + the derived surface.
+    derived = session.derive_messages()
+    first, second = openai_server.requests
+    assert first["messages"][0]["role"] == "system"
+    assert first["messages"][1:] == derived[:2]
+    assert second["messages"][1:] == derived[:4]
+    assert [t["function"]["name"] for t in first["tools"]] == ["bash"]
+
+
+async def test_bad_arguments_and_unknown_tool_are_answered(
+    openai_server: OpenAIServer, session: Session, tmp_path: Path
+) -> None:
+    openai_server.push(
+        {"tool_calls": [{"id": "a", "name": "bash", "arguments": "{not json"},
+                        {"id": "b", "name": "python", "arguments": "{}"},
+                        {"id": "c", "name": "bash", "arguments": "[1, 2]"}]},
+        {"text": "Sorry."},
+    )
+    agent = make_agent(openai_server, session, tmp_path)
+    result = await agent.run_turn("go")
+    assert result.reason == "completed"
+    results = {e.data.call_id: e.data for e in session.events if e.type == "tool/result"}
+    assert results["a"].is_error and "not valid JSON" in results["a"].content
+    assert results["b"].is_error and "no tool named 'python'" in results["b"].content
+    assert "bash" in results["b"].content
+    assert results["c"].is_error and "JSON object" in results["c"].content
+    # The model saw the errors in its next request.
+    tool_messages = [m for m in openai_server.requests[1]["messages"] if m["role"] == "tool"]
+    assert len(tool_messages) == 3
+
+
+async def test_max_steps(openai_server: OpenAIServer, session: Session, tmp_path: Path) -> None:
+    for i in range(3):
+        openai_server.push({"tool_calls": [bash_call("true", f"c{i}")]})
+    agent = make_agent(openai_server, session, tmp_path, max_steps=2)
+    result = await agent.run_turn("loop forever")
+    assert result.reason == "max-steps" and "2 steps" in (result.error or "")
+    end = session.events[-1]
+    assert end.type == "turn/end" and end.data.reason == "max-steps"
+    assert len(openai_server.requests) == 2
+    assert types(session).count("step/start") == types(session).count("step/end") == 2
+
+
+async def test_provider_error_ends_turn_with_readable_message(
+    openai_server: OpenAIServer, session: Session, tmp_path: Path
+) -> None:
+    openai_server.push({"status": 401, "message": "bad key", "type": "invalid_request_error"})
+    agent = make_agent(openai_server, session, tmp_path)
+    result = await agent.run_turn("hi")
+    assert result.reason == "error" and result.error
+    end = session.events[-1]
+    assert end.type == "turn/end" and end.data.reason == "error" and end.data.error == result.error
+    assert types(session)[-2] == "step/end"
+
+
+async def test_retry_is_logged(openai_server: OpenAIServer, session: Session, tmp_path: Path) -> None:
+    openai_server.push({"status": 500, "message": "oops", "type": "server_error"}, {"text": "ok"})
+    agent = make_agent(openai_server, session, tmp_path)
+    result = await agent.run_turn("hi")
+    assert result.reason == "completed"
+    retry = next(e for e in session.events if e.type == "llm/retry")
+    assert retry.data.attempt == 1
+
+
+@pytest.mark.parametrize("recovers", [True, False])
+async def test_overflow_goes_to_request_error_hook(
+    openai_server: OpenAIServer, session: Session, tmp_path: Path, recovers: bool
+) -> None:
+    overflow = {"status": 400, "message": "This model's maximum context length is 10 tokens",
+                "code": "context_length_exceeded"}
+    openai_server.push(overflow, {"text": "fits now"})
+    agent = make_agent(openai_server, session, tmp_path)
+    calls: list[tuple[int, int]] = []
+
+    async def on_error(a: Agent, error: ContextOverflow, turn: int, step: int) -> bool:
+        calls.append((turn, step))
+        return recovers
+
+    agent.hooks.request_error.append(on_error)
+    result = await agent.run_turn("big")
+    assert calls == [(1, 1)]
+    if recovers:
+        assert result.reason == "completed" and result.text == "fits now"
+        assert len(openai_server.requests) == 2
+    else:
+        assert result.reason == "error" and "context" in (result.error or "").lower()
+        assert len(openai_server.requests) == 1
+
+
+async def test_cancel_mid_stream_records_partial_reply(
+    openai_server: OpenAIServer, session: Session, tmp_path: Path
+) -> None:
+    openai_server.push({"text": "partial answer that stalls", "chunk_size": 4, "stall_after": 3, "stall_s": 5})
+    agent = make_agent(openai_server, session, tmp_path)
+    got_text = asyncio.Event()
+    agent.stream_listeners.append(lambda item: got_text.set() if isinstance(item, TextDelta) else None)
+    task = asyncio.create_task(agent.run_turn("stream"))
+    await asyncio.wait_for(got_text.wait(), 5)
+    task.cancel()
+    with pytest.raises(TurnCancelled) as info:
+        await task
+    assert info.value.result.reason == "cancelled"
+    reply = next(e for e in session.events if e.type == "assistant/message")
+    assert reply.data.finish_reason == "cancelled" and reply.data.text
+    assert "partial answer".startswith(reply.data.text) or reply.data.text.startswith("part")
+    assert types(session)[-2:] == ["step/end", "turn/end"]
+    assert session.events[-1].data.reason == "cancelled"
+
+
+async def test_cancel_mid_bash_kills_the_group_and_balances_the_surface(
+    openai_server: OpenAIServer, session: Session, tmp_path: Path
+) -> None:
+    pid_file = tmp_path / "pid"
+    openai_server.push(
+        {"tool_calls": [bash_call(f"sleep 60 & echo $! > {pid_file}; wait", "slow"),
+                        bash_call("echo never", "later")]}
+    )
+    agent = make_agent(openai_server, session, tmp_path)
+    started = asyncio.Event()
+
+    def watch(event: Event) -> None:
+        if event.type == "tool/start":
+            started.set()
+
+    session.subscribe(watch)
+    task = asyncio.create_task(agent.run_turn("sleep"))
+    await asyncio.wait_for(started.wait(), 5)
+    for _ in range(100):
+        if pid_file.exists() and pid_file.read_text().strip():
+            break
+        await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(TurnCancelled):
+        await task
+    pid = int(pid_file.read_text())
+    await asyncio.sleep(0.1)
+    assert not _alive(pid), "the backgrounded sleep survived the cancel"
+    results = {e.data.call_id: e.data for e in session.events if e.type == "tool/result"}
+    assert results["slow"].is_error and "interrupted" in results["slow"].content
+    assert results["later"].is_error and "not run" in results["later"].content
+    from agent.loop import unanswered_tool_calls
+
+    assert unanswered_tool_calls(session.derive_messages()) == []
+    assert session.events[-1].type == "turn/end" and session.events[-1].data.reason == "cancelled"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split()[2] != "Z"
+
+
+async def test_steering_is_delivered_at_the_next_step(
+    openai_server: OpenAIServer, session: Session, tmp_path: Path
+) -> None:
+    openai_server.push({"tool_calls": [bash_call("sleep 0.3")]}, {"text": "ok, also done"})
+    agent = make_agent(openai_server, session, tmp_path)
+
+    def steer_on_tool_start(event: Event) -> None:
+        if event.type == "tool/start":
+            agent.steer("also check the tests")
+
+    session.subscribe(steer_on_tool_start)
+    await agent.run_turn("work")
+    kinds = types(session)
+    i = kinds.index("steering/message")
+    assert kinds[i - 1] == "step/start" and kinds.count("step/start") == 2
+    assert kinds[: i].count("step/start") == 2  # delivered in step 2, not step 1
+    assert {"role": "user", "content": "also check the tests"} in openai_server.requests[1]["messages"]
+    assert agent.pending_steering == []
+
+
+async def test_unanswered_call_on_surface_is_never_sent(
+    openai_server: OpenAIServer, session: Session, tmp_path: Path
+) -> None:
+    session.append(
+        "assistant/message",
+        {"turn": 1, "step": 1, "finish_reason": "tool_calls", "model": "m",
+         "tool_calls": [{"id": "orphan", "name": "bash", "arguments": "{}"}]},
+    )
+    agent = make_agent(openai_server, session, tmp_path)
+    result = await agent.run_turn("next")
+    assert result.reason == "error" and "orphan" in (result.error or "")
+    assert openai_server.requests == []
+
+
+async def test_workspace_context_comes_back_after_it_is_shadowed(
+    openai_server: OpenAIServer, session: Session, tmp_path: Path
+) -> None:
+    (tmp_path / "AGENTS.md").write_text("Always run the linter.")
+    openai_server.push({"tool_calls": [bash_call("true")]}, {"text": "done"})
+    agent = make_agent(openai_server, session, tmp_path)
+
+    async def compact_head(a: Agent, turn: int, step: int, system: str, tools: list) -> None:
+        if step != 2:
+            return
+        nodes = list(a.session.surface)
+        span = nodes[:2]  # the context message and the user's request
+        a.session.append(
+            "user/message", {"content": "summary", "source": "compact"},
+            surface_op={"op": "replace", "start": span[0], "end": span[-1]},
+            source_event_seqs=sorted(span),
+        )
+
+    agent.hooks.pre_step.append(compact_head)
+    await agent.run_turn("lint it")
+    contexts = [e for e in session.events if e.type == "context/message"]
+    assert len(contexts) == 2
+    assert "Always run the linter." in contexts[0].data.content
+    second_request = openai_server.requests[1]["messages"]
+    assert any("Always run the linter." in (m.get("content") or "") for m in second_request)

@@ -1,0 +1,117 @@
+"""Headless front end: ``reefline -p "task"`` runs one turn and prints the answer.
+
+stdout carries the answer (or, with ``--json``, every event of this run as a JSON line);
+everything meant for a person — notices, retries, denied commands, errors — goes to stderr.
+Exit codes: 0 ok, 1 error, 2 usage, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from typing import TextIO
+
+from agent.events import Event, LlmRetry, ToolResult
+from agent.loop import TurnCancelled, TurnResult
+from tui.wiring import Runtime
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+DENIED_HINT = (
+    "reefline: a bash command was not run because headless mode denies commands by default; "
+    "allow them with --approve auto"
+)
+
+
+class EventPrinter:
+    """Observes the session: JSON lines on stdout (``--json``) and notices on stderr."""
+
+    def __init__(self, runtime: Runtime, *, json_mode: bool, out: TextIO, err: TextIO) -> None:
+        self.runtime = runtime
+        self.json_mode = json_mode
+        self.out = out
+        self.err = err
+        self._denied_told = False
+
+    def __call__(self, event: Event) -> None:
+        if self.json_mode:
+            self.out.write(event.to_json() + "\n")
+            self.out.flush()
+        if isinstance(event, LlmRetry):
+            self.say(
+                f"reefline: model request failed ({event.data.error}); retry "
+                f"{event.data.attempt} in {event.data.delay_s:.1f}s"
+            )
+        elif isinstance(event, ToolResult) and event.data.is_error:
+            if event.data.content.startswith("Command not run") and not self._denied_told:
+                self._denied_told = True
+                if self.runtime.bash.policy == "deny":
+                    self.say(DENIED_HINT)
+
+    def say(self, line: str) -> None:
+        self.err.write(line + "\n")
+        self.err.flush()
+
+
+async def run_prompt(
+    runtime: Runtime,
+    prompt: str,
+    *,
+    json_mode: bool = False,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """Run one turn for ``prompt``; return the process exit code."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    printer = EventPrinter(runtime, json_mode=json_mode, out=out, err=err)
+    for notice in runtime.notices:
+        printer.say(f"reefline: {notice}")
+    unsubscribe = runtime.session.subscribe(printer)
+    task = asyncio.ensure_future(runtime.agent.run_turn(prompt))
+    loop = asyncio.get_running_loop()
+    with _cancel_on(loop, task, signal.SIGINT, signal.SIGTERM):
+        try:
+            result: TurnResult = await task
+        except TurnCancelled:
+            printer.say("reefline: interrupted; the turn was closed and the session saved")
+            return EXIT_INTERRUPTED
+        finally:
+            unsubscribe()
+    if not json_mode and result.text:
+        out.write(result.text.rstrip("\n") + "\n")
+        out.flush()
+    if result.reason == "completed":
+        return EXIT_OK
+    printer.say(f"reefline: {result.error or result.reason}")
+    printer.say(f"reefline: session {runtime.session.id} saved; continue it with --continue")
+    return EXIT_ERROR
+
+
+class _cancel_on:  # noqa: N801 - used like a function
+    """Cancel ``task`` when one of ``signals`` arrives (restoring the handlers afterwards)."""
+
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, task: asyncio.Future[object], *signals: int
+    ) -> None:
+        self.loop = loop
+        self.task = task
+        self.signals = signals
+
+    def __enter__(self) -> None:
+        for sig in self.signals:
+            try:
+                self.loop.add_signal_handler(sig, self.task.cancel)
+            except (NotImplementedError, RuntimeError):
+                pass
+
+    def __exit__(self, *exc: object) -> None:
+        for sig in self.signals:
+            try:
+                self.loop.remove_signal_handler(sig)
+            except (NotImplementedError, RuntimeError):
+                pass

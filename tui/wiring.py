@@ -1,0 +1,171 @@
+"""The composition root: settings → model, session, meter, tools, agent (and later services).
+
+Every front end (headless, plain REPL, Textual app) builds its runtime here, so they share
+one core and differ only in how they show it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent.events import EventRegistry
+from agent.llm import ChatModel, OpenAICompatible
+from agent.loop import Agent, LoopSettings
+from agent.meter import TokenMeter
+from agent.scripted import DEMO_CONTEXT_WINDOW, ScriptedModel
+from agent.session import Session
+from agent.settings import Provider, Settings, SettingsError, resolve_provider
+from agent.store import default_home
+from agent.tokens import Estimator
+from tools.base import ApprovalPolicy, Approver
+from tools.bash import BashTool
+
+
+class StartupError(Exception):
+    """The runtime cannot start (bad resume id, busy session...). Exit code 2."""
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    provider: Provider
+    home: Path
+    session: Session
+    model: ChatModel
+    model_name: str
+    estimator: Estimator
+    meter: TokenMeter
+    bash: BashTool
+    agent: Agent
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def is_demo(self) -> bool:
+        return self.provider.kind == "scripted"
+
+    @property
+    def model_label(self) -> str:
+        if self.is_demo:
+            return f"{self.model_name} (offline demo model)"
+        return self.model_name
+
+    def close(self) -> None:
+        self.meter.close()
+        self.session.close()
+
+
+def build_registry() -> EventRegistry:
+    """Core events plus the ones the compaction package declares."""
+    return EventRegistry()
+
+
+def open_session(
+    home: Path,
+    registry: EventRegistry,
+    *,
+    resume: str | None,
+    continue_last: bool,
+    cwd: Path,
+) -> Session:
+    """Resume ``resume``, or the most recent session with ``continue_last``, else create one."""
+    if resume is not None and continue_last:
+        raise StartupError("use either --resume ID or --continue, not both")
+    if continue_last:
+        stored = Session.list_stored(home)
+        if not stored:
+            raise StartupError(f"--continue: there is no session under {home / 'sessions'} yet")
+        resume = stored[0].id
+    if resume is not None:
+        try:
+            return Session.open(home, resume, registry=registry)
+        except (ValueError, FileNotFoundError, OSError) as exc:
+            hint = "; list sessions with `reefline sessions`"
+            raise StartupError(f"cannot resume session {resume!r}: {exc}{hint}") from None
+    return Session.create(home, cwd=str(cwd), registry=registry)
+
+
+def build_model(provider: Provider, settings: Settings, estimator: Estimator) -> ChatModel:
+    if provider.kind == "scripted":
+        window = settings.context_window or DEMO_CONTEXT_WINDOW
+        return ScriptedModel(estimator, context_window=window, delay_s=0.0)
+    return OpenAICompatible(
+        base_url=provider.base_url,
+        api_key=provider.api_key,
+        provider=provider.name,
+        context_windows=dict(settings.context_windows),
+        request_timeout=settings.request_timeout,
+    )
+
+
+def build_runtime(
+    settings: Settings,
+    *,
+    resume: str | None = None,
+    continue_last: bool = False,
+    approver: Approver | None = None,
+    default_approve: ApprovalPolicy = "ask",
+    cwd: Path | None = None,
+    scripted_delay_s: float = 0.0,
+) -> Runtime:
+    """Build everything a front end needs. Raises StartupError / SettingsError."""
+    try:
+        provider = resolve_provider(settings)
+    except SettingsError:
+        raise
+    notices = [provider.notice] if provider.notice else []
+    home = settings.home.expanduser() if settings.home else default_home()
+    registry = build_registry()
+    session = open_session(
+        home,
+        registry,
+        resume=resume,
+        continue_last=continue_last,
+        cwd=(cwd or Path.cwd()).resolve(),
+    )
+    notices += session.report.notices()
+    estimator = Estimator(provider.model)
+    if estimator.notice:
+        notices.append(estimator.notice)
+    model = build_model(provider, settings, estimator)
+    if isinstance(model, ScriptedModel):
+        model.delay_s = scripted_delay_s
+    window = settings.context_window or model.context_window(provider.model)
+    if window is None:
+        notices.append(
+            f"The context window of {provider.model} is unknown: the gauge shows tokens only "
+            "and automatic compaction is off. Set it with --context-window N."
+        )
+    meter = TokenMeter(session, estimator, window)
+    work_dir = session.cwd if os.path.isdir(session.cwd) else str(cwd or Path.cwd())
+    bash = BashTool(
+        cwd=work_dir,
+        spill_dir=session.spill_dir,
+        policy=settings.approve or default_approve,
+        approver=approver,
+    )
+    agent = Agent(
+        session,
+        model,
+        provider.model,
+        [bash],
+        settings=LoopSettings(
+            max_steps=settings.max_steps, max_output_tokens=settings.max_output_tokens
+        ),
+        context_window=window,
+        estimate_tokens=meter.estimate_messages,
+    )
+    return Runtime(
+        settings=settings,
+        provider=provider,
+        home=home,
+        session=session,
+        model=model,
+        model_name=provider.model,
+        estimator=estimator,
+        meter=meter,
+        bash=bash,
+        agent=agent,
+        notices=notices,
+    )
