@@ -20,8 +20,8 @@ from typing import Any, Protocol
 import httpx2
 import openai
 from openai.types.chat import ChatCompletionChunk
-from pydantic import BaseModel, ConfigDict
 
+from agent.events import ToolCall, Usage
 from agent.llm_errors import (
     AuthError,
     BadRequest,
@@ -68,27 +68,6 @@ __all__ = [
     "is_context_overflow",
     "known_context_window",
 ]
-
-
-class Usage(BaseModel):
-    """Token counts reported by the provider for one request."""
-
-    model_config = ConfigDict(frozen=True)
-
-    prompt_tokens: int
-    completion_tokens: int
-    cached_tokens: int = 0
-    reasoning_tokens: int = 0
-
-
-class ToolCall(BaseModel):
-    """A tool call as the model made it; ``arguments`` is the raw JSON text, unparsed."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    name: str
-    arguments: str
 
 
 @dataclass
@@ -304,12 +283,17 @@ def _usage(raw: Any) -> Usage:
     )
 
 
+CONNECT_TIMEOUT_S = 15.0
+"""Upper bound for opening a connection, whatever ``request_timeout`` is."""
+
+
 class OpenAICompatible:
     """A ChatModel for any server speaking the OpenAI chat completions API.
 
     The SDK's own retries are off: ``stream()`` retries by ``retry`` and announces each retry
-    with a ``Retrying`` event, so the user sees it. ``request_timeout`` bounds connecting and
-    every read, so a stall mid-stream becomes ``ProviderTimeout`` instead of a hang.
+    with a ``Retrying`` event, so the user sees it. ``request_timeout`` bounds the wait for
+    the response and for every read, so a stall mid-stream becomes ``ProviderTimeout``
+    instead of a hang; connecting is bounded by ``CONNECT_TIMEOUT_S`` as well.
     ``api_key_env`` names the variable the key came from, for the ``AuthError`` advice.
     """
 
@@ -332,12 +316,15 @@ class OpenAICompatible:
             # The SDK refuses to start without a key; a local server does not check it.
             api_key=api_key or "not-needed",
             max_retries=0,
-            timeout=openai.Timeout(request_timeout),
+            # A host that swallows packets should fail fast, a slow prompt may not.
+            timeout=openai.Timeout(
+                request_timeout, connect=min(request_timeout, CONNECT_TIMEOUT_S)
+            ),
             http_client=http_client,
         )
         self._errors = ErrorContext(
             provider=provider,
-            base_url=str(self._client.base_url),
+            base_url=str(self._client.base_url).rstrip("/"),
             api_key=api_key,
             api_key_env=api_key_env,
             timeout_s=request_timeout,

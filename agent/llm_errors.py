@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
+import httpx2
 import openai
 
 
@@ -88,7 +89,7 @@ class ProviderTimeout(LLMError):
 class StreamIncomplete(LLMError):
     retryable = True
     title = "The reply was cut off"
-    hint = "The connection dropped before the model finished its reply. Try again."
+    hint = "The reply stopped before the model had finished it. Try again."
 
 
 class ConnectionFailed(LLMError):
@@ -237,6 +238,8 @@ def from_sdk_error(exc: Exception, ctx: ErrorContext, *, mid_stream: bool) -> LL
     ``mid_stream`` says whether the response had started: a dropped connection then means a
     cut-off reply (``StreamIncomplete``) rather than an unreachable server.
     """
+    if isinstance(exc, openai.APITimeoutError) and isinstance(exc.__cause__, httpx2.ConnectTimeout):
+        return ConnectionFailed(ctx.base_url, "no answer to the connection attempt")
     if isinstance(exc, openai.APITimeoutError):
         return ProviderTimeout(f"no data from {ctx.provider} for {ctx.timeout_s:g} s")
     if isinstance(exc, openai.APIConnectionError):

@@ -22,12 +22,15 @@ Response spec: a ``ScriptedResponse`` or a dict with the same keys, all optional
     delay_s       float  pause before each event
     usage         bool | dict  true: computed usage chunk (sent only when the request asks
                          with stream_options.include_usage); a dict is sent as given; false: none
-    finish_reason str    default "tool_calls" when there are tool calls, else "stop"
+    finish_reason str    default "tool_calls" when there are tool calls, else "stop";
+                         "" sends none (a stream that ends cleanly but unfinished)
     model         str    model name in the chunks (default: the requested model)
     cut_after     int    close the connection after N events: no finish_reason, no [DONE]
     stall_after   int    after N events, go silent for ``stall_s`` seconds, then carry on
     stall_s       float
     malformed_after int  after N events, send a data line that is not JSON, then carry on
+    error_after   int    after N events, send {"error": {...}} as an event and end the stream
+                         (a provider failing mid-reply); uses message, type and code below
     status        int    >= 400: answer with this HTTP error instead, body
                          {"error": {"message", "type", "code", "param"}}
     message, type, code  the error body fields
@@ -66,6 +69,7 @@ class ScriptedResponse:
     stall_after: int | None = None
     stall_s: float = 0.0
     malformed_after: int | None = None
+    error_after: int | None = None
     status: int = 200
     message: str = "error"
     type: str = "invalid_request_error"
@@ -139,7 +143,7 @@ class OpenAIServer:
             self.disconnects += 1
 
     def start(self) -> OpenAIServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
         self._thread.start()
         return self
 
@@ -183,7 +187,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
-        self.app.record(body, dict(self.headers.items()))
+        self.app.record(body, {k.lower(): v for k, v in self.headers.items()})
         spec = self.app.next_response()
         if spec.status >= 400:
             error = {"message": spec.message, "type": spec.type, "code": spec.code, "param": None}
@@ -217,8 +221,10 @@ class _Handler(BaseHTTPRequestHandler):
         total = prompt + completion
         return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": total}
 
-    def _finish_reason(self, spec: ScriptedResponse) -> str:
-        return spec.finish_reason or ("tool_calls" if spec.tool_calls else "stop")
+    def _finish_reason(self, spec: ScriptedResponse) -> str | None:
+        if spec.finish_reason is not None:
+            return spec.finish_reason or None  # "" = never say why the reply ended
+        return "tool_calls" if spec.tool_calls else "stop"
 
     def _deltas(self, spec: ScriptedResponse) -> list[dict[str, Any]]:
         deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
@@ -242,7 +248,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         model = spec.model or body.get("model", "fake-model")
         base = {"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "model": model}
-        choices = [{"index": 0, "delta": d, "finish_reason": None} for d in self._deltas(spec)]
+        choices: list[dict[str, Any]] = [
+            {"index": 0, "delta": d, "finish_reason": None} for d in self._deltas(spec)
+        ]
         choices.append({"index": 0, "delta": {}, "finish_reason": self._finish_reason(spec)})
         events = [{**base, "created": int(time.time()), "choices": [c]} for c in choices]
         wants_usage = bool((body.get("stream_options") or {}).get("include_usage"))
@@ -257,6 +265,10 @@ class _Handler(BaseHTTPRequestHandler):
             if sent == spec.stall_after and self.app.stopping.wait(spec.stall_s):
                 self.close_connection = True  # server shutting down
                 return
+            if sent == spec.error_after:
+                error = {"message": spec.message, "type": spec.type, "code": spec.code}
+                self._chunk(b"data: " + json.dumps({"error": error}).encode() + b"\n\n")
+                break
             if sent == spec.malformed_after:
                 self._chunk(b'data: {"id": "chatcmpl-scripted", "choices": [{\n\n')
             if spec.delay_s:
