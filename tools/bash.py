@@ -25,13 +25,17 @@ from typing import IO, Any
 from tools.base import ApprovalPolicy, Approver, ToolOutput
 
 _POLICIES: tuple[ApprovalPolicy, ...] = ("ask", "auto", "deny")
+
+NOT_RUN = "Command not run"
+"""How the output of a command the approval policy stopped begins."""
 _DRAIN_GRACE_S = 0.5
 """How long output may keep flowing after bash exits (background jobs holding the pipe)."""
 _TERM_GRACE_S = 0.5
 """How long a cancelled command gets to exit on SIGTERM before the group is SIGKILLed."""
 _REAP_WAIT_S = 2.0
 _HEAD_SHARE = 0.6
-_CWD_VAR = "__reefline_cwd_file"
+_CWD_FILE_VAR = "__reefline_cwd_file"
+_START_VAR = "__reefline_start_pwd"
 
 _ESCAPES = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor movement, erase line
@@ -224,6 +228,10 @@ class BashTool:
         default_timeout: float = 120,
         max_timeout: float = 600,
     ) -> None:
+        if max_output_chars < 200:
+            raise ValueError(f"max_output_chars must be at least 200, got {max_output_chars}")
+        if not (default_timeout > 0 and max_timeout > 0):
+            raise ValueError("timeouts must be positive")
         self._home = Path(cwd).resolve()
         self._cwd = self._home
         self._spill_dir = Path(spill_dir).absolute()
@@ -302,9 +310,15 @@ class BashTool:
         command that exits non-zero is not an error; ``exit_code`` is its status, 128 + N
         when bash was killed by signal N.
 
+        When bash exits while background jobs still hold its output pipe, they get
+        ``_DRAIN_GRACE_S`` to finish, then the group is SIGKILLed and the output says so;
+        background jobs with redirected output keep running.
+
         Raises:
-            asyncio.CancelledError: after killing the command's process group (SIGTERM, then
-                SIGKILL after a short grace) when the calling task is cancelled.
+            asyncio.CancelledError: when the calling task is cancelled, after the command's
+                process group got SIGTERM and, after a short grace, SIGKILL. Its partial
+                output and spill file are discarded.
+            Exception: whatever the approver raises (a front-end bug) propagates.
         """
         parsed = self._parse(arguments)
         if isinstance(parsed, ToolOutput):
@@ -343,11 +357,11 @@ class BashTool:
         hint = "The user can allow commands with `--approve auto` or `/approve auto`."
         if self.policy == "deny":
             return _error(
-                "Command not run: the user's approval policy denies all commands. " + hint
+                f"{NOT_RUN}: the user's approval policy denies all commands. " + hint
             )
         if self.approver is None:
             return _error(
-                "Command not run: commands need the user's approval, and no one can approve "
+                f"{NOT_RUN}: commands need the user's approval, and no one can approve "
                 "them in this session. " + hint
             )
         decision = await self.approver(command)
@@ -373,11 +387,13 @@ class BashTool:
             return _error(f"Could not run: cannot create the output folder: {exc}")
         seq = next(self._seq)
         cwd_file = self._spill_dir / f".cwd-{os.getpid()}-{id(self):x}-{seq}"
-        # The EXIT trap records where the shell ended up; a builtin keeps it process-free.
+        # The EXIT trap records where the shell ended up, using builtins only and writing
+        # the file only when the directory changed: that keeps a call close to a bare spawn.
         # It shares the first line with the command so bash's error line numbers still match.
         script = (
-            f"{_CWD_VAR}={shlex.quote(str(cwd_file))}; "
-            f"trap 'pwd -P 2>/dev/null >\"${_CWD_VAR}\"' EXIT; {command}"
+            f"{_CWD_FILE_VAR}={shlex.quote(str(cwd_file))}; {_START_VAR}=$PWD; "
+            f'trap \'[[ $PWD == "${_START_VAR}" ]] || '
+            f'pwd -P 2>/dev/null >"${_CWD_FILE_VAR}"\' EXIT; {command}'
         )
         env = {
             **os.environ,
@@ -468,7 +484,7 @@ class BashTool:
             exit_code=exit_code,
             duration_s=duration,
             truncated=truncated,
-            spill_path=capture.spill_path if truncated else None,
+            spill_path=capture.spill_path if truncated and not capture.spill_error else None,
         )
 
     def _open_spill(self, seq: int) -> tuple[str, IO[bytes]]:
@@ -487,7 +503,7 @@ class BashTool:
             recorded = cwd_file.read_text(errors="surrogateescape").removesuffix("\n")
             cwd_file.unlink()
         except OSError:
-            return  # killed before the EXIT trap ran: the directory did not change
+            return  # no `cd`, or killed before the EXIT trap ran: the directory stays
         if recorded and os.path.isdir(recorded):
             self._cwd = Path(recorded)
 

@@ -14,6 +14,7 @@ from typing import TextIO
 
 from agent.events import Event, LlmRetry, ToolResult
 from agent.loop import TurnCancelled, TurnResult
+from tools.bash import NOT_RUN
 from tui.wiring import Runtime
 
 EXIT_OK = 0
@@ -47,7 +48,7 @@ class EventPrinter:
                 f"{event.data.attempt} in {event.data.delay_s:.1f}s"
             )
         elif isinstance(event, ToolResult) and event.data.is_error:
-            if event.data.content.startswith("Command not run") and not self._denied_told:
+            if event.data.content.startswith(NOT_RUN) and not self._denied_told:
                 self._denied_told = True
                 if self.runtime.bash.policy == "deny":
                     self.say(DENIED_HINT)
