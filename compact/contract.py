@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Literal
 
@@ -172,6 +173,18 @@ class CompactionError(Exception):
         return ERROR_SENTENCES[self.code]
 
 
+@dataclass(frozen=True)
+class CompactNotice:
+    """Something a backend wants the user to know (a failed auto compaction, the circuit
+    breaker or thrash guard pausing auto compaction, an unknown window...)."""
+
+    level: Literal["info", "warning"]
+    text: str
+
+
+NoticeListener = Callable[[CompactNotice], None]
+
+
 # --- the contract -----------------------------------------------------------------------------
 
 
@@ -182,7 +195,23 @@ class CompactService(ABC):
 
     ``signal`` is an optional :class:`asyncio.Event`; setting it asks the compaction to stop
     (it then fails with ``cancelled``). Cancelling the calling task works too.
+
+    Consumers subscribe to :class:`CompactNotice` values with :meth:`add_listener`.
     """
+
+    def __init__(self) -> None:
+        self._listeners: list[NoticeListener] = []
+
+    def add_listener(self, listener: NoticeListener) -> Callable[[], None]:
+        """Call ``listener(notice)`` for every notice; returns the unsubscribe function."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def announce(self, level: Literal["info", "warning"], text: str) -> None:
+        """Tell every listener (backends call this)."""
+        notice = CompactNotice(level, text)
+        for listener in list(self._listeners):
+            listener(notice)
 
     @abstractmethod
     async def compact_if_needed(
