@@ -140,7 +140,9 @@ class TokenMeter:
         self._by_category = dict.fromkeys(_SURFACE_CATEGORIES, 0)
         self._header: RequestHeaderData | None = None
         self._header_key: HeaderKey | None = None
-        self._header_prices: dict[HeaderKey, tuple[int, int]] = {}
+        self._header_parts = (0, 0)  # (system, tools) tokens of the latest logged header
+        self._system_prices: dict[str, int] = {}
+        self._tools_prices: dict[str, int] = {}
         self._anchor: _Anchor | None = None
         self._usage = SessionUsage()
         self._consumed = 0
@@ -174,7 +176,7 @@ class TokenMeter:
             data = event.data
             self._header = data
             self._header_key = _header_key(data.provider, data.model, data.system, data.tools)
-            self._header_price(self._header_key, data.system, data.tools)
+            self._header_parts = self._header_price(self._header_key, data.tools)
             return
         category = _category(event)
         if category is None:
@@ -213,8 +215,7 @@ class TokenMeter:
         # The request held the surface as it was before this reply; the reply joined it right
         # after. So "surface now" pairs with prompt + completion.
         provider = usage.prompt_tokens + usage.completion_tokens
-        header = self._logged_header_tokens()
-        heuristic = header + self._surface_tokens
+        heuristic = sum(self._header_parts) + self._surface_tokens
         measured = provider >= heuristic
         self._anchor = _Anchor(
             total=provider if measured else heuristic,
@@ -225,20 +226,16 @@ class TokenMeter:
 
     # --- header pricing -----------------------------------------------------------------------
 
-    def _header_price(
-        self, key: HeaderKey, system: str, tools: list[dict[str, Any]]
-    ) -> tuple[int, int]:
-        prices = self._header_prices.get(key)
-        if prices is None:
-            prices = (self.estimator.system_tokens(system), self.estimator.tools_tokens(tools))
-            self._header_prices[key] = prices
-        return prices
-
-    def _logged_header_tokens(self) -> int:
-        if self._header_key is None:
-            return 0
-        system, tools = self._header_prices[self._header_key]
-        return system + tools
+    def _header_price(self, key: HeaderKey, tools: list[dict[str, Any]]) -> tuple[int, int]:
+        """(system, tools) tokens of a header; each part is priced once per distinct value."""
+        _, _, system, schema = key
+        sys_tokens = self._system_prices.get(system)
+        if sys_tokens is None:
+            sys_tokens = self._system_prices[system] = self.estimator.system_tokens(system)
+        tool_tokens = self._tools_prices.get(schema)
+        if tool_tokens is None:
+            tool_tokens = self._tools_prices[schema] = self.estimator.tools_tokens(tools)
+        return sys_tokens, tool_tokens
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -285,17 +282,14 @@ class TokenMeter:
         logged = self._header
         if system is None and tools is None and model is None:
             key = self._header_key
-            if key is None:
-                sys_tokens = tool_tokens = 0
-            else:
-                sys_tokens, tool_tokens = self._header_prices[key]
+            sys_tokens, tool_tokens = self._header_parts
         else:
             provider = logged.provider if logged is not None else ""
             eff_model = model if model is not None else (logged.model if logged else "")
             eff_system = system if system is not None else (logged.system if logged else "")
             eff_tools = tools if tools is not None else (logged.tools if logged else [])
             key = _header_key(provider, eff_model, eff_system, eff_tools)
-            sys_tokens, tool_tokens = self._header_price(key, eff_system, eff_tools)
+            sys_tokens, tool_tokens = self._header_price(key, eff_tools)
         header = sys_tokens + tool_tokens
         surface = self._surface_tokens
         anchor = self._anchor
