@@ -407,8 +407,8 @@ class BashTool:
         capture = _Capture(self.max_output_chars, lambda: self._open_spill(seq))
         loop = asyncio.get_running_loop()
         started = time.monotonic()
-        try:
-            transport, protocol = await loop.subprocess_exec(
+        spawn = asyncio.ensure_future(
+            loop.subprocess_exec(
                 lambda: _Protocol(capture, loop),
                 "bash",
                 "-c",
@@ -420,8 +420,21 @@ class BashTool:
                 env=env,
                 start_new_session=True,
             )
+        )
+        try:
+            # Shielded: a cancel that lands while asyncio is still wiring up the pipes would
+            # otherwise make it kill bash alone, leaving bash's children running.
+            transport, protocol = await asyncio.shield(spawn)
         except OSError as exc:
             return _error(f"Could not start bash: {exc}")
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                transport, protocol = await spawn
+                _killpg(transport.get_pid(), signal.SIGKILL)
+                await _settle(protocol.exited, timeout=_REAP_WAIT_S)
+                transport.close()
+            capture.discard()
+            raise
         pgid = transport.get_pid()
         self._running += 1
         try:
