@@ -301,7 +301,10 @@ class Agent:
             tools=request.tools,
             params={
                 k: v
-                for k, v in (("max_tokens", request.max_tokens), ("temperature", request.temperature))
+                for k, v in (
+                    ("max_tokens", request.max_tokens),
+                    ("temperature", request.temperature),
+                )
                 if v is not None
             },
             context_window=self.context_window,
@@ -389,8 +392,7 @@ class Agent:
             )
         if not isinstance(arguments, dict):
             return ToolOutput(
-                "error: the arguments must be a JSON object, "
-                f"not {type(arguments).__name__}.",
+                f"error: the arguments must be a JSON object, not {type(arguments).__name__}.",
                 is_error=True,
             )
         return await tool.run(arguments)
@@ -427,9 +429,7 @@ class Agent:
                 f"stopped after {self.settings.max_steps} steps without a final answer; "
                 "send another message to continue"
             )
-        self.session.append(
-            "turn/end", {"turn": state.turn, "reason": reason, "error": error}
-        )
+        self.session.append("turn/end", {"turn": state.turn, "reason": reason, "error": error})
         return TurnResult(state.turn, reason, state.text, error)
 
     def _close_cancelled(self, state: _TurnState) -> TurnResult:

@@ -26,7 +26,7 @@ def package_version() -> str:
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # noqa: D102 - argparse hook
+    def error(self, message: str) -> Any:
         self.print_usage(sys.stderr)
         self.exit(EXIT_USAGE, f"reefline: {message}\n(see reefline --help)\n")
 
@@ -52,25 +52,34 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--resume", metavar="ID", help="continue the session ID")
     run.add_argument(
-        "--continue", dest="continue_last", action="store_true",
+        "--continue",
+        dest="continue_last",
+        action="store_true",
         help="continue the most recent session",
     )
     run.add_argument(
-        "--approve", choices=["ask", "auto", "deny"],
+        "--approve",
+        choices=["ask", "auto", "deny"],
         help="bash approval policy (default: ask in the app, deny with -p)",
     )
     run.add_argument("--home", type=Path, help="where sessions live (default: $REEFLINE_HOME)")
     model = parser.add_argument_group("model")
     model.add_argument("--model", help="model name, e.g. gpt-4.1, deepseek-chat, qwen2.5:7b")
-    model.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1")
+    model.add_argument(
+        "--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1"
+    )
     model.add_argument(
         "--api-key-env", metavar="NAME", help="environment variable that holds the API key"
     )
     model.add_argument(
-        "--context-window", type=int, metavar="TOKENS",
+        "--context-window",
+        type=int,
+        metavar="TOKENS",
         help="context window of the model, when reefline does not know it",
     )
-    model.add_argument("--demo", action="store_true", default=None, help="use the offline demo model")
+    model.add_argument(
+        "--demo", action="store_true", default=None, help="use the offline demo model"
+    )
     return parser
 
 
@@ -98,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     if args.prompt is None:
         print(
-            "reefline: the interactive app is not available yet; run a task with -p \"...\"",
+            'reefline: the interactive app is not available yet; run a task with -p "..."',
             file=sys.stderr,
         )
         return EXIT_USAGE

@@ -8,6 +8,7 @@ Exit codes: 0 ok, 1 error, 2 usage, 130 interrupted.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import sys
 from typing import TextIO
@@ -47,11 +48,15 @@ class EventPrinter:
                 f"reefline: model request failed ({event.data.error}); retry "
                 f"{event.data.attempt} in {event.data.delay_s:.1f}s"
             )
-        elif isinstance(event, ToolResult) and event.data.is_error:
-            if event.data.content.startswith(NOT_RUN) and not self._denied_told:
-                self._denied_told = True
-                if self.runtime.bash.policy == "deny":
-                    self.say(DENIED_HINT)
+        elif (
+            isinstance(event, ToolResult)
+            and event.data.is_error
+            and event.data.content.startswith(NOT_RUN)
+            and not self._denied_told
+            and self.runtime.bash.policy == "deny"
+        ):
+            self._denied_told = True
+            self.say(DENIED_HINT)
 
     def say(self, line: str) -> None:
         self.err.write(line + "\n")
@@ -93,7 +98,7 @@ async def run_prompt(
     return EXIT_ERROR
 
 
-class _cancel_on:  # noqa: N801 - used like a function
+class _cancel_on:
     """Cancel ``task`` when one of ``signals`` arrives (restoring the handlers afterwards)."""
 
     def __init__(
@@ -105,14 +110,10 @@ class _cancel_on:  # noqa: N801 - used like a function
 
     def __enter__(self) -> None:
         for sig in self.signals:
-            try:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
                 self.loop.add_signal_handler(sig, self.task.cancel)
-            except (NotImplementedError, RuntimeError):
-                pass
 
     def __exit__(self, *exc: object) -> None:
         for sig in self.signals:
-            try:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
                 self.loop.remove_signal_handler(sig)
-            except (NotImplementedError, RuntimeError):
-                pass

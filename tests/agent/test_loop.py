@@ -10,15 +10,13 @@ import pytest
 
 from agent.events import Event
 from agent.llm import ContextOverflow, OpenAICompatible, RetryPolicy, TextDelta
-from agent.loop import Agent, Hooks, LoopSettings, TurnCancelled
+from agent.loop import Agent, LoopSettings, TurnCancelled
 from agent.session import Session
 from tests.openai_server import OpenAIServer
 from tools.bash import BashTool
 
 
-def make_agent(
-    server: OpenAIServer, session: Session, tmp_path: Path, **settings: object
-) -> Agent:
+def make_agent(server: OpenAIServer, session: Session, tmp_path: Path, **settings: object) -> Agent:
     model = OpenAICompatible(
         base_url=server.base_url,
         api_key=None,
@@ -38,7 +36,9 @@ def bash_call(command: str, call_id: str = "c1") -> dict:
     return {"id": call_id, "name": "bash", "arguments": {"command": command}}
 
 
-async def test_two_step_turn_event_order(openai_server: OpenAIServer, session: Session, tmp_path: Path) -> None:
+async def test_two_step_turn_event_order(
+    openai_server: OpenAIServer, session: Session, tmp_path: Path
+) -> None:
     openai_server.push({"tool_calls": [bash_call("echo hi")]}, {"text": "All done."})
     agent = make_agent(openai_server, session, tmp_path)
     seen_at_pre_step: list[tuple[int, int, str]] = []
@@ -51,9 +51,18 @@ async def test_two_step_turn_event_order(openai_server: OpenAIServer, session: S
 
     assert result.reason == "completed" and result.text == "All done."
     assert types(session) == [
-        "turn/start", "context/message", "user/message",
-        "step/start", "request/header", "assistant/message", "tool/start", "tool/result", "step/end",
-        "step/start", "assistant/message", "step/end",
+        "turn/start",
+        "context/message",
+        "user/message",
+        "step/start",
+        "request/header",
+        "assistant/message",
+        "tool/start",
+        "tool/result",
+        "step/end",
+        "step/start",
+        "assistant/message",
+        "step/end",
         "turn/end",
     ]
     # pre_step ran before each step opened (after the previous step closed).
@@ -73,9 +82,13 @@ async def test_bad_arguments_and_unknown_tool_are_answered(
     openai_server: OpenAIServer, session: Session, tmp_path: Path
 ) -> None:
     openai_server.push(
-        {"tool_calls": [{"id": "a", "name": "bash", "arguments": "{not json"},
-                        {"id": "b", "name": "python", "arguments": "{}"},
-                        {"id": "c", "name": "bash", "arguments": "[1, 2]"}]},
+        {
+            "tool_calls": [
+                {"id": "a", "name": "bash", "arguments": "{not json"},
+                {"id": "b", "name": "python", "arguments": "{}"},
+                {"id": "c", "name": "bash", "arguments": "[1, 2]"},
+            ]
+        },
         {"text": "Sorry."},
     )
     agent = make_agent(openai_server, session, tmp_path)
@@ -115,7 +128,9 @@ async def test_provider_error_ends_turn_with_readable_message(
     assert types(session)[-2] == "step/end"
 
 
-async def test_retry_is_logged(openai_server: OpenAIServer, session: Session, tmp_path: Path) -> None:
+async def test_retry_is_logged(
+    openai_server: OpenAIServer, session: Session, tmp_path: Path
+) -> None:
     openai_server.push({"status": 500, "message": "oops", "type": "server_error"}, {"text": "ok"})
     agent = make_agent(openai_server, session, tmp_path)
     result = await agent.run_turn("hi")
@@ -128,8 +143,11 @@ async def test_retry_is_logged(openai_server: OpenAIServer, session: Session, tm
 async def test_overflow_goes_to_request_error_hook(
     openai_server: OpenAIServer, session: Session, tmp_path: Path, recovers: bool
 ) -> None:
-    overflow = {"status": 400, "message": "This model's maximum context length is 10 tokens",
-                "code": "context_length_exceeded"}
+    overflow = {
+        "status": 400,
+        "message": "This model's maximum context length is 10 tokens",
+        "code": "context_length_exceeded",
+    }
     openai_server.push(overflow, {"text": "fits now"})
     agent = make_agent(openai_server, session, tmp_path)
     calls: list[tuple[int, int]] = []
@@ -152,10 +170,14 @@ async def test_overflow_goes_to_request_error_hook(
 async def test_cancel_mid_stream_records_partial_reply(
     openai_server: OpenAIServer, session: Session, tmp_path: Path
 ) -> None:
-    openai_server.push({"text": "partial answer that stalls", "chunk_size": 4, "stall_after": 3, "stall_s": 5})
+    openai_server.push(
+        {"text": "partial answer that stalls", "chunk_size": 4, "stall_after": 3, "stall_s": 5}
+    )
     agent = make_agent(openai_server, session, tmp_path)
     got_text = asyncio.Event()
-    agent.stream_listeners.append(lambda item: got_text.set() if isinstance(item, TextDelta) else None)
+    agent.stream_listeners.append(
+        lambda item: got_text.set() if isinstance(item, TextDelta) else None
+    )
     task = asyncio.create_task(agent.run_turn("stream"))
     await asyncio.wait_for(got_text.wait(), 5)
     task.cancel()
@@ -174,8 +196,12 @@ async def test_cancel_mid_bash_kills_the_group_and_balances_the_surface(
 ) -> None:
     pid_file = tmp_path / "pid"
     openai_server.push(
-        {"tool_calls": [bash_call(f"sleep 60 & echo $! > {pid_file}; wait", "slow"),
-                        bash_call("echo never", "later")]}
+        {
+            "tool_calls": [
+                bash_call(f"sleep 60 & echo $! > {pid_file}; wait", "slow"),
+                bash_call("echo never", "later"),
+            ]
+        }
     )
     agent = make_agent(openai_server, session, tmp_path)
     started = asyncio.Event()
@@ -230,8 +256,10 @@ async def test_steering_is_delivered_at_the_next_step(
     kinds = types(session)
     i = kinds.index("steering/message")
     assert kinds[i - 1] == "step/start" and kinds.count("step/start") == 2
-    assert kinds[: i].count("step/start") == 2  # delivered in step 2, not step 1
-    assert {"role": "user", "content": "also check the tests"} in openai_server.requests[1]["messages"]
+    assert kinds[:i].count("step/start") == 2  # delivered in step 2, not step 1
+    assert {"role": "user", "content": "also check the tests"} in openai_server.requests[1][
+        "messages"
+    ]
     assert agent.pending_steering == []
 
 
@@ -240,8 +268,13 @@ async def test_unanswered_call_on_surface_is_never_sent(
 ) -> None:
     session.append(
         "assistant/message",
-        {"turn": 1, "step": 1, "finish_reason": "tool_calls", "model": "m",
-         "tool_calls": [{"id": "orphan", "name": "bash", "arguments": "{}"}]},
+        {
+            "turn": 1,
+            "step": 1,
+            "finish_reason": "tool_calls",
+            "model": "m",
+            "tool_calls": [{"id": "orphan", "name": "bash", "arguments": "{}"}],
+        },
     )
     agent = make_agent(openai_server, session, tmp_path)
     result = await agent.run_turn("next")
@@ -262,7 +295,8 @@ async def test_workspace_context_comes_back_after_it_is_shadowed(
         nodes = list(a.session.surface)
         span = nodes[:2]  # the context message and the user's request
         a.session.append(
-            "user/message", {"content": "summary", "source": "compact"},
+            "user/message",
+            {"content": "summary", "source": "compact"},
             surface_op={"op": "replace", "start": span[0], "end": span[-1]},
             source_event_seqs=sorted(span),
         )

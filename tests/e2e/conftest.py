@@ -47,7 +47,9 @@ def workdir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def run_cli(cli_env: dict[str, str], workdir: Path) -> Run:
-    def run(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    def run(
+        *args: str, env: dict[str, str] | None = None, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [REEFLINE, *args],
             cwd=workdir,

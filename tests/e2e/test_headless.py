@@ -20,9 +20,19 @@ def bash_call(command: str, call_id: str = "c1") -> dict:
 def test_prompt_runs_bash_and_prints_the_answer(
     run_cli: Run, openai_server: OpenAIServer, cli_env: dict[str, str]
 ) -> None:
-    openai_server.push({"tool_calls": [bash_call("wc -l parser.py")]}, {"text": "parser.py has 2 lines."})
-    out = run_cli("-p", "how long is parser.py?", "--base-url", openai_server.base_url,
-                  "--model", "local-model", "--approve", "auto")
+    openai_server.push(
+        {"tool_calls": [bash_call("wc -l parser.py")]}, {"text": "parser.py has 2 lines."}
+    )
+    out = run_cli(
+        "-p",
+        "how long is parser.py?",
+        "--base-url",
+        openai_server.base_url,
+        "--model",
+        "local-model",
+        "--approve",
+        "auto",
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout == "parser.py has 2 lines.\n"
     [log] = session_files(cli_env)
@@ -54,7 +64,9 @@ def test_continue_adds_a_turn_to_the_same_file(
     assert "one" in contents and "first" in contents and contents[-1] == "two"
 
 
-def test_json_streams_every_event(run_cli: Run, openai_server: OpenAIServer, cli_env: dict[str, str]) -> None:
+def test_json_streams_every_event(
+    run_cli: Run, openai_server: OpenAIServer, cli_env: dict[str, str]
+) -> None:
     openai_server.push({"text": "hello"})
     out = run_cli("-p", "hi", "--json", "--base-url", openai_server.base_url, "--model", "m")
     assert out.returncode == 0
@@ -65,13 +77,15 @@ def test_json_streams_every_event(run_cli: Run, openai_server: OpenAIServer, cli
     assert printed[-1]["type"] == "turn/end"
 
 
-def test_headless_denies_bash_by_default(run_cli: Run, openai_server: OpenAIServer, workdir: Path) -> None:
+def test_headless_denies_bash_by_default(
+    run_cli: Run, openai_server: OpenAIServer, workdir: Path
+) -> None:
     openai_server.push({"tool_calls": [bash_call("touch created")]}, {"text": "could not"})
     out = run_cli("-p", "make a file", "--base-url", openai_server.base_url, "--model", "m")
     assert out.returncode == 0
     assert not (workdir / "created").exists()
     assert "--approve auto" in out.stderr
-    tool_msg = [m for m in openai_server.requests[1]["messages"] if m["role"] == "tool"][0]
+    tool_msg = next(m for m in openai_server.requests[1]["messages"] if m["role"] == "tool")
     assert "not run" in tool_msg["content"]
 
 
@@ -87,8 +101,18 @@ def test_api_key_never_reaches_log_or_output(
 ) -> None:
     secret = "sk-test-DO-NOT-LEAK-4242"
     openai_server.push({"tool_calls": [bash_call("echo listing")]}, {"text": "ok"})
-    out = run_cli("-p", "hi", "--json", "--approve", "auto", "--base-url", openai_server.base_url,
-                  "--model", "m", env={"OPENAI_API_KEY": secret})
+    out = run_cli(
+        "-p",
+        "hi",
+        "--json",
+        "--approve",
+        "auto",
+        "--base-url",
+        openai_server.base_url,
+        "--model",
+        "m",
+        env={"OPENAI_API_KEY": secret},
+    )
     assert out.returncode == 0
     assert openai_server.headers[0].get("authorization") == f"Bearer {secret}"
     assert secret not in out.stdout and secret not in out.stderr
@@ -160,7 +184,11 @@ def test_sigint_exits_130_with_the_turn_closed(
     openai_server.push({"text": "slow answer", "chunk_size": 2, "stall_after": 2, "stall_s": 30})
     proc = subprocess.Popen(
         [REEFLINE, "-p", "hi", "--base-url", openai_server.base_url, "--model", "m"],
-        cwd=workdir, env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=workdir,
+        env=cli_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     deadline = time.monotonic() + 20
     while not openai_server.requests and time.monotonic() < deadline:
