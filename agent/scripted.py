@@ -56,7 +56,7 @@ __all__ = [
 PROVIDER = "scripted"
 MODEL_NAME = "scripted-demo"
 LABEL = "scripted-demo (offline demo model)"
-DEMO_CONTEXT_WINDOW = 12_000
+DEMO_CONTEXT_WINDOW = 6_000
 """Small on purpose: the demo's auto-compaction fires within a few prompts."""
 
 SECTIONS = (

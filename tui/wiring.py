@@ -19,6 +19,9 @@ from agent.session import Session
 from agent.settings import Provider, Settings, SettingsError, resolve_provider
 from agent.store import default_home
 from agent.tokens import Estimator
+from compact.basic import BasicCompactService, CompactionSettings, load_compaction_settings
+from compact.contract import CompactService, register_events
+from compact.prune import Pruner
 from tools.base import ApprovalPolicy, Approver
 from tools.bash import BashTool
 
@@ -39,7 +42,17 @@ class Runtime:
     meter: TokenMeter
     bash: BashTool
     agent: Agent
+    compaction: CompactService
+    compaction_settings: CompactionSettings
     notices: list[str] = field(default_factory=list)
+
+    @property
+    def threshold_tokens(self) -> int | None:
+        """The auto-compact threshold in tokens (None: window unknown or auto off)."""
+        window = self.meter.context_window
+        if window is None or not self.compaction_settings.auto:
+            return None
+        return self.compaction_settings.threshold(window)
 
     @property
     def is_demo(self) -> bool:
@@ -58,7 +71,7 @@ class Runtime:
 
 def build_registry() -> EventRegistry:
     """Core events plus the ones the compaction package declares."""
-    return EventRegistry()
+    return register_events(EventRegistry())
 
 
 def open_session(
@@ -74,9 +87,8 @@ def open_session(
         raise StartupError("use either --resume ID or --continue, not both")
     if continue_last:
         stored = Session.list_stored(home)
-        if not stored:
-            raise StartupError(f"--continue: there is no session under {home / 'sessions'} yet")
-        resume = stored[0].id
+        if stored:
+            resume = stored[0].id
     if resume is not None:
         try:
             return Session.open(home, resume, registry=registry)
@@ -110,12 +122,25 @@ def build_runtime(
     scripted_delay_s: float = 0.0,
 ) -> Runtime:
     """Build everything a front end needs. Raises StartupError / SettingsError."""
-    try:
-        provider = resolve_provider(settings)
-    except SettingsError:
-        raise
+    provider = resolve_provider(settings)
     notices = [provider.notice] if provider.notice else []
     home = settings.home.expanduser() if settings.home else default_home()
+    estimator = Estimator(provider.model)
+    if estimator.notice:
+        notices.append(estimator.notice)
+    model = build_model(provider, settings, estimator)
+    if isinstance(model, ScriptedModel):
+        model.delay_s = scripted_delay_s
+    window = settings.context_window or model.context_window(provider.model)
+    try:
+        compaction_settings = load_compaction_settings(settings.compaction, window)
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
+    if window is None:
+        notices.append(
+            f"The context window of {provider.model} is unknown: the gauge shows tokens only "
+            "and automatic compaction is off. Set it with --context-window N."
+        )
     registry = build_registry()
     session = open_session(
         home,
@@ -125,18 +150,6 @@ def build_runtime(
         cwd=(cwd or Path.cwd()).resolve(),
     )
     notices += session.report.notices()
-    estimator = Estimator(provider.model)
-    if estimator.notice:
-        notices.append(estimator.notice)
-    model = build_model(provider, settings, estimator)
-    if isinstance(model, ScriptedModel):
-        model.delay_s = scripted_delay_s
-    window = settings.context_window or model.context_window(provider.model)
-    if window is None:
-        notices.append(
-            f"The context window of {provider.model} is unknown: the gauge shows tokens only "
-            "and automatic compaction is off. Set it with --context-window N."
-        )
     meter = TokenMeter(session, estimator, window)
     work_dir = session.cwd if os.path.isdir(session.cwd) else str(cwd or Path.cwd())
     bash = BashTool(
@@ -151,11 +164,17 @@ def build_runtime(
         provider.model,
         [bash],
         settings=LoopSettings(
-            max_steps=settings.max_steps, max_output_tokens=settings.max_output_tokens
+            max_steps=settings.max_steps,
+            max_output_tokens=settings.max_output_tokens,
+            max_overflow_retries=compaction_settings.max_overflow_retries,
         ),
         context_window=window,
         estimate_tokens=meter.estimate_messages,
     )
+    service = BasicCompactService(
+        session, meter, model, compaction_settings, pruner=Pruner(session, meter)
+    )
+    service.install(agent.hooks)
     return Runtime(
         settings=settings,
         provider=provider,
@@ -167,5 +186,7 @@ def build_runtime(
         meter=meter,
         bash=bash,
         agent=agent,
+        compaction=service,
+        compaction_settings=compaction_settings,
         notices=notices,
     )

@@ -1,0 +1,182 @@
+"""The tool-result pruner: model-free, cheaper than a summary, tried first.
+
+Two passes over the tool results on the surface, oldest first, checking after each pruned
+result whether the context is back where it should be:
+
+- *trim*: a result longer than ``trim_over`` characters keeps its first ``keep_head`` and
+  last ``keep_tail`` characters around a marker naming the file with the full output;
+- *mask*: a result older than the retained tail becomes a one-line placeholder naming the
+  command, its exit code, its line count and the file with the full output (the model can
+  read it again with bash).
+
+Each pruned result is a ``compact/prune`` event (its shadow price) followed by the
+replacement ``tool/result`` (``surface_op`` replace of that one result, same data, new
+content). Pruning is idempotent: a trimmed or masked result is never pruned again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from agent.events import AssistantMessage, ToolResult
+from agent.meter import TokenMeter
+from agent.session import Session
+from agent.store import ensure_private_dir
+
+TRIM_MARK = "characters trimmed to save context"
+MASK_PREFIX = "[output pruned to save context"
+_EXIT = re.compile(r"\[exit (-?\d+)")
+
+
+@dataclass(frozen=True)
+class PruneReport:
+    results: int = 0
+    """How many tool results were pruned."""
+    saved_tokens: int = 0
+    """Estimated tokens taken off the surface."""
+
+
+class Pruner:
+    """Prunes one session's tool results (see the module docstring)."""
+
+    def __init__(
+        self,
+        session: Session,
+        meter: TokenMeter,
+        *,
+        trim_over: int = 8192,
+        keep_head: int = 4096,
+        keep_tail: int = 1024,
+    ) -> None:
+        if keep_head + keep_tail >= trim_over:
+            raise ValueError("keep_head + keep_tail must be below trim_over")
+        self.session = session
+        self.meter = meter
+        self.trim_over = trim_over
+        self.keep_head = keep_head
+        self.keep_tail = keep_tail
+
+    def prune(
+        self,
+        *,
+        protect_from: int,
+        done: Callable[[], bool],
+        trigger: Literal["pressure", "overflow"],
+    ) -> PruneReport:
+        """Trim, then mask results at surface positions before ``protect_from``, stopping as
+        soon as ``done()`` is true. Returns what was pruned."""
+        results = saved = 0
+        for kind in ("trim", "mask"):
+            for seq in self._candidates(kind, protect_from):
+                if done():
+                    return PruneReport(results, saved)
+                gained = self._prune_one(seq, kind, trigger)
+                if gained is not None:
+                    results += 1
+                    saved += gained
+        return PruneReport(results, saved)
+
+    def _candidates(self, kind: str, protect_from: int) -> list[int]:
+        events = self.session.events
+        nodes = list(self.session.surface)
+        if kind == "mask":
+            nodes = nodes[: max(0, protect_from)]
+        out = []
+        for seq in nodes:
+            event = events[seq]
+            if not isinstance(event, ToolResult):
+                continue
+            content = event.data.content
+            if content.startswith(MASK_PREFIX) or TRIM_MARK in content:
+                continue
+            if kind == "trim" and len(content) <= self.trim_over:
+                continue
+            out.append(seq)
+        return out
+
+    def _prune_one(
+        self, seq: int, kind: Literal["trim", "mask"], trigger: Literal["pressure", "overflow"]
+    ) -> int | None:
+        event = self.session.events[seq]
+        assert isinstance(event, ToolResult)
+        data = event.data
+        path = data.spill_path or self._spill(seq, data.content)
+        if kind == "trim":
+            head = data.content[: self.keep_head]
+            tail = data.content[-self.keep_tail :]
+            omitted = len(data.content) - len(head) - len(tail)
+            content = f"{head}\n[… {omitted} {TRIM_MARK}; full output: {path} …]\n{tail}"
+        else:
+            lines = data.content.count("\n") + 1
+            exit_code = data.exit_code
+            if exit_code is None:
+                found = _EXIT.findall(data.content)
+                exit_code = int(found[-1]) if found else None
+            status = f"exited {exit_code}" if exit_code is not None else "no exit code"
+            if data.is_error:
+                status = "failed"
+            content = (
+                f"{MASK_PREFIX}: `{self._command(data.call_id)}` {status}, {lines} lines; full "
+                f"output in {path} (read it with bash if you need it)]"
+            )
+        before = self.meter.price(seq)
+        after = self.meter.estimate_messages(
+            [{"role": "tool", "tool_call_id": data.call_id, "content": content}]
+        )
+        if after >= before:
+            return None
+        prune = self.session.append(
+            "compact/prune",
+            {
+                "shadowed_range": {"start": seq, "end": seq},
+                "shadowed_seqs": [seq],
+                "shadowed_tokens": before,
+                "kind": kind,
+                "trigger": trigger,
+            },
+        )
+        self.session.append(
+            "tool/result",
+            {**data.model_dump(), "content": content},
+            surface_op={"op": "replace", "start": seq, "end": seq},
+            source_event_seqs=[prune.seq, seq],
+        )
+        return before - after
+
+    def _command(self, call_id: str) -> str:
+        for seq in reversed(self.session.surface):
+            event = self.session.events[seq]
+            if isinstance(event, AssistantMessage):
+                for call in event.data.tool_calls:
+                    if call.id == call_id:
+                        return _short_command(call.name, call.arguments)
+        return "tool call"
+
+    def _spill(self, seq: int, content: str) -> str:
+        """Keep the full text reachable: results small enough to skip the bash spill file
+        get one now, so a masked result can still be read back."""
+        folder = ensure_private_dir(self.session.spill_dir)
+        path = folder / f"result-{seq}.out"
+        if not path.exists():
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(content)
+        return str(Path(path))
+
+
+def _short_command(name: str, arguments: str, limit: int = 80) -> str:
+    try:
+        args = json.loads(arguments)
+    except json.JSONDecodeError:
+        args = None
+    text = args.get("command") if isinstance(args, dict) else None
+    if not isinstance(text, str):
+        return name
+    text = " ".join(text.split()).replace("`", "'")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
