@@ -299,24 +299,25 @@ class BasicCompactService(CompactService):
             if measure().total < threshold:
                 return None
         result = None
-        attempts = 1 + self.settings.retries
-        for _ in range(attempts):
+        attempts = 0
+        for _ in range(1 + self.settings.retries):
             span = self.select_range(retain)
             if span is None:
                 break
-            result = await self._transaction(
-                agent, span, "auto", turn=_open_turn(self.session), signal=signal
-            )
+            attempts += 1
+            try:
+                result = await self._transaction(
+                    agent, span, "auto", turn=_open_turn(self.session), signal=signal
+                )
+            except CompactionError as exc:
+                if result is None:
+                    raise
+                # A retry that fails does not undo the compaction that already landed.
+                self.announce("warning", f"A further compaction failed: {exc.detail}")
+                break
             if measure().total < threshold:
                 break
-        else:
-            self.announce(
-                "warning",
-                f"The context is still above the auto-compact threshold after {attempts} "
-                "attempts; raise the window, lower retention, or /compact with a focus.",
-            )
-        if result is not None:
-            self._thrash_check(measure(), threshold, window)
+        self._guard(measure(), threshold, window, attempts)
         return result
 
     async def compact_region(
@@ -573,16 +574,27 @@ class BasicCompactService(CompactService):
             agent, span, "overflow", turn=turn, signal=signal, summarizer=self._fallback_summary
         )
 
-    def _thrash_check(self, measurement: Measurement, threshold: int, window: int) -> None:
+    def _guard(self, measurement: Measurement, threshold: int, window: int, attempts: int) -> None:
+        """Pause auto compaction for the turn when it cannot get the context comfortably
+        below the threshold: retrying every step would only churn (thrash guard)."""
         if threshold - measurement.total >= THRASH_MARGIN * window:
             return
         self._thrash_turn = _open_turn(self.session)
+        if measurement.total >= threshold:
+            why = (
+                f"the context is still above the auto-compact threshold after {attempts} "
+                f"attempt{'s' if attempts != 1 else ''}"
+            )
+        else:
+            why = (
+                "compaction cannot free enough room: the system prompt, tools, retained tail "
+                "and summary nearly fill the context up to the threshold"
+            )
         self.announce(
             "warning",
-            "Compaction cannot free enough room: the system prompt, tools, retained tail and "
-            "summary nearly fill the context up to the threshold. Automatic compaction is "
-            "paused for this turn; raise the window (--context-window), lower retention "
-            "(compaction.retain_ratio) or /compact with a focus.",
+            f"Automatic compaction is paused for this turn: {why}. Raise the window "
+            "(--context-window), lower retention (compaction.retain_ratio) or /compact with "
+            "a focus.",
         )
 
     def _measurer(self, agent: Agent) -> Callable[[], Measurement]:

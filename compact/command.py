@@ -1,5 +1,220 @@
 """Consumer tier: the ``/compact [focus]`` command, over the compaction contract only.
 
-Arrives with the compaction seam; the import contract that keeps it off the basic backend
-is already enforced.
+:class:`CompactCommand` calls :meth:`~compact.contract.CompactService.compact_now` on
+whatever backend the composition root hands it (typed as the contract; this module never
+imports a backend) and turns the outcome into one plain line for a person. It brackets each
+invocation with ``command/run`` / ``command/done`` in the session log (log-only events).
+
+It runs only between turns. While it runs, a front end that wants to start a turn first
+awaits :meth:`CompactCommand.wait_idle`, so a prompt submitted during ``/compact`` starts
+only after the compaction has committed (or failed).
+
+The module also holds the small slash-command vocabulary every front end shares:
+:data:`SLASH_COMMANDS`, :func:`parse_slash`, :func:`closest_command`.
 """
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import re
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from agent.events import CommandDoneData, CommandRunData
+from agent.session import Session
+from compact.contract import ERROR_SENTENCES, CompactionError, CompactionResult, CompactService
+from compact.timeline import fmt_tokens
+
+if TYPE_CHECKING:
+    from agent.loop import Agent
+
+NOTHING_TO_COMPACT = "Nothing to compact yet."
+CANCELLED = ERROR_SENTENCES["cancelled"]
+BUSY = ERROR_SENTENCES["busy"]
+
+
+@dataclass(frozen=True)
+class CommandOutcome:
+    """What a command tells the person who ran it. ``result`` is set when it compacted."""
+
+    ok: bool
+    text: str
+    result: CompactionResult | None = None
+
+
+def success_text(result: CompactionResult) -> str:
+    """``Compacted 42 history items (~38.1k → 2.3k tokens).``"""
+    n = len(result.shadowed_seqs)
+    items = "history item" if n == 1 else "history items"
+    return (
+        f"Compacted {n} {items} "
+        f"(~{fmt_tokens(result.shadowed_tokens)} → {fmt_tokens(result.summary_tokens)} tokens)."
+    )
+
+
+class CompactCommand:
+    """``/compact [focus]`` for one session, over any :class:`CompactService`.
+
+    One invocation at a time: a second ``run`` while one is in flight, or any ``run`` while
+    the agent is in a turn, answers with the ``busy`` sentence and does not call the service.
+    """
+
+    name = "compact"
+
+    def __init__(self, service: CompactService, session: Session) -> None:
+        self.service = service
+        self.session = session
+        self._running = False
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    @property
+    def running(self) -> bool:
+        """True from the start of :meth:`run` until its ``command/done`` is logged."""
+        return self._running
+
+    async def wait_idle(self) -> None:
+        """Return once no ``/compact`` is running.
+
+        Returns at once when idle. The check is repeated after each wake-up, so a command
+        started in between is waited for too; a caller that starts its turn without awaiting
+        anything after this returns cannot interleave with a new ``/compact``.
+        """
+        while self._running:
+            await self._idle.wait()
+
+    async def run(
+        self, agent: Agent, args: str = "", signal: asyncio.Event | None = None
+    ) -> CommandOutcome:
+        """Compact now, focused on ``args`` (stripped; empty means no focus).
+
+        Outcomes: success (``Compacted … tokens).``), nothing to compact, the plain sentence
+        of a :class:`CompactionError` code (ok False), or ``Compaction cancelled.`` when
+        ``signal`` is set. Cancelling the task logs ``command/done`` and re-raises; any other
+        exception from the backend is logged as a failed ``command/done`` and re-raised.
+        """
+        focus = args.strip() or None
+        command_id = f"cmd-{uuid.uuid4().hex[:12]}"
+        self.session.append(
+            "command/run", CommandRunData(command_id=command_id, name=self.name, args=focus or "")
+        )
+        # Claimed before the first await: a turn started after wait_idle() cannot slip in.
+        if agent.busy or self._running:
+            return self._done(command_id, CommandOutcome(False, BUSY))
+        if signal is not None and signal.is_set():
+            return self._done(command_id, CommandOutcome(False, CANCELLED))
+        self._running = True
+        self._idle.clear()
+        try:
+            try:
+                result = await self.service.compact_now(
+                    agent, signal=signal, focus=focus, source_command_id=command_id
+                )
+            except CompactionError as exc:
+                cancelled = exc.code == "cancelled" or (signal is not None and signal.is_set())
+                outcome = CommandOutcome(False, CANCELLED if cancelled else exc.sentence)
+            except asyncio.CancelledError:
+                self._done(command_id, CommandOutcome(False, CANCELLED))
+                raise
+            except Exception as exc:
+                self._done(
+                    command_id,
+                    CommandOutcome(False, f"Compaction failed: {type(exc).__name__}: {exc}"),
+                )
+                raise
+            else:
+                if result is not None:
+                    # A committed compaction is reported as such even if the signal came
+                    # late: the history did change.
+                    outcome = CommandOutcome(True, success_text(result), result)
+                elif signal is not None and signal.is_set():
+                    outcome = CommandOutcome(False, CANCELLED)
+                else:
+                    outcome = CommandOutcome(True, NOTHING_TO_COMPACT)
+            return self._done(command_id, outcome)
+        finally:
+            self._running = False
+            self._idle.set()
+
+    def _done(self, command_id: str, outcome: CommandOutcome) -> CommandOutcome:
+        self.session.append(
+            "command/done", CommandDoneData(command_id=command_id, ok=outcome.ok, text=outcome.text)
+        )
+        return outcome
+
+
+# --- slash commands ---------------------------------------------------------------------------
+
+SLASH_COMMANDS: dict[str, str] = {
+    "help": "List the commands.",
+    "compact": "Condense older history now; optional focus text steers the summary.",
+    "context": "Show what fills the context window, by category.",
+    "timeline": "Show every compaction and prune of this session.",
+    "new": "Start a new session.",
+    "sessions": "List stored sessions.",
+    "resume": "Continue a stored session by id.",
+    "model": "Switch the model for the next request.",
+    "approve": "Set the bash approval policy: ask, auto or deny.",
+    "quit": "Leave reefline.",
+}
+"""Every slash command every front end offers: name -> one-line help."""
+
+SLASH_USAGE: dict[str, str] = {
+    "help": "/help",
+    "compact": "/compact [focus]",
+    "context": "/context",
+    "timeline": "/timeline",
+    "new": "/new",
+    "sessions": "/sessions",
+    "resume": "/resume <id>",
+    "model": "/model <name>",
+    "approve": "/approve ask|auto|deny",
+    "quit": "/quit",
+}
+"""How each command is typed (for help and completion)."""
+
+_SLASH = re.compile(r"/([A-Za-z][A-Za-z0-9_-]*)(?:\s+(.*))?", re.DOTALL)
+
+
+def parse_slash(text: str) -> tuple[str, str] | None:
+    """Split a slash command into ``(name, args)``; None when ``text`` is not one.
+
+    ``"/compact the parser"`` -> ``("compact", "the parser")``. The name is lowercased and
+    the args stripped. Text that merely starts with a slash — a path such as ``/etc/hosts``,
+    ``//`` or a lone ``/`` — is not a command, so it can be sent as a message. Unknown names
+    are still parsed (see :func:`closest_command` for the "did you mean" hint).
+    """
+    match = _SLASH.fullmatch(text.strip())
+    if match is None:
+        return None
+    return match.group(1).lower(), (match.group(2) or "").strip()
+
+
+def closest_command(name: str) -> str | None:
+    """The known command ``name`` most likely meant: itself, a unique prefix match, or the
+    closest spelling (``compcat`` -> ``compact``); None when nothing is close."""
+    name = name.lower().lstrip("/")
+    if name in SLASH_COMMANDS:
+        return name
+    if name:
+        prefixed = [c for c in SLASH_COMMANDS if c.startswith(name)]
+        if len(prefixed) == 1:
+            return prefixed[0]
+    close = difflib.get_close_matches(name, list(SLASH_COMMANDS), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def unknown_command_text(name: str) -> str:
+    """``Unknown command /compcat — did you mean /compact?`` (or a pointer to /help)."""
+    guess = closest_command(name)
+    if guess is not None and guess != name:
+        return f"Unknown command /{name} — did you mean /{guess}?"
+    return f"Unknown command /{name} — type /help for the list."
+
+
+def slash_help() -> str:
+    """One line per command: usage, then help."""
+    width = max(len(u) for u in SLASH_USAGE.values())
+    return "\n".join(f"{SLASH_USAGE[n]:<{width}}  {h}" for n, h in SLASH_COMMANDS.items())

@@ -1,0 +1,542 @@
+"""The compaction timeline: a pure fold of the session log into one record per compaction
+or per prune batch.
+
+Every front end (the TUI panel, the headless report, the Markdown export) and the tests read
+this one projection, so what a user sees about compaction is derived in exactly one place.
+
+Records come from the log alone:
+
+* a **compaction** is the ``compact/start … compact/end`` bracket with the same
+  ``compaction_id``: ``compact/summary`` gives the shadowed items and tokens, the
+  replacement ``user/message`` the checkpoint seq, ``compact/end`` the outcome;
+* a **prune batch** is a run of consecutive ``compact/prune`` events, each followed by its
+  replacement ``tool/result``, with nothing else in between.
+
+Status of a compaction: ``done`` (``compact/end`` without error, after a summary),
+``failed`` (``compact/end`` with an error), ``interrupted`` (no end, and a
+``session/resume`` after the start: the process died mid-compaction, an inert crash orphan)
+and ``running`` (no end and no resume yet). A live fold only learns that a bracket is an
+orphan from a later ``session/resume``; a viewer that knows no process is writing the log
+any more calls :meth:`TimelineFold.close` (or ``timeline(..., closed=True)``).
+
+A prune batch is ``running`` while an announced result still waits for its replacement,
+``done`` once every one has it, ``failed`` when something else follows first (the
+replacement append failed), and ``interrupted`` when only crash-repair closers and then
+``session/resume`` follow.
+
+Events without a ``compaction_id`` (legacy logs, or types registered by someone else) are
+ignored, as are brackets that reference an id that never started: the fold never raises on
+what it reads.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agent.events import (
+    Event,
+    SessionResume,
+    SurfaceReplace,
+    ToolResult,
+    TurnEnd,
+    Usage,
+    UserMessage,
+)
+from compact.contract import CompactEnd, CompactPrune, CompactStart, CompactSummary
+
+Kind = Literal["compaction", "prune"]
+Status = Literal["running", "done", "failed", "interrupted"]
+
+PricedEvent = Callable[[Event], int]
+"""Prices one surface event in tokens (a meter's estimator); used for prune replacements."""
+
+MISSING_SUMMARY = "the compaction ended without recording a summary"
+MISSING_REPLACEMENT = "a pruned tool result was announced but its replacement was never written"
+
+
+@dataclass(frozen=True)
+class TimelineRecord:
+    """One compaction or one prune batch, as the log tells it.
+
+    ``items_before``/``tokens_before`` price what left the surface (the shadowed nodes).
+    ``items_after`` is 1 for a landed checkpoint (0 until it lands); for a prune batch it is
+    the number of results actually replaced (they stay on the surface as placeholders).
+    ``tokens_after`` is the checkpoint's price (``summary_tokens``); for a prune batch it is
+    the sum of the replacements' prices when the fold was given a pricer, else None.
+    """
+
+    number: int
+    """1-based position in the timeline."""
+    kind: Kind
+    compaction_id: str | None
+    """None for a prune batch."""
+    trigger: str
+    """``auto``/``manual``/``overflow``/``region``; for a prune batch ``pressure``/``overflow``."""
+    status: Status
+    started_at: float
+    ended_at: float | None
+    items_before: int
+    items_after: int
+    tokens_before: int
+    tokens_after: int | None
+    summary: str | None = None
+    """The raw summary (``compact/summary``), not the framed checkpoint."""
+    focus: str | None = None
+    model: str | None = None
+    """Summarizer model; ``fallback`` for the model-free checkpoint; None for prunes."""
+    usage: Usage | None = None
+    error: str | None = None
+    turn: int | None = None
+    """The turn the compaction ran in; None between turns (``/compact``) and for prunes."""
+    start_seq: int = 0
+    replacement_seq: int | None = None
+    """Seq of the checkpoint ``user/message`` (the last replacement for a prune batch)."""
+    shadowed_seqs: list[int] = field(default_factory=list)
+    end_seq: int | None = None
+    source_command_id: str | None = None
+
+    @property
+    def duration_s(self) -> float | None:
+        """Seconds from the first to the last event; None while running or if interrupted."""
+        if self.ended_at is None:
+            return None
+        return max(0.0, self.ended_at - self.started_at)
+
+    @property
+    def saved_tokens(self) -> int | None:
+        """Tokens taken off the surface: ``before - after`` when both are known.
+
+        For a prune batch without a pricer this is ``tokens_before``, an upper bound (the
+        placeholders themselves cost a few tokens). None when nothing is known yet.
+        """
+        if self.tokens_after is not None:
+            return self.tokens_before - self.tokens_after
+        if self.kind == "prune":
+            return self.tokens_before
+        return None
+
+    def elapsed(self, now: float) -> float:
+        """Seconds since the start, up to the end if it ended (for a live "running" label)."""
+        end = self.ended_at if self.ended_at is not None else now
+        return max(0.0, end - self.started_at)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready values for every field (``usage`` as a dict)."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, Usage):
+                value = value.model_dump()
+            elif isinstance(value, list):
+                value = list(value)
+            out[f.name] = value
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TimelineRecord:
+        """Inverse of :meth:`to_dict`; keys that are not fields (derived values) are ignored."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        kwargs = {k: v for k, v in data.items() if k in names}
+        usage = kwargs.get("usage")
+        if isinstance(usage, dict):
+            kwargs["usage"] = Usage.model_validate(usage)
+        return cls(**kwargs)
+
+
+@dataclass
+class _Batch:
+    """The prune batch being folded: its record index and the seqs awaiting a replacement."""
+
+    index: int
+    pending: set[int] = field(default_factory=set)
+
+
+class TimelineFold:
+    """Incremental timeline: :meth:`feed` each event in log order (e.g. from a session
+    observer) and read :attr:`records`. Folding every event of a log gives exactly what
+    :func:`timeline` returns for it. Cost per event is O(1) apart from the records it edits.
+
+    ``price`` optionally prices a prune replacement ``tool/result`` so prune records get a
+    ``tokens_after``; it must be deterministic for the incremental and full folds to agree.
+    """
+
+    def __init__(self, price: PricedEvent | None = None) -> None:
+        self._price = price
+        self._records: list[TimelineRecord] = []
+        self._by_id: dict[str, int] = {}
+        self._open: dict[str, int] = {}
+        """Compactions without ``compact/end`` yet: id -> record index."""
+        self._batch: _Batch | None = None
+        self._suspect: int | None = None
+        """A batch just settled as failed (a replacement missing) that a crash repair could
+        still explain: if only repair closers follow and then ``session/resume``, the process
+        died mid-batch and the verdict becomes ``interrupted``."""
+
+    @property
+    def records(self) -> list[TimelineRecord]:
+        """The records so far, oldest first (a new list; records are immutable)."""
+        return list(self._records)
+
+    def record(self, compaction_id: str) -> TimelineRecord | None:
+        """The record of one compaction, or None."""
+        index = self._by_id.get(compaction_id)
+        return None if index is None else self._records[index]
+
+    def feed_all(self, events: Iterable[Event]) -> bool:
+        """Feed several events; True when any of them changed the records."""
+        changed = False
+        for event in events:
+            changed = self.feed(event) or changed
+        return changed
+
+    def feed(self, event: Event) -> bool:
+        """Fold one event (the next in log order). True when the records changed."""
+        changed = False
+        if self._batch is not None and not self._continues_batch(event):
+            changed = self._close_batch(interrupted=isinstance(event, SessionResume))
+        if self._suspect is not None:
+            if isinstance(event, SessionResume):
+                old = self._records[self._suspect]
+                changed = (
+                    self._set(
+                        self._suspect, dataclasses.replace(old, status="interrupted", error=None)
+                    )
+                    or changed
+                )
+                self._suspect = None
+            elif not _repair_closer(event):
+                self._suspect = None
+        if isinstance(event, CompactPrune):
+            return self._prune(event) or changed
+        if isinstance(event, ToolResult):
+            return self._prune_replacement(event) or changed
+        if isinstance(event, CompactStart):
+            return self._start(event) or changed
+        if isinstance(event, CompactSummary):
+            return self._summary(event) or changed
+        if isinstance(event, UserMessage):
+            return self._checkpoint(event) or changed
+        if isinstance(event, CompactEnd):
+            return self._end(event) or changed
+        if isinstance(event, SessionResume):
+            return self._orphan_all() or changed
+        return changed
+
+    def close(self) -> bool:
+        """Declare the log finished (no process writes it any more): every bracket still
+        open is a crash orphan and becomes ``interrupted``. True when records changed."""
+        changed = False
+        if self._batch is not None:
+            changed = self._close_batch(interrupted=True)
+        return self._orphan_all() or changed
+
+    # --- compactions --------------------------------------------------------------------------
+
+    def _set(self, index: int, record: TimelineRecord) -> bool:
+        if self._records[index] == record:
+            return False
+        self._records[index] = record
+        return True
+
+    def _start(self, event: CompactStart) -> bool:
+        data = event.data
+        cid = data.compaction_id
+        if not cid or cid in self._by_id:
+            return False  # no id (legacy) or a repeated start: not a bracket we can trust
+        index = len(self._records)
+        self._records.append(
+            TimelineRecord(
+                number=index + 1,
+                kind="compaction",
+                compaction_id=cid,
+                trigger=data.trigger,
+                status="running",
+                started_at=event.time,
+                ended_at=None,
+                items_before=0,
+                items_after=0,
+                tokens_before=0,
+                tokens_after=None,
+                focus=data.focus,
+                turn=data.turn,
+                start_seq=event.seq,
+                source_command_id=data.source_command_id,
+            )
+        )
+        self._by_id[cid] = index
+        self._open[cid] = index
+        return True
+
+    def _summary(self, event: CompactSummary) -> bool:
+        data = event.data
+        index = self._open.get(data.compaction_id or "")
+        if index is None:
+            return False
+        old = self._records[index]
+        return self._set(
+            index,
+            dataclasses.replace(
+                old,
+                summary=data.summary,
+                items_before=len(data.shadowed_seqs),
+                tokens_before=data.shadowed_tokens,
+                tokens_after=data.summary_tokens,
+                model=data.model,
+                usage=data.usage,
+                shadowed_seqs=list(data.shadowed_seqs),
+            ),
+        )
+
+    def _checkpoint(self, event: UserMessage) -> bool:
+        if event.data.source != "compact" or not isinstance(event.surface_op, SurfaceReplace):
+            return False
+        index = self._open.get(event.data.compaction_id or "")
+        if index is None:
+            # A checkpoint without an id: the bracket it belongs to is the one it cites.
+            cited = set(event.source_event_seqs or ())
+            for candidate in self._open.values():
+                if self._records[candidate].start_seq in cited:
+                    index = candidate
+                    break
+        if index is None:
+            return False
+        old = self._records[index]
+        return self._set(index, dataclasses.replace(old, replacement_seq=event.seq, items_after=1))
+
+    def _end(self, event: CompactEnd) -> bool:
+        data = event.data
+        index = self._open.pop(data.compaction_id or "", None)
+        if index is None:
+            return False
+        old = self._records[index]
+        error = data.error
+        if error is None and old.summary is None:
+            error = MISSING_SUMMARY
+        return self._set(
+            index,
+            dataclasses.replace(
+                old,
+                status="done" if error is None else "failed",
+                ended_at=event.time,
+                end_seq=event.seq,
+                error=error,
+                turn=old.turn if old.turn is not None else data.turn,
+            ),
+        )
+
+    def _orphan_all(self) -> bool:
+        changed = False
+        for index in self._open.values():
+            changed = (
+                self._set(index, dataclasses.replace(self._records[index], status="interrupted"))
+                or changed
+            )
+        self._open.clear()
+        return changed
+
+    # --- prune batches ------------------------------------------------------------------------
+
+    def _continues_batch(self, event: Event) -> bool:
+        return isinstance(event, CompactPrune) or self._is_replacement(event)
+
+    def _is_replacement(self, event: Event) -> bool:
+        return (
+            self._batch is not None
+            and isinstance(event, ToolResult)
+            and isinstance(event.surface_op, SurfaceReplace)
+            and event.surface_op.start in self._batch.pending
+        )
+
+    def _prune(self, event: CompactPrune) -> bool:
+        data = event.data
+        shadowed = list(data.shadowed_seqs) or [data.shadowed_range.start]
+        if self._batch is None:
+            index = len(self._records)
+            self._records.append(
+                TimelineRecord(
+                    number=index + 1,
+                    kind="prune",
+                    compaction_id=None,
+                    trigger=data.trigger,
+                    status="running",
+                    started_at=event.time,
+                    ended_at=event.time,
+                    items_before=0,
+                    items_after=0,
+                    tokens_before=0,
+                    tokens_after=0 if self._price is not None else None,
+                    start_seq=event.seq,
+                )
+            )
+            self._batch = _Batch(index)
+        batch = self._batch
+        batch.pending.update(shadowed)
+        old = self._records[batch.index]
+        self._set(
+            batch.index,
+            dataclasses.replace(
+                old,
+                status="running",
+                ended_at=event.time,
+                items_before=old.items_before + len(shadowed),
+                tokens_before=old.tokens_before + data.shadowed_tokens,
+                shadowed_seqs=[*old.shadowed_seqs, *shadowed],
+            ),
+        )
+        return True
+
+    def _prune_replacement(self, event: ToolResult) -> bool:
+        if self._batch is None or not self._is_replacement(event):
+            return False
+        assert isinstance(event.surface_op, SurfaceReplace)
+        batch = self._batch
+        batch.pending.discard(event.surface_op.start)
+        old = self._records[batch.index]
+        tokens_after = old.tokens_after
+        if self._price is not None and tokens_after is not None:
+            tokens_after += self._price(event)
+        return self._set(
+            batch.index,
+            dataclasses.replace(
+                old,
+                # Done once every announced result has its replacement; a batch that closes
+                # with one missing is settled by _close_batch.
+                status="running" if batch.pending else "done",
+                ended_at=event.time,
+                items_after=old.items_after + 1,
+                tokens_after=tokens_after,
+                replacement_seq=event.seq,
+            ),
+        )
+
+    def _close_batch(self, *, interrupted: bool) -> bool:
+        batch = self._batch
+        assert batch is not None
+        self._batch = None
+        if not batch.pending:
+            return False
+        old = self._records[batch.index]
+        if interrupted:
+            return self._set(batch.index, dataclasses.replace(old, status="interrupted"))
+        self._suspect = batch.index
+        return self._set(
+            batch.index, dataclasses.replace(old, status="failed", error=MISSING_REPLACEMENT)
+        )
+
+
+def _repair_closer(event: Event) -> bool:
+    """Could ``event`` have been written by crash repair (:mod:`agent.repair`)?"""
+    if isinstance(event, TurnEnd):
+        return event.data.reason == "interrupted"
+    if isinstance(event, ToolResult):
+        return event.data.is_error and not isinstance(event.surface_op, SurfaceReplace)
+    return event.type == "step/end"
+
+
+def timeline(
+    events: Iterable[Event], *, closed: bool = False, price: PricedEvent | None = None
+) -> list[TimelineRecord]:
+    """The timeline of a whole log: :class:`TimelineFold` fed every event.
+
+    ``closed``: no process writes this log any more (a viewer found it unlocked), so a
+    bracket still open at its end is a crash orphan (``interrupted``), not ``running``.
+    """
+    fold = TimelineFold(price)
+    fold.feed_all(events)
+    if closed:
+        fold.close()
+    return fold.records
+
+
+# --- formatting (shared by every front end) -----------------------------------------------------
+
+
+def fmt_tokens(n: int) -> str:
+    """A token count in at most three significant digits: ``950``, ``38.1k``, ``1.05M``."""
+    if n < 0:
+        return "-" + fmt_tokens(-n)
+    if n < 1000:
+        return str(n)
+    value = float(n)
+    for unit in ("k", "M", "G"):
+        value /= 1000
+        # Roll over before rounding would print four digits (999_999 -> "1M", not "1000k").
+        if value < 999.5 or unit == "G":
+            digits = 2 if value < 9.995 else 1 if value < 99.95 else 0
+            text = f"{value:.{digits}f}"
+            if "." in text:
+                text = text.rstrip("0").rstrip(".")
+            return text + unit
+    raise AssertionError("unreachable")
+
+
+def fmt_duration(seconds: float | None) -> str:
+    """A short duration: ``0.4s``, ``4.2s``, ``42s``, ``3m 05s``, ``1h 02m``; ``—`` if unknown."""
+    if seconds is None or math.isnan(seconds):
+        return "—"
+    s = max(0.0, seconds)
+    if s < 9.95:
+        return f"{s:.1f}s"
+    if s < 59.5:
+        return f"{round(s)}s"
+    total = round(s)
+    if total < 3600:
+        return f"{total // 60}m {total % 60:02d}s"
+    return f"{total // 3600}h {total % 3600 // 60:02d}m"
+
+
+def label(record: TimelineRecord) -> str:
+    """What ran: the trigger of a compaction; ``prune`` (``prune (overflow)``) for a batch."""
+    if record.kind == "prune":
+        return "prune" if record.trigger == "pressure" else f"prune ({record.trigger})"
+    return record.trigger
+
+
+def one_line(text: str, limit: int | None = None) -> str:
+    """``text`` on one line (whitespace runs collapsed), cut to ``limit`` chars with ``…``."""
+    flat = " ".join(text.split())
+    if limit is not None and len(flat) > limit:
+        return flat[: max(0, limit - 1)] + "…"
+    return flat
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def describe(record: TimelineRecord) -> str:
+    """One plain line for a record, e.g.::
+
+    #1 auto · done · 42 items · 38.1k → 2.3k tokens · 4.2s
+    #2 prune · done · 3 results · −9.7k tokens
+    #3 manual · failed: <error>
+    """
+    head = f"#{record.number} {label(record)}"
+    if record.status == "failed":
+        return f"{head} · failed: {one_line(record.error or 'unknown error', 200)}"
+    parts = [head, record.status]
+    if record.kind == "prune":
+        parts.append(_plural(record.items_before, "result"))
+        saved = record.saved_tokens
+        if saved is not None:
+            parts.append(f"−{fmt_tokens(saved)} tokens")
+    else:
+        if record.items_before:
+            parts.append(_plural(record.items_before, "item"))
+        if record.status == "done" and record.tokens_after is not None:
+            parts.append(
+                f"{fmt_tokens(record.tokens_before)} → {fmt_tokens(record.tokens_after)} tokens"
+            )
+        elif record.tokens_before:
+            parts.append(f"{fmt_tokens(record.tokens_before)} tokens")
+        if record.model == "fallback":
+            parts.append("model-free fallback")
+    if record.duration_s is not None and record.kind == "compaction":
+        parts.append(fmt_duration(record.duration_s))
+    if record.focus:
+        parts.append(f'focus "{one_line(record.focus, 40)}"')
+    return " · ".join(parts)

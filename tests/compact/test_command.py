@@ -1,0 +1,302 @@
+"""The ``/compact`` consumer over the real basic backend, and the slash-command helpers."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from agent.events import Event
+from agent.loop import Agent
+from agent.meter import TokenMeter
+from agent.scripted import ScriptedModel
+from agent.session import Session
+from agent.tokens import Estimator
+from compact.basic import BasicCompactService
+from compact.command import (
+    BUSY,
+    CANCELLED,
+    NOTHING_TO_COMPACT,
+    SLASH_COMMANDS,
+    SLASH_USAGE,
+    CompactCommand,
+    closest_command,
+    parse_slash,
+    slash_help,
+    unknown_command_text,
+)
+from compact.contract import ERROR_SENTENCES
+from compact.timeline import timeline
+from tests.compact import new_session
+
+LONG = "the quick brown fox jumps over the lazy dog. " * 40
+
+
+@dataclass
+class Rig:
+    session: Session
+    agent: Agent
+    service: BasicCompactService
+    command: CompactCommand
+
+    def types(self, since: int = 0) -> list[str]:
+        return [e.type for e in self.session.events[since:]]
+
+    def last(self, type_: str) -> Event:
+        return next(e for e in reversed(self.session.events) if e.type == type_)
+
+
+@pytest.fixture(scope="module")
+def estimator() -> Estimator:
+    return Estimator()
+
+
+def build(tmp_path: Path, estimator: Estimator, *, summarizer_delay: float = 0.0) -> Rig:
+    session = new_session(tmp_path)
+    model = ScriptedModel(estimator)
+    meter = TokenMeter(session, estimator, 16_000)
+    service = BasicCompactService(
+        session, meter, ScriptedModel(estimator, delay_s=summarizer_delay)
+    )
+    agent = Agent(session, model, model.model, [])
+    return Rig(session, agent, service, CompactCommand(service, session))
+
+
+@pytest.fixture
+def rig(tmp_path: Path, estimator: Estimator) -> Iterator[Rig]:
+    r = build(tmp_path, estimator)
+    yield r
+    r.service.close()
+    r.session.close()
+
+
+async def chat(rig: Rig, turns: int = 3) -> None:
+    for i in range(turns):
+        result = await rig.agent.run_turn(f"Explain item {i}: {LONG}")
+        assert result.reason == "completed"
+
+
+# --- outcomes ---------------------------------------------------------------------------------
+
+
+async def test_success_reports_items_and_tokens_and_logs_the_command(rig: Rig) -> None:
+    await chat(rig)
+    mark = len(rig.session.events)
+
+    outcome = await rig.command.run(rig.agent, "  the parser  ")
+
+    assert outcome.ok
+    result = outcome.result
+    assert result is not None
+    match = re.fullmatch(r"Compacted (\d+) history items \(~(\S+) → (\S+) tokens\)\.", outcome.text)
+    assert match is not None, outcome.text
+    assert int(match.group(1)) == len(result.shadowed_seqs) > 1
+    assert rig.types(mark) == [
+        "command/run",
+        "compact/start",
+        "compact/summary",
+        "user/message",
+        "compact/end",
+        "command/done",
+    ]
+    run, start = rig.session.events[mark], rig.session.events[mark + 1]
+    done = rig.session.events[-1]
+    assert run.data.name == "compact"  # type: ignore[attr-defined]
+    assert run.data.args == "the parser"  # type: ignore[attr-defined]
+    command_id = run.data.command_id  # type: ignore[attr-defined]
+    assert command_id.startswith("cmd-")
+    assert start.data.source_command_id == command_id  # type: ignore[attr-defined]
+    assert start.data.focus == "the parser"  # type: ignore[attr-defined]
+    assert start.data.trigger == "manual"  # type: ignore[attr-defined]
+    assert (done.data.command_id, done.data.ok, done.data.text) == (  # type: ignore[attr-defined]
+        command_id,
+        True,
+        outcome.text,
+    )
+    [record] = timeline(rig.session.events)
+    assert (record.status, record.focus, record.source_command_id) == (
+        "done",
+        "the parser",
+        command_id,
+    )
+    assert not rig.command.running
+
+
+async def test_command_ids_are_unique(rig: Rig) -> None:
+    for _ in range(3):
+        await rig.command.run(rig.agent)
+    ids = [e.data.command_id for e in rig.session.events if e.type == "command/run"]  # type: ignore[attr-defined]
+    assert len(set(ids)) == 3
+
+
+async def test_nothing_to_compact_writes_no_bracket(rig: Rig) -> None:
+    outcome = await rig.command.run(rig.agent, "")
+    assert (outcome.ok, outcome.text, outcome.result) == (True, NOTHING_TO_COMPACT, None)
+    assert rig.types(1) == ["command/run", "command/done"]
+    assert rig.session.events[1].data.args == ""  # type: ignore[attr-defined]
+
+
+async def test_a_failed_compaction_gives_its_plain_sentence(rig: Rig) -> None:
+    await rig.agent.run_turn("hi")  # too little history for a smaller summary
+    outcome = await rig.command.run(rig.agent)
+    assert (outcome.ok, outcome.text, outcome.result) == (False, ERROR_SENTENCES["summary"], None)
+    assert rig.last("compact/end").data.error  # type: ignore[attr-defined]
+    assert rig.last("command/done").data.ok is False  # type: ignore[attr-defined]
+    [record] = timeline(rig.session.events)
+    assert record.status == "failed"
+
+
+async def test_busy_agent_is_refused_without_calling_the_service(rig: Rig) -> None:
+    await chat(rig, turns=2)
+    mark = len(rig.session.events)
+    rig.agent.busy = True
+    outcome = await rig.command.run(rig.agent, "focus")
+    assert (outcome.ok, outcome.text) == (False, BUSY)
+    assert rig.types(mark) == ["command/run", "command/done"]
+    assert not rig.command.running
+
+
+async def test_signal_set_before_the_run_cancels_at_once(rig: Rig) -> None:
+    await chat(rig, turns=2)
+    mark = len(rig.session.events)
+    signal = asyncio.Event()
+    signal.set()
+    outcome = await rig.command.run(rig.agent, signal=signal)
+    assert (outcome.ok, outcome.text) == (False, CANCELLED)
+    assert rig.types(mark) == ["command/run", "command/done"]
+
+
+async def test_signal_set_while_compacting_cancels(rig: Rig) -> None:
+    await chat(rig)
+    signal = asyncio.Event()
+    rig.session.subscribe(lambda e: signal.set() if e.type == "compact/start" else None)
+    before = list(rig.session.surface)
+
+    outcome = await rig.command.run(rig.agent, signal=signal)
+
+    assert (outcome.ok, outcome.text) == (False, CANCELLED)
+    assert list(rig.session.surface) == before
+    assert rig.last("compact/end").data.error  # type: ignore[attr-defined]
+    assert rig.last("command/done").data.text == CANCELLED  # type: ignore[attr-defined]
+
+
+async def test_cancelling_the_task_logs_done_and_propagates(
+    tmp_path: Path, estimator: Estimator
+) -> None:
+    rig = build(tmp_path, estimator, summarizer_delay=0.01)
+    try:
+        await chat(rig)
+        task = asyncio.create_task(rig.command.run(rig.agent))
+        rig.session.subscribe(lambda e: task.cancel() if e.type == "compact/start" else None)
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert rig.types()[-2:] == ["compact/end", "command/done"]
+        assert rig.last("command/done").data.text == CANCELLED  # type: ignore[attr-defined]
+        assert not rig.command.running
+        await asyncio.wait_for(rig.command.wait_idle(), 1)
+    finally:
+        rig.service.close()
+        rig.session.close()
+
+
+async def test_a_prompt_waits_until_compact_has_committed(
+    tmp_path: Path, estimator: Estimator
+) -> None:
+    rig = build(tmp_path, estimator, summarizer_delay=0.005)
+    try:
+        await chat(rig)
+        await asyncio.wait_for(rig.command.wait_idle(), 1)  # idle: returns at once
+        seen: list[str] = []
+
+        async def submit_prompt() -> None:
+            await rig.command.wait_idle()
+            seen.append(rig.session.events[-1].type)
+            await rig.agent.run_turn("and then?")
+
+        compacting = asyncio.create_task(rig.command.run(rig.agent))
+        await asyncio.sleep(0)
+        assert rig.command.running
+        prompt = asyncio.create_task(submit_prompt())
+        second = await rig.command.run(rig.agent)  # one /compact at a time
+        assert (second.ok, second.text) == (False, BUSY)
+
+        outcome = await compacting
+        await prompt
+        assert outcome.ok, outcome.text
+        assert seen == ["command/done"]
+        types = rig.types()
+        last_turn = len(types) - 1 - types[::-1].index("turn/start")
+        assert types.index("command/done") < last_turn
+    finally:
+        rig.service.close()
+        rig.session.close()
+
+
+# --- slash commands ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "parsed"),
+    [
+        ("/compact the parser", ("compact", "the parser")),
+        ("/compact", ("compact", "")),
+        ("  /Compact   spaced out  ", ("compact", "spaced out")),
+        ("/compact focus\non two lines", ("compact", "focus\non two lines")),
+        ("/resume 3f2a9c", ("resume", "3f2a9c")),
+        ("/compcat x", ("compcat", "x")),
+        ("hello", None),
+        ("", None),
+        ("/", None),
+        ("//not a command", None),
+        ("/etc/hosts looks odd", None),
+        ("what about /compact?", None),
+    ],
+)
+def test_parse_slash(text: str, parsed: tuple[str, str] | None) -> None:
+    assert parse_slash(text) == parsed
+
+
+def test_the_command_set() -> None:
+    assert list(SLASH_COMMANDS) == [
+        "help",
+        "compact",
+        "context",
+        "timeline",
+        "new",
+        "sessions",
+        "resume",
+        "model",
+        "approve",
+        "quit",
+    ]
+    assert set(SLASH_USAGE) == set(SLASH_COMMANDS)
+    assert all(help_ and "\n" not in help_ for help_ in SLASH_COMMANDS.values())
+    lines = slash_help().splitlines()
+    assert len(lines) == len(SLASH_COMMANDS)
+    assert lines[1].startswith("/compact [focus]")
+
+
+@pytest.mark.parametrize(
+    ("name", "guess"),
+    [
+        ("compact", "compact"),
+        ("compcat", "compact"),
+        ("COMPACT", "compact"),
+        ("comp", "compact"),
+        ("timelin", "timeline"),
+        ("sesions", "sessions"),
+        ("qiut", "quit"),
+        ("xyzzy", None),
+    ],
+)
+def test_closest_command(name: str, guess: str | None) -> None:
+    assert closest_command(name) == guess
+
+
+def test_unknown_command_text() -> None:
+    assert unknown_command_text("compcat") == "Unknown command /compcat — did you mean /compact?"
+    assert unknown_command_text("xyzzy") == "Unknown command /xyzzy — type /help for the list."

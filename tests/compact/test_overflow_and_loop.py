@@ -1,0 +1,136 @@
+"""Compaction driven by the real loop: overflow recovery, pre-step placement, failures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent.events import Event
+from agent.loop import Agent
+from agent.scripted import ScriptedModel
+from tests.compact.conftest import Rig, add_turn, server_model
+from tests.openai_server import OpenAIServer
+
+OVERFLOW = {
+    "status": 400,
+    "message": "This model's maximum context length is 8000 tokens. However, you requested 9100",
+    "code": "context_length_exceeded",
+}
+
+
+def installed(rig: Rig) -> Agent:
+    rig.service.install(rig.agent.hooks)
+    return rig.agent
+
+
+def history(rig: Rig, turns: int = 8) -> None:
+    for t in range(1, turns + 1):
+        add_turn(rig.session, t)
+
+
+async def test_overflow_is_recovered_by_compaction_and_the_step_retried(
+    make_rig, openai_server: OpenAIServer
+) -> None:
+    rig = make_rig(model=server_model(openai_server))
+    history(rig)
+    agent = installed(rig)
+    openai_server.push(
+        OVERFLOW, {"text": "## Primary request and intent\n- condensed"}, {"text": "done"}
+    )
+    generation = rig.session.replace_generation
+    result = await agent.run_turn("next task")
+    assert result.reason == "completed" and result.text == "done"
+    assert rig.session.replace_generation > generation
+    start = next(e for e in rig.session.events if e.type == "compact/start")
+    assert start.data.trigger == "overflow" and start.data.turn == 9
+    # The retried request carried the checkpoint, and the user's new request survived.
+    final = openai_server.requests[-1]["messages"]
+    assert "<compacted-summary>" in final[1]["content"]
+    assert final[-1]["content"] == "next task"
+
+
+async def test_overflow_falls_back_to_a_model_free_checkpoint(
+    make_rig, openai_server: OpenAIServer
+) -> None:
+    rig = make_rig(model=server_model(openai_server))
+    history(rig)
+    agent = installed(rig)
+    openai_server.push(
+        OVERFLOW,
+        {"status": 500, "message": "summarizer down", "type": "server_error"},
+        {"text": "recovered"},
+    )
+    result = await agent.run_turn("go on")
+    assert result.reason == "completed"
+    summaries = [e for e in rig.session.events if e.type == "compact/summary"]
+    assert [s.data.model for s in summaries] == ["fallback"]
+    assert "request 1" in summaries[0].data.summary  # the user's messages, verbatim
+    ends = [e.data.error for e in rig.session.events if e.type == "compact/end"]
+    assert ends[0] and "summarizer failed" in ends[0] and ends[1] is None
+    assert any("model-free checkpoint" in n for n in rig.notices)
+
+
+async def test_overflow_with_nothing_to_compact_keeps_the_provider_error(
+    make_rig, openai_server: OpenAIServer
+) -> None:
+    rig = make_rig(model=server_model(openai_server))
+    agent = installed(rig)
+    openai_server.push(OVERFLOW)
+    result = await agent.run_turn("a single huge request " + "x " * 100)
+    assert result.reason == "error"
+    assert "context" in (result.error or "").lower()
+    # No blind retry without proof of progress: the conversation request went out once.
+    prompt = rig.session.derive_messages()[-1]["content"]
+    sent = [r for r in openai_server.requests if r["messages"][-1]["content"] == prompt]
+    assert len(sent) == 1
+    assert rig.session.replace_generation == 0
+
+
+async def test_summarizer_failure_under_pressure_lets_the_step_proceed(
+    make_rig, openai_server: OpenAIServer
+) -> None:
+    rig = make_rig(model=server_model(openai_server))
+    for t in range(1, 40):
+        add_turn(rig.session, t)
+        if rig.meter.measure().total > 6600:
+            break
+    agent = installed(rig)
+    openai_server.push(
+        {"status": 500, "message": "down", "type": "server_error"}, {"text": "answer"}
+    )
+    result = await agent.run_turn("continue")
+    assert result.reason == "completed" and result.text == "answer"
+    end = next(e for e in rig.session.events if e.type == "compact/end")
+    assert end.data.error and "summarizer failed" in end.data.error
+    assert any("continuing with the full history" in n for n in rig.notices)
+
+
+async def test_runaway_turn_compacts_between_steps(make_rig, tmp_path: Path, estimator) -> None:
+    """One long turn of tool steps grows past the threshold: compaction lands at a pre-step
+    checkpoint, outside every step, and the turn still finishes."""
+    (tmp_path / "big.txt").write_text("\n".join(f"line {i} of a long file" for i in range(400)))
+    for i in range(12):
+        (tmp_path / f"mod{i}.py").write_text(f"# module {i}\n" + "x = 1\n" * 30)
+    model = ScriptedModel(estimator, context_window=3000)
+    rig = make_rig(model=model, window=3000)
+    agent = installed(rig)
+    steps_open: list[bool] = []
+    state = {"open": False}
+
+    def watch(event: Event) -> None:
+        if event.type == "step/start":
+            state["open"] = True
+        elif event.type == "step/end":
+            state["open"] = False
+        elif event.type.startswith("compact/"):
+            steps_open.append(state["open"])
+
+    rig.session.subscribe(watch)
+    for n in range(6):
+        result = await agent.run_turn(f"look at every file here and count lines, round {n}")
+        assert result.reason == "completed"
+        if steps_open:
+            break
+    assert steps_open, "compaction never fired: the fixture is too small for the window"
+    assert not any(steps_open), "a compaction record landed inside a step"
+    kinds = [e.type for e in rig.session.events if e.type.startswith("compact/")]
+    assert "compact/end" in kinds
