@@ -94,6 +94,21 @@ def list_sessions(home: Path) -> list[StoredSession]:
     return found
 
 
+def is_open_for_writing(path: Path) -> bool:
+    """True when a reefline process holds ``path`` open for appending (its writer lock)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
 def write_private(path: Path, data: bytes) -> None:
     """Write a new 0600 file (used for side files such as a torn tail)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

@@ -13,7 +13,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from agent.settings import SettingsError, load_settings
+from agent.settings import Settings, SettingsError, load_settings
+from tui import subcommands
 from tui.headless import EXIT_ERROR, EXIT_USAGE, run_prompt
 from tui.wiring import StartupError, build_runtime
 
@@ -63,6 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="bash approval policy (default: ask in the app, deny with -p)",
     )
     run.add_argument("--home", type=Path, help="where sessions live (default: $REEFLINE_HOME)")
+    run.add_argument(
+        "--plain",
+        action="store_true",
+        help="line-mode REPL instead of the full-screen app (also when stdin is not a terminal)",
+    )
     model = parser.add_argument_group("model")
     model.add_argument("--model", help="model name, e.g. gpt-4.1, deepseek-chat, qwen2.5:7b")
     model.add_argument(
@@ -95,7 +101,35 @@ def settings_flags(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def run_interactive(settings: Settings, args: argparse.Namespace) -> int:
+    """``reefline`` without -p: the Textual app, or the plain REPL (``--plain``, or whenever
+    stdin or stdout is not a terminal). Bash approval defaults to ask, and to deny when
+    nobody can answer (stdin is not a terminal)."""
+    plain = args.plain or not (sys.stdin.isatty() and sys.stdout.isatty())
+    try:
+        runtime = build_runtime(
+            settings,
+            resume=args.resume,
+            continue_last=args.continue_last,
+            default_approve="ask" if sys.stdin.isatty() else "deny",
+            scripted_delay_s=0.0 if plain else 0.02,
+        )
+    except (StartupError, SettingsError) as exc:
+        print(f"reefline: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if plain:
+        from tui.repl import run_repl
+
+        return asyncio.run(run_repl(runtime))
+    from tui.app import run_app
+
+    return run_app(runtime)
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in subcommands.NAMES:
+        return subcommands.main(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.json and args.prompt is None:
@@ -106,11 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"reefline: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.prompt is None:
-        print(
-            'reefline: the interactive app is not available yet; run a task with -p "..."',
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
+        return run_interactive(settings, args)
     try:
         runtime = build_runtime(
             settings,

@@ -20,6 +20,7 @@ from agent.settings import Provider, Settings, SettingsError, resolve_provider
 from agent.store import default_home
 from agent.tokens import Estimator
 from compact.basic import BasicCompactService, CompactionSettings, load_compaction_settings
+from compact.command import CompactCommand
 from compact.contract import CompactService, register_events
 from compact.prune import Pruner
 from tools.base import ApprovalPolicy, Approver
@@ -44,6 +45,7 @@ class Runtime:
     agent: Agent
     compaction: CompactService
     compaction_settings: CompactionSettings
+    compact_command: CompactCommand
     notices: list[str] = field(default_factory=list)
 
     @property
@@ -188,5 +190,6 @@ def build_runtime(
         agent=agent,
         compaction=service,
         compaction_settings=compaction_settings,
+        compact_command=CompactCommand(service, session),
         notices=notices,
     )

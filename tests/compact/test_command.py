@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent.events import Event
+from agent.llm import OpenAICompatible, RetryPolicy
 from agent.loop import Agent
 from agent.meter import TokenMeter
 from agent.scripted import ScriptedModel
@@ -32,6 +33,7 @@ from compact.command import (
 from compact.contract import ERROR_SENTENCES
 from compact.timeline import timeline
 from tests.compact import new_session
+from tests.openai_server import OpenAIServer
 
 LONG = "the quick brown fox jumps over the lazy dog. " * 40
 
@@ -140,8 +142,18 @@ async def test_nothing_to_compact_writes_no_bracket(rig: Rig) -> None:
     assert rig.session.events[1].data.args == ""  # type: ignore[attr-defined]
 
 
-async def test_a_failed_compaction_gives_its_plain_sentence(rig: Rig) -> None:
-    await rig.agent.run_turn("hi")  # too little history for a smaller summary
+async def test_a_failed_compaction_gives_its_plain_sentence(
+    rig: Rig, openai_server: OpenAIServer
+) -> None:
+    await chat(rig, turns=3)
+    # The summarizer is a real server that fails.
+    rig.service.model = OpenAICompatible(
+        base_url=openai_server.base_url,
+        api_key=None,
+        provider="local",
+        retry=RetryPolicy(max_attempts=1),
+    )
+    openai_server.push({"status": 500, "message": "down", "type": "server_error"})
     outcome = await rig.command.run(rig.agent)
     assert (outcome.ok, outcome.text, outcome.result) == (False, ERROR_SENTENCES["summary"], None)
     assert rig.last("compact/end").data.error  # type: ignore[attr-defined]

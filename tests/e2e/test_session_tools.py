@@ -1,0 +1,76 @@
+"""``reefline sessions | timeline | compact | export`` on sessions made by the real CLI."""
+
+from __future__ import annotations
+
+import json
+
+from tests.e2e.conftest import Run, log_events, session_files
+
+
+def make_compacted_session(run_cli: Run) -> None:
+    """Offline demo turns in a small window until automatic compaction has fired."""
+    for n in range(8):
+        out = run_cli(
+            "-p",
+            f"what is in this project? round {n}",
+            "--demo",
+            "--continue",
+            "--approve",
+            "auto",
+            "--context-window",
+            "4000",
+        )
+        assert out.returncode == 0, out.stderr
+
+
+def test_timeline_compact_and_export(run_cli: Run, cli_env: dict[str, str]) -> None:
+    make_compacted_session(run_cli)
+    [log] = session_files(cli_env)
+    kinds = [e["type"] for e in log_events(log)]
+    assert "compact/prune" in kinds or "compact/start" in kinds, (
+        "nothing compacted: fixture too small"
+    )
+
+    table = run_cli("timeline")
+    assert table.returncode == 0
+    assert "trigger" in table.stdout and "done" in table.stdout
+
+    records = json.loads(run_cli("timeline", "--json").stdout)
+    assert records and all(r["status"] == "done" for r in records)
+    before = len(records)
+
+    out = run_cli("compact", "--focus", "the parser", "--demo", "--context-window", "4000")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("Compacted ") and "tokens" in out.stdout
+
+    records = json.loads(run_cli("timeline", log.stem, "--json").stdout)
+    assert len(records) == before + 1
+    assert records[-1]["trigger"] == "manual" and records[-1]["focus"] == "the parser"
+
+    export = run_cli("export")
+    assert export.returncode == 0
+    assert "context compacted" in export.stdout
+    # Rendered from the log: the first request shows once as the user's message even though
+    # it was compacted away from the model's view (checkpoint summaries may quote it).
+    assert export.stdout.count("**You**\n\nwhat is in this project? round 0\n") == 1
+
+    listing = run_cli("sessions")
+    assert log.stem in listing.stdout and "what is in this project? round 0" in listing.stdout
+
+
+def test_session_tools_with_no_or_bad_sessions(run_cli: Run) -> None:
+    out = run_cli("timeline")
+    assert out.returncode == 2 and "no sessions" in out.stderr
+    out = run_cli("timeline", "../../etc")
+    assert out.returncode == 2 and "invalid session id" in out.stderr
+    out = run_cli("export", "20990101-000000-aaaaaa")
+    assert out.returncode == 2 and "no session" in out.stderr
+    out = run_cli("sessions")
+    assert out.returncode == 0 and "No sessions" in out.stdout
+
+
+def test_nothing_to_compact_yet(run_cli: Run) -> None:
+    assert run_cli("-p", "hi", "--demo").returncode == 0
+    out = run_cli("compact", "--demo")
+    assert out.returncode == 0
+    assert out.stdout.strip() == "Nothing to compact yet."

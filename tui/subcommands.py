@@ -1,0 +1,148 @@
+"""``reefline sessions | timeline | compact | export``: session tools for the shell.
+
+Viewers (``sessions``, ``timeline``, ``export``) open logs read-only, so they never disturb a
+session another process is running. ``compact`` resumes the session like ``--resume`` and
+runs ``/compact`` through the consumer tier.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import sys
+from pathlib import Path
+
+from agent.session import Session, SessionLoadError
+from agent.settings import SettingsError, load_settings
+from agent.store import InvalidSessionId, default_home, is_open_for_writing
+from compact.timeline import timeline
+from tui.reports import export_markdown, timeline_json, timeline_table
+from tui.wiring import StartupError, build_registry, build_runtime
+
+NAMES = ("sessions", "timeline", "compact", "export")
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="reefline", description="Session tools.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    listing = sub.add_parser("sessions", help="list sessions, most recent first")
+    listing.add_argument("--home", type=Path, help="where sessions live")
+    show = sub.add_parser("timeline", help="show the compaction timeline of a session")
+    show.add_argument("session", nargs="?", help="session id (default: the most recent)")
+    show.add_argument("--json", action="store_true", help="print JSON for machines")
+    show.add_argument("--home", type=Path)
+    compact = sub.add_parser("compact", help="compact a session now (like /compact)")
+    compact.add_argument("session", nargs="?", help="session id (default: the most recent)")
+    compact.add_argument("--focus", help="what the summary should concentrate on")
+    compact.add_argument("--home", type=Path)
+    compact.add_argument("--model", help="summarizer model (default: the configured one)")
+    compact.add_argument("--base-url")
+    compact.add_argument("--api-key-env", metavar="NAME")
+    compact.add_argument("--context-window", type=int, metavar="TOKENS")
+    compact.add_argument("--demo", action="store_true", default=None)
+    export = sub.add_parser("export", help="write a session's transcript as Markdown")
+    export.add_argument("session", nargs="?", help="session id (default: the most recent)")
+    export.add_argument("-o", "--output", type=Path, help="file to write (default: stdout)")
+    export.add_argument("--home", type=Path)
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        settings = load_settings({"home": args.home})
+    except SettingsError as exc:
+        return _fail(str(exc), EXIT_USAGE)
+    home = settings.home.expanduser() if settings.home else default_home()
+    if args.command == "sessions":
+        return _sessions(home)
+    if args.command == "compact":
+        return _compact(args)
+    session_id = args.session or _latest(home)
+    if session_id is None:
+        return _fail(f"there are no sessions under {home / 'sessions'} yet", EXIT_USAGE)
+    try:
+        session = Session.open(home, session_id, registry=build_registry(), readonly=True)
+    except (InvalidSessionId, FileNotFoundError, SessionLoadError) as exc:
+        return _fail(str(exc), EXIT_USAGE)
+    if args.command == "timeline":
+        closed = not is_open_for_writing(session.path)
+        records = timeline(session.events, closed=closed)
+        if args.json:
+            print(timeline_json(records))
+        elif not records:
+            print(f"Session {session.id} has no compactions yet.")
+        else:
+            print(timeline_table(records))
+        return EXIT_OK
+    text = export_markdown(session)
+    if args.output:
+        args.output.write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def _latest(home: Path) -> str | None:
+    stored = Session.list_stored(home)
+    return stored[0].id if stored else None
+
+
+def _sessions(home: Path) -> int:
+    stored = Session.list_stored(home)
+    if not stored:
+        print(f"No sessions under {home / 'sessions'} yet.")
+        return EXIT_OK
+    for item in stored:
+        when = dt.datetime.fromtimestamp(item.modified).strftime("%Y-%m-%d %H:%M")
+        first = ""
+        try:
+            session = Session.open(home, item.id, registry=build_registry(), readonly=True)
+            first = next(
+                (
+                    e.data.content  # type: ignore[attr-defined]
+                    for e in session.events
+                    if e.type == "user/message" and e.data.source == "user"  # type: ignore[attr-defined]
+                ),
+                "",
+            )
+        except (SessionLoadError, OSError) as exc:
+            first = f"(unreadable: {exc})"
+        first = " ".join(first.split())[:60]
+        print(f"{item.id}  {when}  {item.size / 1024:7.1f} KiB  {first}")
+    return EXIT_OK
+
+
+def _compact(args: argparse.Namespace) -> int:
+    try:
+        settings = load_settings(
+            {
+                "home": args.home,
+                "model": args.model,
+                "base_url": args.base_url,
+                "api_key_env": args.api_key_env,
+                "context_window": args.context_window,
+                "demo": args.demo,
+            }
+        )
+        home = settings.home.expanduser() if settings.home else default_home()
+        session_id = args.session or _latest(home)
+        if session_id is None:
+            return _fail(f"there are no sessions under {home / 'sessions'} yet", EXIT_USAGE)
+        runtime = build_runtime(settings, resume=session_id, default_approve="deny")
+    except (SettingsError, StartupError) as exc:
+        return _fail(str(exc), EXIT_USAGE)
+    try:
+        outcome = asyncio.run(runtime.compact_command.run(runtime.agent, args.focus or ""))
+    finally:
+        runtime.close()
+    print(outcome.text)
+    return EXIT_OK if outcome.ok else EXIT_ERROR
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"reefline: {message}", file=sys.stderr)
+    return code
