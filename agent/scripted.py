@@ -25,7 +25,7 @@ import hashlib
 import json
 import re
 import shlex
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
@@ -438,6 +438,20 @@ def _checkpoint(messages: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def _shrink(checkpoint: str, fits: Callable[[str], bool]) -> str:
+    """Drop the last bullet of the longest section until the checkpoint fits (a real model
+    given a small ``max_tokens`` writes a terser summary rather than stopping mid-way)."""
+    sections = [block.split("\n") for block in checkpoint.strip().split("\n\n")]
+    text = checkpoint
+    while not fits(text):
+        longest = max(sections, key=len)
+        if len(longest) <= 2:  # heading + one bullet everywhere: nothing more to drop
+            break
+        longest.pop()
+        text = "\n\n".join("\n".join(block) for block in sections) + "\n"
+    return text
+
+
 # --- the model --------------------------------------------------------------------------------
 
 
@@ -469,6 +483,9 @@ class ScriptedModel:
         reasoning: str | None = None
         if messages and is_summary_request(messages[-1]):
             text = _checkpoint(messages[:-1])
+            if request.max_tokens is not None:
+                limit = request.max_tokens
+                text = _shrink(text, lambda t: self.estimator.count(t) <= limit)
         else:
             scene = _scene(messages)
             bash = any((t.get("function") or t).get("name") == "bash" for t in request.tools or ())

@@ -382,3 +382,17 @@ def test_resumes_a_turn_whose_request_was_compacted(model: ScriptedModel, projec
     replies, _ = turn(model, resumed, project)
     assert not any(c.startswith(("pwd", "find")) for c in commands(replies))
     assert "Give me an overview of the shop project" in replies[-1].text
+
+
+def test_summary_gets_terser_to_fit_a_small_budget(
+    model: ScriptedModel, estimator: Estimator, project: Path
+) -> None:
+    messages = _explored(model, project)
+    messages.append({"role": "user", "content": INSTRUCTION})
+    full = model.reply(request(messages))
+    budget = estimator.count(full.text) * 2 // 3
+    terse = model.reply(request(messages, max_tokens=budget))
+    assert terse.finish_reason == "stop"
+    assert estimator.count(terse.text) <= budget < estimator.count(full.text)
+    for heading in SECTIONS:
+        assert f"## {heading}" in terse.text
