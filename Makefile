@@ -35,5 +35,8 @@ lint: $(VENV)/.installed-dev
 bench: $(VENV)/.installed-dev
 	$(BIN)/python -m tests.bench.run
 
+screenshots: $(VENV)/.installed-dev
+	$(BIN)/python -m tui.screenshots
+
 clean:
 	rm -rf $(VENV) build *.egg-info
