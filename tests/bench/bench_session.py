@@ -40,7 +40,7 @@ dt = time.perf_counter() - t
 print(dt, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, len(rows))
 """
 
-OUTPUT = "total 48\n-rw-r--r-- 1 dev dev 1234 Nov 29 12:00 main.py\n" * 2
+OUTPUT = "total 48\n-rw-r--r-- 1 dev dev 1234 Nov 29 12:00 main.py\n" * 9
 
 
 def build(home: Path, events: int, replaces: int) -> Session:
@@ -62,7 +62,7 @@ def build(home: Path, events: int, replaces: int) -> Session:
                 {
                     "turn": turn,
                     "step": step,
-                    "text": "Checking the files.",
+                    "text": "Checking the files to see what the build does with the header parser.",
                     "model": "gpt-4.1",
                     "tool_calls": [
                         {"id": cid, "name": "bash", "arguments": '{"command": "ls -la"}'}
