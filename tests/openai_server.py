@@ -95,6 +95,26 @@ class ScriptedResponse:
         return out
 
 
+SUMMARY_MARK = "## Primary request and intent"
+
+
+def _extract_summary(messages: list[dict[str, Any]]) -> str:
+    """A checkpoint built from the messages: every user request quoted (also those quoted by
+    an earlier checkpoint), so a fact from the first message survives every merge."""
+    requests: list[str] = []
+    commands = 0
+    for message in messages:
+        text = str(message.get("content") or "")
+        if message.get("role") == "user":
+            if "<compacted-summary>" in text:
+                requests += [line for line in text.splitlines() if line.startswith("- User: ")]
+            else:
+                requests.append("- User: " + " ".join(text.split())[:300])
+        commands += len(message.get("tool_calls") or ())
+    body = "\n".join(dict.fromkeys(requests)) or "- (none)"
+    return f"{SUMMARY_MARK}\n{body}\n\n## Current work\n- {commands} commands run\n"
+
+
 def _pieces(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), max(1, size))]
 
@@ -108,6 +128,12 @@ class OpenAIServer:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.disconnects = 0
+        self.summarize = False
+        """Answer summarization requests with an extractive checkpoint of the request."""
+        self.summary_stall_s = 0.0
+        """Stall each summary answer this long after its first event (crash tests)."""
+        self.agent_commands: list[str] = []
+        """With an empty queue: call bash with these commands in turn, then answer."""
         self.stopping = threading.Event()
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
@@ -137,6 +163,39 @@ class OpenAIServer:
         with self._lock:
             self.requests.append(body)
             self.headers.append(headers)
+
+    def automatic(self, body: dict[str, Any]) -> ScriptedResponse | None:
+        """Answers that do not come from the queue: summaries (``summarize``) and, once the
+        queue is empty, a bash-heavy agent (``agent_commands``)."""
+        messages = body.get("messages") or []
+        last = messages[-1] if messages else {}
+        content = str(last.get("content") or "")
+        if self.summarize and last.get("role") == "user" and SUMMARY_MARK in content:
+            return ScriptedResponse(
+                text=_extract_summary(messages[:-1]),
+                stall_after=1 if self.summary_stall_s else None,
+                stall_s=self.summary_stall_s,
+            )
+        with self._lock:
+            if self.queue or not self.agent_commands:
+                return None
+        done = 0
+        for message in reversed(messages):
+            if message.get("role") == "tool":
+                done += 1
+            elif message.get("role") == "user":
+                break
+        if done < len(self.agent_commands):
+            return ScriptedResponse(
+                tool_calls=[
+                    {
+                        "name": "bash",
+                        "arguments": {"command": self.agent_commands[done]},
+                        "id": f"auto_{len(self.requests)}",
+                    }
+                ]
+            )
+        return ScriptedResponse(text=f"Done: ran {done} commands.")
 
     def note_disconnect(self) -> None:
         with self._lock:
@@ -188,7 +247,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
         self.app.record(body, {k.lower(): v for k, v in self.headers.items()})
-        spec = self.app.next_response()
+        spec = self.app.automatic(body) or self.app.next_response()
         if spec.status >= 400:
             error = {"message": spec.message, "type": spec.type, "code": spec.code, "param": None}
             extra = {} if spec.retry_after is None else {"Retry-After": str(spec.retry_after)}
@@ -312,8 +371,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Scripted OpenAI-compatible chat server")
     parser.add_argument("--script", help="JSON file: a list of response specs")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--summarize", action="store_true", help="answer summary requests")
+    parser.add_argument("--summary-stall", type=float, default=0.0, metavar="SECONDS")
+    parser.add_argument(
+        "--agent",
+        action="append",
+        default=[],
+        metavar="COMMAND",
+        help="with an empty queue, call bash with COMMAND (repeatable)",
+    )
     args = parser.parse_args(argv)
     server = OpenAIServer(args.port)
+    server.summarize = args.summarize
+    server.summary_stall_s = args.summary_stall
+    server.agent_commands = list(args.agent)
     if args.script:
         with open(args.script, encoding="utf-8") as f:
             server.push(*json.load(f))
