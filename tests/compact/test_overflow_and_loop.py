@@ -134,3 +134,99 @@ async def test_runaway_turn_compacts_between_steps(make_rig, tmp_path: Path, est
     assert not any(steps_open), "a compaction record landed inside a step"
     kinds = [e.type for e in rig.session.events if e.type.startswith("compact/")]
     assert "compact/end" in kinds
+
+
+LLAMA_CPP_OVERFLOW = {
+    "status": 400,
+    "message": "the request exceeds the available context size, try increasing it; "
+    "maximum context length is 8000 tokens",
+    "type": "invalid_request_error",
+}
+
+
+async def test_overflow_in_the_plain_llama_cpp_wording(
+    make_rig, openai_server: OpenAIServer
+) -> None:
+    rig = make_rig(model=server_model(openai_server))
+    history(rig)
+    agent = installed(rig)
+    openai_server.push(
+        LLAMA_CPP_OVERFLOW, {"text": "## Primary request and intent\n- c"}, {"text": "ok"}
+    )
+    result = await agent.run_turn("next")
+    assert result.reason == "completed" and result.text == "ok"
+    summaries = [e for e in rig.session.events if e.type == "compact/summary"]
+    assert len(summaries) == 1  # one summary call
+
+
+async def test_overflow_retry_cap_is_honoured(make_rig, openai_server: OpenAIServer) -> None:
+    rig = make_rig(model=server_model(openai_server))
+    history(rig)
+    agent = installed(rig)
+    openai_server.push(OVERFLOW, {"text": "## Primary request and intent\n- c"}, OVERFLOW)
+    result = await agent.run_turn("next")
+    assert result.reason == "error" and "context" in (result.error or "").lower()
+    conversation = [r for r in openai_server.requests if r["messages"][-1]["content"] == "next"]
+    assert len(conversation) == 2  # the original and exactly one retry
+
+
+async def test_cancellation_wins_over_overflow_recovery(
+    make_rig, openai_server: OpenAIServer
+) -> None:
+    import asyncio
+
+    from agent.loop import TurnCancelled
+
+    rig = make_rig(model=server_model(openai_server))
+    history(rig)
+    agent = installed(rig)
+    openai_server.push(
+        OVERFLOW, {"text": "## Primary request and intent\n- c", "stall_after": 1, "stall_s": 5}
+    )
+    task = asyncio.create_task(agent.run_turn("next"))
+    while len(openai_server.requests) < 2:
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.1)
+    task.cancel()
+    try:
+        await task
+    except TurnCancelled as exc:
+        assert exc.result.reason == "cancelled"
+    else:
+        raise AssertionError("the turn was not cancelled")
+    ends = [e.data.error for e in rig.session.events if e.type == "compact/end"]
+    assert ends == ["cancelled"]
+    assert rig.session.replace_generation == 0
+    assert (
+        rig.session.events[-1].type == "turn/end"
+        and rig.session.events[-1].data.reason == "cancelled"
+    )
+    assert len([r for r in openai_server.requests if r["messages"][-1]["content"] == "next"]) == 1
+
+
+async def test_summary_max_tokens_fits_the_window(make_rig, openai_server: OpenAIServer) -> None:
+    from agent.tokens import Estimator
+
+    rig = make_rig(model=server_model(openai_server), max_tokens=8192)
+    for t in range(1, 60):
+        add_turn(rig.session, t)
+        if rig.meter.measure().total > 6700:
+            break
+    openai_server.push({"text": "## Primary request and intent\n- c"})
+    assert await rig.service.compact_if_needed(rig.agent, "pressure") is not None
+    request = openai_server.requests[0]
+    estimator = Estimator()
+    prompt = estimator.messages_tokens(request["messages"]) + estimator.tools_tokens(
+        request["tools"]
+    )
+    assert request["max_tokens"] < 8192
+    assert prompt + request["max_tokens"] <= 8000
+
+
+async def test_focus_reaches_the_summarizer_prompt(make_rig, openai_server: OpenAIServer) -> None:
+    rig = make_rig(model=server_model(openai_server))
+    history(rig)
+    openai_server.push({"text": "## Primary request and intent\n- c"})
+    assert await rig.service.compact_now(rig.agent, focus="the header parser") is not None
+    instruction = openai_server.requests[0]["messages"][-1]["content"]
+    assert instruction.endswith("focus the summary on: the header parser")

@@ -1,0 +1,124 @@
+"""The tool-result pruner on real sessions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from compact.prune import MASK_PREFIX, TRIM_MARK
+from tests.compact.conftest import Rig, add_turn
+
+
+def big_result(rig: Rig, turn: int, chars: int, spill: str | None = None) -> int:
+    s = rig.session
+    s.append("turn/start", {"turn": turn})
+    s.append("user/message", {"content": f"show me file {turn}"})
+    cid = f"big{turn}"
+    s.append(
+        "assistant/message",
+        {
+            "turn": turn,
+            "step": 1,
+            "finish_reason": "tool_calls",
+            "model": "m",
+            "tool_calls": [
+                {"id": cid, "name": "bash", "arguments": f'{{"command": "cat file{turn}.log"}}'}
+            ],
+        },
+    )
+    body = "".join(f"line {i:05d} of the log\n" for i in range(chars // 22 + 1))[:chars]
+    seq = s.append(
+        "tool/result",
+        {
+            "turn": turn,
+            "step": 1,
+            "call_id": cid,
+            "name": "bash",
+            "content": body + "[exit 0 · 0.2s]",
+            "exit_code": 0,
+            "truncated": bool(spill) or None,
+            "spill_path": spill,
+        },
+    ).seq
+    s.append(
+        "assistant/message",
+        {"turn": turn, "step": 2, "text": "seen", "finish_reason": "stop", "model": "m"},
+    )
+    s.append("turn/end", {"turn": turn, "reason": "completed"})
+    return seq
+
+
+def test_trim_keeps_head_and_tail_and_names_the_spill_file(make_rig, tmp_path: Path) -> None:
+    rig = make_rig(pruner=True)
+    seq = big_result(rig, 1, 20_000, spill="/spill/1.out")
+    original = rig.session.events[seq].data.content
+    report = rig.service.pruner.prune(protect_from=0, done=lambda: False, trigger="pressure")
+    assert report.results == 1 and report.saved_tokens > 0
+    [prune] = [e for e in rig.session.events if e.type == "compact/prune"]
+    assert prune.data.shadowed_seqs == [seq] and prune.data.kind == "trim"
+    assert prune.data.shadowed_tokens == rig.meter.price(seq)
+    replacement = rig.session.events[-1]
+    assert replacement.type == "tool/result" and replacement.source_event_seqs == [prune.seq, seq]
+    text = replacement.data.content
+    assert text.startswith(original[:4096]) and text.endswith(original[-1024:])
+    assert TRIM_MARK in text and "/spill/1.out" in text
+    assert seq not in rig.session.surface and replacement.seq in rig.session.surface
+
+
+def test_mask_replaces_old_results_with_a_placeholder_and_a_readable_file(make_rig) -> None:
+    rig = make_rig(pruner=True)
+    seq = big_result(rig, 1, 3000)
+    add_turn(rig.session, 2)
+    rig.service.pruner.prune(
+        protect_from=len(rig.session.surface) - 3, done=lambda: False, trigger="pressure"
+    )
+    masked = [
+        e
+        for e in rig.session.events
+        if e.type == "tool/result" and e.data.content.startswith(MASK_PREFIX)
+    ]
+    first = next(m for m in masked if m.data.call_id == "big1")
+    assert "`cat file1.log` exited 0" in first.data.content and "lines" in first.data.content
+    path = first.data.content.split("full output in ")[1].split(" (read")[0]
+    assert Path(path).read_text() == rig.session.events[seq].data.content
+    assert oct(Path(path).stat().st_mode & 0o777) == "0o600"
+    # The newest results (inside protect_from) are untouched.
+    assert rig.session.events[rig.session.surface[-2]].data.content.startswith("w2_")
+
+
+def test_pruning_is_idempotent(make_rig) -> None:
+    rig = make_rig(pruner=True)
+    big_result(rig, 1, 20_000)
+    big_result(rig, 2, 20_000)
+    end = len(rig.session.surface)
+    first = rig.service.pruner.prune(protect_from=end, done=lambda: False, trigger="pressure")
+    n = len(rig.session.events)
+    again = rig.service.pruner.prune(protect_from=end, done=lambda: False, trigger="pressure")
+    assert first.results >= 2 and again.results == 0 and len(rig.session.events) == n
+
+
+async def test_pruning_alone_can_relieve_pressure_without_a_summary(
+    make_rig, openai_server
+) -> None:
+    from tests.compact.conftest import server_model
+
+    rig = make_rig(pruner=True, model=server_model(openai_server), window=16_000)
+    for t in range(1, 4):
+        big_result(rig, t, 14_000)
+    add_turn(rig.session, 4)
+    a = rig.agent
+    assert rig.meter.measure(system=a.system_prompt(), tools=a.tool_schemas()).total >= 12_800
+    assert await rig.service.compact_if_needed(rig.agent, "pressure") is None
+    assert openai_server.requests == []  # no summary call
+    assert [e.type for e in rig.session.events if e.type.startswith("compact/")][
+        0
+    ] == "compact/prune"
+    assert "compact/start" not in [e.type for e in rig.session.events]
+
+
+async def test_manual_compaction_never_prunes(make_rig) -> None:
+    rig = make_rig(pruner=True)
+    for t in range(1, 4):
+        big_result(rig, t, 9_000)
+    add_turn(rig.session, 4)
+    assert await rig.service.compact_now(rig.agent) is not None
+    assert "compact/prune" not in [e.type for e in rig.session.events]

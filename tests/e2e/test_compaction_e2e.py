@@ -1,0 +1,142 @@
+"""Compaction end to end: the real CLI against the loopback server, bash-heavy turns."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from agent.loop import unanswered_tool_calls
+from agent.meter import TokenMeter
+from agent.session import Session
+from agent.tokens import Estimator
+from compact.basic import BasicCompactService
+from tests.e2e.conftest import REEFLINE, Run, log_events, session_files
+from tests.openai_server import OpenAIServer
+from tui.wiring import build_registry
+
+WINDOW = 6000
+FACT = "the release codename is BLUE-HERON-42"
+# Pasted notes: user text cannot be pruned, so only summaries can make room for it.
+NOTES = " ".join(f"note{i} says the parser handles case {i}." for i in range(90))
+
+
+def prompt_args(server: OpenAIServer, *extra: str) -> list[str]:
+    return [
+        "--base-url",
+        server.base_url,
+        "--model",
+        "m",
+        "--approve",
+        "auto",
+        "--context-window",
+        str(WINDOW),
+        *extra,
+    ]
+
+
+def test_long_session_compacts_and_keeps_the_first_fact(
+    run_cli: Run, openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
+) -> None:
+    (workdir / "data.txt").write_text("\n".join(f"record {i}: value {i * 7}" for i in range(120)))
+    openai_server.summarize = True
+    openai_server.agent_commands = ["cat data.txt", "seq 1 150", "ls -la"]
+    first = run_cli(
+        "-p", f"remember this: {FACT}. Now look at data.txt", *prompt_args(openai_server)
+    )
+    assert first.returncode == 0, first.stderr
+    for n in range(6):
+        out = run_cli(
+            "-p", f"look again, round {n}: {NOTES}", "--continue", *prompt_args(openai_server)
+        )
+        assert out.returncode == 0, out.stderr
+
+    [log] = session_files(cli_env)
+    events = log_events(log)
+    summaries = [e for e in events if e["type"] == "compact/summary"]
+    assert len(summaries) >= 2, "compaction fired fewer than twice: fixture too small"
+    # No request the client sent exceeded the window (counted independently, with framing).
+    estimator = Estimator()
+    for body in openai_server.requests:
+        prompt = estimator.messages_tokens(body["messages"]) + estimator.tools_tokens(
+            body.get("tools") or []
+        )
+        assert prompt <= WINDOW, prompt
+    # One checkpoint, at the head of the surface, and it still carries the first fact.
+    session = Session.open(
+        Path(cli_env["REEFLINE_HOME"]), log.stem, registry=build_registry(), readonly=True
+    )
+    checkpoints = [
+        s
+        for s in session.surface
+        if session.events[s].type == "user/message" and session.events[s].data.source == "compact"
+    ]
+    assert checkpoints == [session.surface[0]]
+    assert FACT in session.events[checkpoints[0]].data.content
+    assert unanswered_tool_calls(session.derive_messages()) == []
+
+
+def test_crash_during_a_summary_is_harmless(
+    openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path, run_cli: Run
+) -> None:
+    openai_server.summarize = True
+    openai_server.agent_commands = ["seq 1 200", "seq 1 200"]
+    for n in range(5):
+        out = run_cli(
+            "-p",
+            f"warm up {n}: {NOTES}",
+            "--continue",
+            *prompt_args(openai_server, "--context-window", "100000"),
+        )
+        assert out.returncode == 0, out.stderr
+    [log] = session_files(cli_env)
+    before = [e["type"] for e in log_events(log)]
+    assert "compact/start" not in before
+    # Now the same history in a small window: the first pre-step compacts, and the summary stalls.
+    openai_server.summary_stall_s = 30
+    proc = subprocess.Popen(
+        [REEFLINE, "-p", "one more", "--continue", *prompt_args(openai_server)],
+        cwd=workdir,
+        env=cli_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and proc.poll() is None:
+        if any(e["type"] == "compact/start" for e in log_events(log)[len(before) :]):
+            break
+        time.sleep(0.05)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=10)
+
+    home = Path(cli_env["REEFLINE_HOME"])
+    records = json.loads(run_cli("timeline", "--json").stdout)
+    assert records[-1]["status"] == "interrupted"
+
+    session = Session.open(home, log.stem, registry=build_registry())
+    # The checkpoint never landed: the full history still derives (prunes may have).
+    derived = session.derive_messages()
+    assert not any("<compacted-summary>" in (m.get("content") or "") for m in derived)
+    for n in range(5):
+        assert any((m.get("content") or "").startswith(f"warm up {n}:") for m in derived)
+    assert session.report.repaired  # the open turn was closed
+    assert unanswered_tool_calls(session.derive_messages()) == []
+    meter = TokenMeter(session, Estimator(), WINDOW)
+    service = BasicCompactService(session, meter, None)  # type: ignore[arg-type]
+    assert not service.locked  # the orphan is inert
+    service.close()
+    meter.close()
+    session.close()
+
+    openai_server.summary_stall_s = 0
+    out = run_cli("-p", "after the crash", "--continue", *prompt_args(openai_server))
+    assert out.returncode == 0, out.stderr
+    events = log_events(log)
+    ends = [e for e in events if e["type"] == "compact/end"]
+    assert ends and ends[-1]["data"].get("error") is None
+    records = json.loads(run_cli("timeline", "--json").stdout)
+    assert [r["status"] for r in records if r["kind"] == "compaction"][:1] == ["interrupted"]
+    assert records[-1]["status"] == "done"
