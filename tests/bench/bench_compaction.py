@@ -95,9 +95,15 @@ def run() -> list[Figure]:
             session, agent, service = build(Path(tmp) / f"p{nodes}", nodes, estimator, 10_000_000)
             session.append("turn/start", {"turn": 10**6})
             loop = asyncio.new_event_loop()
-            check = lambda: loop.run_until_complete(  # noqa: E731
-                service._on_pre_step(agent, 10**6, 1, agent.system_prompt(), agent.tool_schemas())
-            )
+
+            def check(
+                loop: asyncio.AbstractEventLoop = loop,
+                agent: Agent = agent,
+                service: InstantSummaries = service,
+            ) -> None:
+                system, tools = agent.system_prompt(), agent.tool_schemas()
+                loop.run_until_complete(service._on_pre_step(agent, 10**6, 1, system, tools))
+
             check()
             checks[nodes] = median_us(check, 300)
             loop.close()
