@@ -156,6 +156,15 @@ class _Obs:
     def __post_init__(self) -> None:
         self.kind = _kind(self.command)
 
+    @property
+    def refused(self) -> bool:
+        """The command never ran (the approval policy or the user said no)."""
+        first = self.lines[0] if self.lines else ""
+        return self.exit_code is None and first.startswith(_REFUSALS)
+
+
+_REFUSALS = ("Command not run", "The user declined")
+
 
 def _kind(command: str) -> str | None:
     return next((kind for kind, prefix in _KINDS if command.startswith(prefix)), None)
@@ -231,6 +240,8 @@ def _scene(messages: Sequence[Mapping[str, Any]]) -> _Scene:
     scene.done |= {o.kind for o in scene.obs if o.kind}
     scene.files = list(earlier_files)
     for obs in scene.obs:
+        if obs.refused:
+            continue
         if obs.kind == "list":
             scene.cwd = obs.lines[0].strip() if obs.lines else ""
             for line in obs.lines[1:]:
@@ -330,6 +341,16 @@ def _answer(scene: _Scene, tools_available: bool) -> str:
         ]
         return "\n".join(out)
     commands = [o.command for o in scene.obs if o.command]
+    refused = [o for o in scene.obs if o.refused]
+    if refused and len(refused) == len(scene.obs):
+        out += [
+            f"I could not look at anything: {len(refused)} command(s) were not run.",
+            "",
+            f"> {_one_line(refused[0].lines[0], 300)}",
+            "",
+            "*(Offline demo model: scripted and deterministic.)*",
+        ]
+        return "\n".join(out)
     where = f"`{scene.cwd}`" if scene.cwd else "the working directory"
     out.append(
         f"I looked at {where} with {len(commands)} read-only command(s). "
