@@ -1,0 +1,111 @@
+"""Fixtures for the front-end tests: a real runtime on the scripted model (or on the
+loopback OpenAI-compatible server) in a temporary home, and a ``ui`` helper that builds the
+app and waits on it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from agent.settings import load_settings
+from tui.app import ReeflineApp
+from tui.widgets.prompt import PromptArea
+from tui.wiring import Runtime, build_runtime
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    """A tiny project for the scripted model to explore (deterministic, fast)."""
+    d = tmp_path / "project"
+    d.mkdir()
+    (d / "README.md").write_text("# Sample project\n\nIt parses headers.\n")
+    (d / "parser.py").write_text("def parse_header(line):\n    return line.split(':', 1)\n")
+    return d
+
+
+@pytest.fixture
+def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(os.environ):
+        if name.startswith(("OPENAI_", "DEEPSEEK_", "REEFLINE_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("REEFLINE_CONFIG", str(tmp_path / "config.toml"))
+
+
+class UI:
+    """Builds runtimes and apps for a test and drives them."""
+
+    def __init__(self, home: Path, workdir: Path) -> None:
+        self.home = home
+        self.workdir = workdir
+        self.runtimes: list[Runtime] = []
+        self.apps: list[ReeflineApp] = []
+
+    def runtime(
+        self, *, approve: str = "auto", resume: str | None = None, **settings: Any
+    ) -> Runtime:
+        flags = {"home": self.home, "demo": True, **settings}
+        runtime = build_runtime(
+            load_settings(flags), resume=resume, default_approve=approve, cwd=self.workdir
+        )
+        self.runtimes.append(runtime)
+        return runtime
+
+    def app(self, runtime: Runtime | None = None) -> ReeflineApp:
+        app = ReeflineApp(runtime or self.runtime(), scripted_delay_s=0.0)
+        self.apps.append(app)
+        return app
+
+    async def type(
+        self, pilot: Pilot[Any], text: str, *, enter: bool = True, keys: bool = False
+    ) -> None:
+        """Put ``text`` in the prompt: key by key with ``keys`` (slow), else loaded at once."""
+        prompt = pilot.app.query_one(PromptArea)
+        prompt.focus()
+        if keys:
+            await pilot.press(*text)
+        else:
+            prompt.load_text(text)
+            prompt.move_cursor(prompt.document.end)
+        if enter:
+            await pilot.press("enter")
+
+    async def until(
+        self, pilot: Pilot[Any], predicate: Callable[[], bool], timeout: float = 10.0
+    ) -> None:
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() > deadline:
+                raise AssertionError("timed out waiting for the app")
+            await pilot.pause(0.02)
+
+    async def settle(self, pilot: Pilot[Any], timeout: float = 15.0) -> None:
+        """Wait until no turn or /compact runs and every posted message was handled."""
+        app = pilot.app
+        assert isinstance(app, ReeflineApp)
+        await self.until(pilot, lambda: not app.busy, timeout)
+        for _ in range(3):
+            await pilot.pause()
+            await asyncio.sleep(0)
+
+    async def send(self, pilot: Pilot[Any], text: str) -> None:
+        await self.type(pilot, text)
+        await pilot.pause()
+        await self.settle(pilot)
+
+    def close(self) -> None:
+        for runtime in [*self.runtimes, *(app.runtime for app in self.apps)]:
+            runtime.close()
+
+
+@pytest.fixture
+def ui(clean_env: None, tmp_path: Path, workdir: Path) -> Iterator[UI]:
+    helper = UI(tmp_path / "home", workdir)
+    yield helper
+    helper.close()

@@ -1,0 +1,126 @@
+"""The app on the scripted model: a turn end to end, the gauge, resume, and sizes."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.session import Session
+from tests.tui.conftest import UI
+from tui.widgets.entries import AssistantEntry, UserEntry
+from tui.widgets.gauge import TokenGauge
+from tui.widgets.header import AppHeader
+from tui.widgets.prompt import PromptArea
+from tui.widgets.timeline import TimelinePanel
+from tui.widgets.tool_card import ToolCard
+from tui.widgets.transcript import REPLAY_WINDOW, ShowEarlier, Transcript
+from tui.wiring import build_registry
+
+
+async def test_a_prompt_shows_the_message_tool_cards_and_the_answer(ui: UI) -> None:
+    """Typing a prompt and Enter runs a turn; the transcript shows it all."""
+    app = ui.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press(*"what is here", "enter")
+        await ui.settle(pilot)
+        users = app.query(UserEntry)
+        assert [u.text for u in users] == ["what is here"]
+        cards = list(app.query(ToolCard))
+        assert [c.command for c in cards] == [
+            "pwd && ls -la",
+            "find . -maxdepth 2 -type f -not -path '*/.*' | head -50",
+            "wc -l -- README.md parser.py",
+            "head -n 20 -- README.md",
+        ]
+        assert all(c.exit_code == 0 and not c.running for c in cards)
+        assert "parse_header" not in cards[-1].output
+        assert "# Sample project" in cards[-1].output
+        answer = app.transcript.last_answer
+        assert "I looked at" in answer
+        assert any(answer.strip() == e.parts()[0] for e in app.query(AssistantEntry))
+        assert app.query_one(PromptArea).text == ""
+        assert app.status.activity == "idle"
+
+
+async def test_the_gauge_follows_the_meter_and_marks_the_threshold(ui: UI) -> None:
+    """The gauge shows used/window, percent and the auto-compact marker, and rises."""
+    app = ui.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        gauge = app.query_one(TokenGauge)
+        before = gauge.reading
+        assert before is not None and before.window == app.runtime.meter.context_window
+        await ui.send(pilot, "explore this")
+        after = gauge.reading
+        assert after is not None and after.total > before.total
+        assert after.total == app.runtime.meter.measure().total
+        assert after.threshold == app.runtime.threshold_tokens
+        text = gauge.render().plain
+        assert "│" in text and f"auto at {100 * after.threshold_fraction:.0f}%" in text
+        assert after.used in text and after.percent in text
+        assert ("measured" in text) == after.measured
+        assert after.percent in app.query_one(AppHeader).render().plain
+
+
+async def test_an_unknown_window_says_so(ui: UI, openai_server) -> None:
+    """A model whose window is unknown gets a gauge that says how to set it."""
+    runtime = ui.runtime(base_url=openai_server.base_url, model="no-such-model-xyz", demo=False)
+    app = ui.app(runtime)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        text = app.query_one(TokenGauge).render().plain
+        assert "window unknown — set --context-window" in text
+
+
+async def test_resume_renders_the_same_transcript(ui: UI) -> None:
+    """A resumed session shows what the live session showed (plus the resume note)."""
+    runtime = ui.runtime()
+    app = ui.app(runtime)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.send(pilot, "look around")
+        await ui.send(pilot, "and the README.md")
+        live = app.transcript.dump()
+    session_id = runtime.session.id
+    runtime.close()
+    again = ui.app(ui.runtime(resume=session_id))
+    async with again.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        resumed = again.transcript.dump()
+    assert resumed[: len(live)] == live
+    assert resumed[len(live) :] == ["context: Session resumed."]
+    assert sum(line.startswith("$ ") for line in live) == 6
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 60)])
+async def test_sizes_lay_out_without_zero_sized_widgets(ui: UI, size: tuple[int, int]) -> None:
+    """At 80×24 and 200×60 every visible widget has room; the timeline opens when wide."""
+    app = ui.app()
+    async with app.run_test(size=size) as pilot:
+        await ui.send(pilot, "look")
+        assert app.query_one(TimelinePanel).display == (size[0] >= 120)
+        for widget in app.screen.query("*"):
+            if widget.display and widget.visible and widget.is_mounted:
+                if any(not a.display for a in widget.ancestors_with_self if hasattr(a, "display")):
+                    continue
+                assert widget.size.width > 0, widget
+        for name in ("#header", "#status", "#gauge", "#prompt", Transcript):
+            region = app.query_one(name).region
+            assert region.height > 0 and region.width > 0, name
+        assert app.query_one("#prompt").region.bottom <= size[1]
+
+
+async def test_a_long_session_opens_with_the_newest_entries_and_shows_earlier(ui: UI) -> None:
+    """Resuming a long log mounts the newest entries; "show earlier" mounts the rest."""
+    session = Session.create(ui.home, cwd=str(ui.workdir), registry=build_registry())
+    total = REPLAY_WINDOW * 2 + 5
+    for n in range(total):
+        session.append("user/message", {"content": f"message {n}"})
+    session.close()
+    app = ui.app(ui.runtime(resume=session.id))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        shown = [u.text for u in app.query(UserEntry)]
+        assert shown[-1] == f"message {total - 1}" and len(shown) < total
+        assert sum(line.startswith("you: ") for line in app.transcript.dump()) == total
+        while app.query(ShowEarlier):
+            await app.query_one(ShowEarlier).key_enter()
+            await pilot.pause()
+        assert [u.text for u in app.query(UserEntry)] == [f"message {n}" for n in range(total)]

@@ -1,0 +1,170 @@
+"""Slash commands typed in the prompt (everything except /compact, see test_app_compaction)."""
+
+from __future__ import annotations
+
+from textual.widgets import OptionList
+
+from agent.session import Session
+from tests.tui.conftest import UI
+from tui.screens.context import ContextScreen
+from tui.screens.sessions import SessionsScreen
+from tui.widgets.entries import Notice, UserEntry
+from tui.widgets.header import AppHeader
+from tui.widgets.prompt import CommandHints, PromptArea
+from tui.widgets.timeline import TimelinePanel
+
+
+def notices(app) -> list[str]:
+    return [n.plain for n in app.query(Notice)]
+
+
+async def test_help_lists_every_command_and_the_keys(ui: UI) -> None:
+    """/help prints the commands with their usage and the key bindings."""
+    app = ui.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.send(pilot, "/help")
+        text = notices(app)[-1]
+        for usage in ("/compact [focus]", "/resume <id>", "/approve ask|auto|deny", "/quit"):
+            assert usage in text
+        assert "esc interrupt" in text
+
+
+async def test_an_unknown_command_suggests_the_closest(ui: UI) -> None:
+    """A typo gets a clear message naming the closest command; nothing is sent."""
+    app = ui.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.send(pilot, "/compcat")
+        assert notices(app)[-1] == "Unknown command /compcat — did you mean /compact?"
+        await ui.send(pilot, "/zzzzzz")
+        assert "type /help" in notices(app)[-1]
+        assert not app.query(UserEntry)
+        await ui.send(pilot, "/etc/hosts is a path")
+        assert [u.text for u in app.query(UserEntry)] == ["/etc/hosts is a path"]
+
+
+async def test_completion_as_you_type(ui: UI) -> None:
+    """Typing /co shows the matching commands; Tab completes a unique match."""
+    app = ui.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("/", "c", "o")
+        hints = app.query_one(CommandHints)
+        assert hints.display
+        assert "/compact" in hints.render().plain and "/context" in hints.render().plain
+        await pilot.press("n", "t", "tab")
+        assert app.query_one(PromptArea).text == "/context "
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ContextScreen)
+        assert not hints.display
+
+
+async def test_context_shows_the_breakdown_and_session_totals(ui: UI) -> None:
+    """/context opens a modal with each category and the provider-reported totals."""
+    app = ui.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.send(pilot, "look")
+        await ui.send(pilot, "/context")
+        screen = app.screen
+        assert isinstance(screen, ContextScreen)
+        text = "\n".join(line.plain for line in screen.lines)
+        for label in ("system prompt", "tool schemas", "tool results", "input", "output", "cached"):
+            assert label in text
+        assert app.runtime.meter.session_usage.input > 0
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, ContextScreen)
+
+
+async def test_timeline_toggles_the_panel(ui: UI) -> None:
+    """/timeline and ctrl+t show and hide the panel."""
+    app = ui.app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        panel = app.query_one(TimelinePanel)
+        assert not panel.display
+        await ui.send(pilot, "/timeline")
+        assert panel.display and panel.region.width > 0
+        assert "No compactions yet" in panel.query_one(".empty").render().plain
+        await pilot.press("ctrl+t")
+        assert not panel.display
+
+
+async def test_new_sessions_and_resume(ui: UI) -> None:
+    """/new starts a fresh session; /sessions picks one; /resume <id> reopens it."""
+    app = ui.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.send(pilot, "first session")
+        first = app.runtime.session.id
+        await ui.send(pilot, "/new")
+        second = app.runtime.session.id
+        assert second != first and not app.query(UserEntry)
+        assert second in app.query_one(AppHeader).render().plain
+        await ui.send(pilot, "/sessions")
+        screen = app.screen
+        assert isinstance(screen, SessionsScreen)
+        ids = [o.id for o in screen.query_one(OptionList).options]
+        assert set(ids) == {first, second}
+        screen.query_one(OptionList).highlighted = ids.index(first)
+        await pilot.press("enter")
+        await ui.until(pilot, lambda: app.runtime.session.id == first)
+        await pilot.pause()
+        assert [u.text for u in app.query(UserEntry)] == ["first session"]
+        await ui.send(pilot, f"/resume {second}")
+        assert app.runtime.session.id == second
+        await ui.send(pilot, "/resume no-such-session")
+        assert app.runtime.session.id == second
+        assert "cannot resume" in notices(app)[-1]
+        assert len(Session.list_stored(ui.home)) == 2
+
+
+async def test_model_and_approve(ui: UI) -> None:
+    """/model switches the model for the next request; /approve sets the bash policy."""
+    app = ui.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.send(pilot, "/model")
+        assert "scripted-demo" in notices(app)[-1]
+        await ui.send(pilot, "/model other-model")
+        assert app.runtime.agent.model_name == "other-model"
+        assert "other-model" in app.query_one(AppHeader).render().plain
+        await ui.send(pilot, "/approve deny")
+        assert app.runtime.bash.policy == "deny"
+        await ui.send(pilot, "/approve sometimes")
+        assert "Usage: /approve" in notices(app)[-1] and app.runtime.bash.policy == "deny"
+        await ui.send(pilot, "/approve")
+        assert "deny" in notices(app)[-1]
+
+
+async def test_quit(ui: UI) -> None:
+    """/quit leaves the app."""
+    app = ui.app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ui.type(pilot, "/quit")
+        await pilot.pause()
+        assert not app.is_running
+
+
+async def test_history_recalls_and_persists(ui: UI) -> None:
+    """Up recalls earlier prompts; the history survives a restart."""
+    app = ui.app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ui.send(pilot, "/approve")
+        await ui.send(pilot, "/model")
+        prompt = app.query_one(PromptArea)
+        await pilot.press("up")
+        assert prompt.text == "/model"
+        await pilot.press("up")
+        assert prompt.text == "/approve"
+        await pilot.press("down", "down")
+        assert prompt.text == ""
+    again = ui.app()
+    async with again.run_test(size=(100, 30)) as pilot:
+        await pilot.press("up")
+        assert again.query_one(PromptArea).text == "/model"
+
+
+async def test_palette_offers_the_slash_commands(ui: UI) -> None:
+    """The command palette lists every slash command."""
+    app = ui.app()
+    async with app.run_test(size=(100, 30)):
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        for name in ("/compact", "/context", "/timeline", "/sessions", "/quit"):
+            assert name in titles

@@ -1,0 +1,124 @@
+"""/compact, automatic compaction, the timeline panel, markers and the summary modal."""
+
+from __future__ import annotations
+
+from textual.widgets import Markdown, OptionList
+
+from tests.openai_server import OpenAIServer
+from tests.tui.conftest import UI
+from tui.screens.summary import SummaryScreen
+from tui.widgets.entries import Notice, UserEntry
+from tui.widgets.gauge import TokenGauge
+from tui.widgets.marker import CompactionMarker
+from tui.widgets.timeline import TimelinePanel
+
+
+def rows(app) -> list[str]:
+    return [str(o.prompt) for o in app.query_one(TimelinePanel).query_one(OptionList).options]
+
+
+async def test_manual_compact_goes_running_then_done(ui: UI) -> None:
+    """/compact shows a running row, then a done row, a marker, a notice, and a lower gauge."""
+    app = ui.app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ui.send(pilot, "explore the README.md")
+        await ui.send(pilot, "now parser.py")
+        before = app.query_one(TokenGauge).reading
+        assert before is not None
+        app.runtime.model.delay_s = 0.01  # the summary streams slowly enough to watch
+        await ui.type(pilot, "/compact keep the parser")
+        panel = app.query_one(TimelinePanel)
+        await ui.until(pilot, lambda: any(r.status == "running" for r in panel.records))
+        assert app.status.activity == "compacting"
+        assert "⟳" in rows(app)[0] and "manual" in rows(app)[0]
+        await ui.settle(pilot)
+        [record] = panel.records
+        assert record.status == "done" and record.trigger == "manual"
+        assert record.focus == "keep the parser"
+        row = rows(app)[0]
+        assert "✓" in row and 'focus: "keep the parser"' in row and "items" in row
+        [marker] = app.query(CompactionMarker)
+        assert marker.record == record
+        assert "#1 context compacted (manual)" in marker.label()
+        assert f"{record.items_before} items" in marker.label()
+        assert any(n.plain.startswith("Compacted ") for n in app.query(Notice))
+        after = app.query_one(TokenGauge).reading
+        assert after is not None and after.total < before.total
+        assert after.total == app.runtime.meter.measure().total
+        assert [u.text for u in app.query(UserEntry)] == ["explore the README.md", "now parser.py"]
+        assert app.status.activity == "idle"
+
+
+async def test_summary_modal_from_the_timeline_and_from_the_marker(ui: UI) -> None:
+    """Enter on a row (or a click on the marker) opens the summary, focus, model and items."""
+    app = ui.app()
+    async with app.run_test(size=(140, 44)) as pilot:
+        await ui.send(pilot, "explore the README.md")
+        await ui.send(pilot, "now parser.py")
+        await ui.send(pilot, "/compact the parser")
+        rows_list = app.query_one(TimelinePanel).query_one(OptionList)
+        rows_list.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, SummaryScreen)
+        record = screen.record
+        facts = screen.query_one(".facts").render().plain
+        assert "the parser" in facts and "scripted-demo" in facts and "done" in facts
+        summary = screen.query_one(Markdown).source
+        assert "## Primary request and intent" in summary
+        shadowed = screen.query_one(".shadowed").render().plain
+        assert "you: explore the README.md" in shadowed
+        assert "$ pwd && ls -la" in shadowed
+        assert len(shadowed.splitlines()) == len(record.shadowed_seqs)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, SummaryScreen)
+        await pilot.click(CompactionMarker)
+        await pilot.pause()
+        assert isinstance(app.screen, SummaryScreen) and app.screen.record == record
+
+
+async def test_demo_auto_compaction_keeps_what_was_read(ui: UI) -> None:
+    """In the demo the gauge rises, auto compaction fires within a few prompts, the gauge
+    drops under the threshold, and every earlier message is still in the transcript."""
+    app = ui.app(ui.runtime(context_window=2_500))  # the demo's small window, smaller still
+    prompts = [f"look at README.md and parser.py, round {n}" for n in range(1, 9)]
+    async with app.run_test(size=(140, 40)) as pilot:
+        sent = []
+        for prompt in prompts:
+            await ui.send(pilot, prompt)
+            sent.append(prompt)
+            if any(r.kind == "compaction" for r in app.fold.records):
+                break
+        autos = [r for r in app.fold.records if r.kind == "compaction"]
+        assert autos and autos[0].trigger == "auto" and autos[0].status == "done"
+        assert len(sent) <= 6
+        assert [u.text for u in app.query(UserEntry)] == sent
+        assert app.query(CompactionMarker)
+        reading = app.query_one(TokenGauge).reading
+        assert reading is not None and reading.threshold is not None
+        assert reading.total < reading.threshold
+        assert any("auto" in row for row in rows(app))
+
+
+async def test_a_failed_compaction_shows_failed_with_its_reason(
+    ui: UI, openai_server: OpenAIServer
+) -> None:
+    """A summarizer that returns nothing: the row says failed, the notice says why."""
+    openai_server.push({"text": "A long answer.", "words": 900}, {"text": "Short."}, {"text": ""})
+    runtime = ui.runtime(
+        base_url=openai_server.base_url, model="m", demo=False, context_window=32_000
+    )
+    app = ui.app(runtime)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ui.send(pilot, "write a lot")
+        await ui.send(pilot, "thanks")
+        await ui.send(pilot, "/compact")
+        [record] = app.query_one(TimelinePanel).records
+        assert record.status == "failed" and record.error
+        row = rows(app)[0]
+        assert "✗ failed" in row
+        assert any("could not produce a useful summary" in n.plain for n in app.query(Notice))
+        assert not app.query(CompactionMarker)
+        assert app.status.activity == "idle"

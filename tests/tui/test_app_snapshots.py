@@ -1,0 +1,56 @@
+"""SVG snapshots of the main screens at fixed sizes (deterministic: a fixed session id and
+working directory, no clock on screen, no cursor blink). Update with --snapshot-update."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from agent.session import Session
+from tests.tui.conftest import UI
+from tui.app import ReeflineApp
+from tui.widgets.prompt import PromptArea
+from tui.wiring import build_registry
+
+SnapCompare = Callable[..., bool]
+
+
+@pytest.fixture
+def snapshot_app(ui: UI) -> ReeflineApp:
+    """The demo app on a stored, empty session with a fixed id and directory."""
+    Session.create(
+        ui.home, cwd="/srv/project", registry=build_registry(), session_id="snapshot-session"
+    ).close()
+    return ui.app(ui.runtime(resume="snapshot-session"))
+
+
+async def _still(pilot: Pilot[Any]) -> None:
+    pilot.app.query_one(PromptArea).cursor_blink = False
+    await pilot.pause()
+
+
+def test_idle_80x24(snap_compare: SnapCompare, snapshot_app: ReeflineApp) -> None:
+    """The idle screen at the smallest supported size."""
+    assert snap_compare(snapshot_app, terminal_size=(80, 24), run_before=_still)
+
+
+def test_idle_wide_with_timeline(snap_compare: SnapCompare, snapshot_app: ReeflineApp) -> None:
+    """A wide terminal opens with the (empty) timeline panel."""
+    assert snap_compare(snapshot_app, terminal_size=(140, 36), run_before=_still)
+
+
+def test_help_and_completion(snap_compare: SnapCompare, snapshot_app: ReeflineApp) -> None:
+    """/help output, and the command hints while typing ``/co``."""
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await _still(pilot)
+        app = pilot.app
+        assert isinstance(app, ReeflineApp)
+        await app.run_slash("help")
+        await pilot.press("/", "c", "o")
+        await pilot.pause()
+
+    assert snap_compare(snapshot_app, terminal_size=(100, 30), run_before=run_before)

@@ -1,0 +1,45 @@
+"""Model and bash output is shown literally: never parsed as markup, escapes removed."""
+
+from __future__ import annotations
+
+from tests.openai_server import OpenAIServer
+from tests.tui.conftest import UI
+from tui.widgets.entries import AssistantEntry, UserEntry
+from tui.widgets.tool_card import ToolCard
+
+HOSTILE = "[/] close [b]x[/b] [link=http://evil]y[/link] \x1b[31mred\x1b[0m \x1b]0;title\x07 bell\x07 nul\x00 end"
+COMMAND = r"printf '[/] [b]bold[/b] \033[31mred\033[0m \033]2;pwned\007 ok\n'"
+
+
+async def test_hostile_text_renders_literally(ui: UI, openai_server: OpenAIServer) -> None:
+    """Brackets survive as text; ANSI escapes and control characters never reach the screen."""
+    openai_server.push(
+        {
+            "reasoning": "thinking [/] about [i]it[/i]",
+            "tool_calls": [{"name": "bash", "arguments": {"command": COMMAND}}],
+        },
+        {"text": HOSTILE},
+    )
+    runtime = ui.runtime(
+        base_url=openai_server.base_url, model="m", demo=False, context_window=32_000
+    )
+    app = ui.app(runtime)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ui.type(pilot, "say [/] and [b]hi[/b]")
+        await ui.settle(pilot)
+        assert app.query(UserEntry).first().text == "say [/] and [b]hi[/b]"
+        card = app.query_one(ToolCard)
+        assert card.output == "[/] [b]bold[/b] red  ok"
+        assert "[/] [b]bold[/b]" in card.query_one(".output").render().plain
+        assert card._border_title is not None
+        assert card._border_title.plain.startswith("$ printf '[/] [b]bold[/b]")
+        entries = list(app.query(AssistantEntry))
+        assert entries[0].parts()[1] == "thinking [/] about [i]it[/i]"
+        answer = entries[-1].parts()[0]
+        assert answer.startswith("[/] close [b]x[/b]")
+        assert "red" in answer and "bell" in answer and "end" in answer
+        for text in app.transcript.dump():
+            assert not any(ord(c) < 32 and c not in "\n\t" for c in text), text
+        assert "title" not in answer
+        await pilot.press("ctrl+y")
+        assert app.clipboard.startswith("[/] close")

@@ -1,0 +1,112 @@
+"""The plain REPL: a real subprocess with piped stdin, and prompt-toolkit with a pipe input."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from prompt_toolkit.application import create_app_session
+from prompt_toolkit.completion import CompleteEvent
+from prompt_toolkit.document import Document
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+
+from agent.session import Session
+from tests.tui.conftest import UI
+from tui.history import history_path
+from tui.repl import PlainRepl, make_session, prompt_reader
+
+REEFLINE = str(Path(sys.executable).with_name("reefline"))
+
+
+def test_piped_stdin_runs_turns_and_commands(tmp_path: Path, workdir: Path) -> None:
+    """``printf ... | reefline --plain --demo``: answers, tool lines, a gauge per turn."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "DEEPSEEK_", "REEFLINE_"))
+    }
+    env.update(REEFLINE_HOME=str(tmp_path / "home"), REEFLINE_CONFIG=str(tmp_path / "c.toml"))
+    stdin = (
+        "what is in README.md\nand parser.py\n/compact the parser\n/context\n/timeline\n"
+        "/compcat\n/quit\nnever read\n"
+    )
+    proc = subprocess.run(
+        [REEFLINE, "--plain", "--demo", "--approve", "auto"],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=workdir,
+        env=env,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "offline demo model" in out
+    assert "$ pwd && ls -la" in out and "$ head -n 20 -- README.md" in out
+    assert "  exit 0 · " in out
+    assert "I looked at" in out and "# Sample project" in out
+    assert out.count("ctx [") == 4  # after each turn, after /compact, and for /context
+    assert "tool results" in out and "session totals" in out
+    assert "Compacted " in out and "── #1 manual · done" in out
+    assert "#1 manual · done" in out.split("session totals")[1]
+    assert "Unknown command /compcat — did you mean /compact?" in out
+    assert "never read" not in out
+    [stored] = Session.list_stored(tmp_path / "home")
+    assert "what is in README.md" in stored.path.read_text()
+
+
+def test_piped_stdin_denies_bash_unless_allowed(tmp_path: Path, workdir: Path) -> None:
+    """Nobody can answer an approval on a pipe, so commands are denied by default."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "DEEPSEEK_", "REEFLINE_"))
+    }
+    env.update(REEFLINE_HOME=str(tmp_path / "home"), REEFLINE_CONFIG=str(tmp_path / "c.toml"))
+    proc = subprocess.run(
+        [REEFLINE, "--plain", "--demo"],
+        input="hello there\n",
+        capture_output=True,
+        text=True,
+        cwd=workdir,
+        env=env,
+        timeout=60,
+    )
+    assert proc.returncode == 0
+    assert "Command not run" in proc.stdout
+
+
+def test_slash_completion() -> None:
+    """``/co`` completes to /compact and /context with their help."""
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        session = make_session(None)
+        completions = list(session.completer.get_completions(Document("/co"), CompleteEvent()))
+        assert [c.text for c in completions] == ["/compact", "/context"]
+        assert "Condense" in completions[0].display_meta_text
+        assert not list(session.completer.get_completions(Document("/compact x"), CompleteEvent()))
+
+
+async def test_prompt_session_with_a_pipe_input(ui: UI) -> None:
+    """Keys typed into the PromptSession run a turn, complete a command and save history."""
+    runtime = ui.runtime()
+    out = io.StringIO()
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        session = make_session(ui.home)
+        repl = PlainRepl(runtime, prompt_reader(session), out, interactive=True)
+        task = asyncio.create_task(repl.run())
+        for chunk in ["hello there\r", "/tim", "\t", "\r", "/approve\r", "/quit\r"]:
+            await asyncio.sleep(0.3 if chunk.endswith("\r") else 0.1)
+            pipe.send_text(chunk)
+        assert await asyncio.wait_for(task, 10) == 0
+    text = out.getvalue()
+    assert "$ pwd && ls -la" in text and "I looked at" in text
+    assert "ctx [" in text
+    assert "No compactions yet." in text
+    assert "Bash approval policy: auto." in text
+    history = history_path(ui.home).read_text()
+    assert "+hello there" in history and "+/timeline" in history

@@ -1,0 +1,444 @@
+"""The Textual app: transcript, token gauge, compaction timeline, slash commands, approval.
+
+The app observes the core and never drives compaction itself: session events, stream deltas
+and compaction notices arrive as Textual messages through :class:`RuntimeBridge`; a turn runs
+in one exclusive worker that Esc cancels; ``/compact`` goes through the runtime's
+:class:`~compact.command.CompactCommand`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import ClassVar, TypeVar
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.widget import Widget
+from textual.widgets import Footer
+from textual.worker import Worker, WorkerState
+
+from agent.events import (
+    Event,
+    StepStart,
+    ToolResult,
+    ToolStart,
+    TurnEnd,
+    TurnStart,
+)
+from agent.loop import TurnCancelled, TurnResult
+from compact.command import SLASH_COMMANDS, parse_slash
+from compact.contract import CompactEnd, CompactStart
+from compact.timeline import TimelineFold
+from tools.base import ApprovalDecision
+from tui.history import PromptHistory, history_path
+from tui.screens.approval import ApprovalScreen
+from tui.screens.summary import SummaryScreen
+from tui.widgets.bridge import (
+    CompactionNoticed,
+    RuntimeBridge,
+    SessionEventAppended,
+    StreamItemReceived,
+)
+from tui.widgets.entries import UserEntry
+from tui.widgets.format import GaugeReading, bash_command
+from tui.widgets.gauge import ZONE_TEXT, TokenGauge
+from tui.widgets.header import AppHeader
+from tui.widgets.marker import CompactionMarkerSelected
+from tui.widgets.prompt import CommandHints, PromptArea, PromptSubmitted
+from tui.widgets.slash import SlashCommands
+from tui.widgets.status import StatusLine
+from tui.widgets.timeline import TimelinePanel, TimelineRecordSelected
+from tui.widgets.transcript import Transcript
+from tui.wiring import Runtime
+
+W = TypeVar("W", bound=Widget)
+
+WIDE = 120
+"""Terminals at least this wide open with the timeline panel showing."""
+QUIT_WINDOW_S = 3.0
+"""A second Ctrl+C within this many seconds quits."""
+DEMO_BANNER = (
+    "Offline demo: a scripted model answers (no network, no real language model). Its "
+    "context window is small on purpose, so the gauge rises and automatic compaction fires "
+    "within a few prompts; watch the timeline panel (ctrl+t).\n"
+    "Connect a real model:\n"
+    "  OpenAI    OPENAI_API_KEY=… reefline\n"
+    "  DeepSeek  DEEPSEEK_API_KEY=… reefline\n"
+    "  local     reefline --base-url URL --model NAME\n"
+    "            Ollama, vLLM, llama.cpp: e.g. http://127.0.0.1:11434/v1"
+)
+
+
+class ReeflineApp(SlashCommands, App[None]):
+    """See the module docstring. ``runtime`` is built by the caller (see ``tui.cli``)."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "reefline"
+    AUTO_FOCUS = "#prompt"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "interrupt", "interrupt"),
+        Binding("ctrl+t", "toggle_timeline", "timeline"),
+        Binding("ctrl+q", "quit", "quit"),
+        # Priority: the prompt (a TextArea) binds these to copy and redo.
+        Binding("ctrl+c", "ctrl_c", "interrupt", show=False, priority=True),
+        Binding("ctrl+y", "copy_answer", "copy answer", priority=True),
+    ]
+
+    def __init__(self, runtime: Runtime, *, scripted_delay_s: float = 0.02) -> None:
+        super().__init__()
+        self.runtime = runtime
+        self.scripted_delay_s = scripted_delay_s
+        self.fold = TimelineFold()
+        self.bridge: RuntimeBridge | None = None
+        self.history = PromptHistory(history_path(runtime.home))
+        self.turn_worker: Worker[TurnResult | None] | None = None
+        self.compact_worker: Worker[None] | None = None
+        self._last_ctrl_c = 0.0
+        self._timeline_chosen = False
+        self._approving = False
+        self._tool_phase = False
+        """Between a ``tool/start`` and the next ``step/start``: another step is certain."""
+        self._held: list[tuple[str, UserEntry]] = []
+        self._parts: dict[type[Widget], Widget] = {}
+
+    # --- layout -------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield AppHeader(id="header")
+        with Horizontal(id="main"):
+            yield Transcript(id="transcript")
+            yield TimelinePanel(id="timeline")
+        yield StatusLine(id="status")
+        yield TokenGauge(id="gauge")
+        yield PromptArea(
+            SLASH_COMMANDS,
+            self.history,
+            id="prompt",
+            placeholder="Message reefline · / for commands · esc interrupts",
+        )
+        yield CommandHints(id="hints")
+        yield Footer()
+
+    def _main_mounted(self) -> bool:
+        """False while the app is shutting down (the main screen's widgets are gone)."""
+        if not self.screen_stack:
+            return False
+        status = self._parts.get(StatusLine)
+        if status is None:
+            return bool(self.screen_stack[0].query(StatusLine))
+        return status.is_attached
+
+    def part(self, kind: type[W]) -> W:
+        """The one ``kind`` widget of the main screen (a modal may be on top); cached, as
+        the parts are looked up on every event."""
+        widget = self._parts.get(kind)
+        if widget is None:
+            widget = self._parts[kind] = self.screen_stack[0].query_one(kind)
+        return widget  # type: ignore[return-value]
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.part(Transcript)
+
+    @property
+    def timeline(self) -> TimelinePanel:
+        return self.part(TimelinePanel)
+
+    @property
+    def status(self) -> StatusLine:
+        return self.part(StatusLine)
+
+    @property
+    def busy(self) -> bool:
+        """A turn or a ``/compact`` is in flight."""
+        return any(
+            w is not None and not w.is_finished for w in (self.turn_worker, self.compact_worker)
+        )
+
+    async def on_mount(self) -> None:
+        self.part(CommandHints).display = False
+        self.timeline.display = self.size.width >= WIDE
+        self.set_interval(0.25, self._tick)
+        await self._open(self.runtime)
+
+    def on_resize(self) -> None:
+        if not self._timeline_chosen:
+            self.timeline.display = self.size.width >= WIDE
+
+    async def _open(self, runtime: Runtime) -> None:
+        """Show ``runtime``'s session: banner, notices, existing events, timeline, gauge."""
+        self.runtime = runtime
+        runtime.bash.approver = self._approve
+        self.fold = TimelineFold(price=lambda event: runtime.meter.price(event.seq))
+        self.bridge = RuntimeBridge(runtime, self)
+        self.bridge.attach()
+        self.part(AppHeader).show(
+            model=runtime.model_name,
+            session=runtime.session.id,
+            cwd=runtime.session.cwd,
+            demo=runtime.is_demo,
+        )
+        transcript = self.transcript
+        transcript.clear_all()
+        if runtime.is_demo:
+            await transcript.add_notice(DEMO_BANNER, "info")
+        for notice in runtime.notices:
+            if not (runtime.is_demo and notice == runtime.provider.notice):
+                await transcript.add_notice(notice, "warning")
+        await transcript.replay(runtime.session.events)
+        self.fold.feed_all(runtime.session.events)
+        self._timeline_changed()
+        self._update_gauge()
+        self.status.set_activity("idle")
+
+    # --- core -> UI ---------------------------------------------------------------------------
+
+    def _current(self, event: Event) -> bool:
+        """False for a message still queued from a runtime that was replaced (/new)."""
+        events = self.runtime.session.events
+        return event.seq < len(events) and events[event.seq] is event
+
+    async def on_session_event_appended(self, message: SessionEventAppended) -> None:
+        event = message.event
+        if not self._current(event):
+            return
+        await self.transcript.apply(event)
+        if self.fold.feed(event):
+            self._timeline_changed()
+        self._follow(event)
+        self._update_gauge()
+
+    async def on_stream_item_received(self, message: StreamItemReceived) -> None:
+        if self.runtime.agent.busy:
+            await self.transcript.stream(message.item)
+
+    async def on_compaction_noticed(self, message: CompactionNoticed) -> None:
+        await self.transcript.add_notice(message.notice.text, message.notice.level)
+
+    def _follow(self, event: Event) -> None:
+        """Keep the status line on what the agent does now."""
+        status = self.status
+        if isinstance(event, TurnStart):
+            status.set_activity("thinking", step=None)
+        elif isinstance(event, StepStart):
+            self._tool_phase = False
+            status.set_activity("thinking", step=event.data.step)
+        elif isinstance(event, ToolStart):
+            self._tool_phase = True
+            for text, _ in self._held:
+                self.runtime.agent.steer(text)
+            self._held.clear()
+            activity = "approval" if self._approving else "bash"
+            status.set_activity(activity, detail=bash_command(event.data.arguments))
+            card = self.transcript.card(event.data.call_id)
+            if card is not None and self._approving:
+                card.awaiting_approval = True
+                card.tick(time.time())
+        elif isinstance(event, ToolResult | CompactEnd) and self.runtime.agent.busy:
+            status.set_activity("thinking")
+        elif isinstance(event, CompactStart):
+            status.set_activity("compacting", detail=event.data.trigger)
+        elif isinstance(event, TurnEnd) or (isinstance(event, CompactEnd) and not self.busy):
+            self._tool_phase = False
+            status.set_activity("idle")
+        status.queued = len(self.runtime.agent.pending_steering) + len(self._held)
+
+    def _update_gauge(self) -> None:
+        runtime = self.runtime
+        reading = GaugeReading.of(runtime.meter.measure(), runtime.threshold_tokens)
+        self.part(TokenGauge).show(reading)
+        self.part(AppHeader).show_percent(reading.percent, ZONE_TEXT[reading.zone])
+
+    def _timeline_changed(self) -> None:
+        records = self.fold.records
+        threshold = self.runtime.threshold_tokens
+        hint = (
+            "No compactions yet.\n\nAutomatic compaction runs when the context reaches "
+            f"{100 * threshold / (self.runtime.meter.context_window or 1):.0f}% of the window; "
+            "/compact runs one now."
+            if threshold is not None
+            else "No compactions yet.\n\nAutomatic compaction is off (unknown window or "
+            "auto = false); /compact runs one now."
+        )
+        self.timeline.show(records, hint=hint if not records else "")
+        for compaction_id, marker in self.transcript.markers.items():
+            record = self.fold.record(compaction_id)
+            if record is not None and record != marker.record:
+                marker.set_record(record)
+
+    def _tick(self) -> None:
+        if not self._main_mounted():
+            return
+        now = time.time()
+        self.status.tick()
+        for card in self.transcript.running_cards():
+            card.tick(now)
+        if any(r.status == "running" for r in self.timeline.records):
+            self.timeline.tick()
+
+    # --- prompt -------------------------------------------------------------------------------
+
+    @on(PromptArea.Changed, "#prompt")
+    def _prompt_changed(self, event: PromptArea.Changed) -> None:
+        self.part(CommandHints).show_for(event.text_area.text, SLASH_COMMANDS)
+
+    async def on_prompt_submitted(self, message: PromptSubmitted) -> None:
+        self.part(CommandHints).display = False
+        text = message.text
+        slash = parse_slash(text)
+        if slash is not None:
+            await self.run_slash(*slash)
+        elif self.turn_worker is not None and not self.turn_worker.is_finished:
+            self._steer(text)
+        else:
+            self.start_turn(text)
+
+    def _steer(self, text: str) -> None:
+        """Text typed while a turn runs. It goes to the loop at once when another step is
+        certain (tools are running); otherwise it is held until a tool starts, and becomes
+        the next message if the turn ends first (a steering message would wait for a step
+        that never comes)."""
+        entry = self.transcript.queue_steering(text)
+        if self._tool_phase or self.runtime.bash.running:
+            self.runtime.agent.steer(text)
+        else:
+            self._held.append((text, entry))
+        self._show_queued()
+
+    def _show_queued(self) -> None:
+        self.status.queued = len(self.runtime.agent.pending_steering) + len(self._held)
+        self.status.refresh()
+
+    def _release_held(self, completed: bool) -> None:
+        """The turn ended with held text: send it as the next message (or, after an
+        interruption or error, give it back to the prompt)."""
+        held, self._held = self._held, []
+        if not held:
+            return
+        for _, entry in held:
+            self.transcript.unqueue(entry)
+        text = "\n\n".join(t for t, _ in held)
+        if completed:
+            self.start_turn(text)
+        else:
+            prompt = self.part(PromptArea)
+            prompt.load_text("\n\n".join(filter(None, [text, prompt.text])))
+            prompt.move_cursor(prompt.document.end)
+        self._show_queued()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        worker = event.worker
+        if worker is self.turn_worker and worker.is_finished and self._main_mounted():
+            result = worker.result if worker.state == WorkerState.SUCCESS else None
+            self._release_held(completed=result is not None and result.reason == "completed")
+
+    def start_turn(self, prompt: str) -> None:
+        self.status.set_activity("thinking")
+        self.turn_worker = self._turn(prompt)
+
+    @work(exclusive=True, group="turn")
+    async def _turn(self, prompt: str) -> TurnResult | None:
+        runtime = self.runtime
+        await runtime.compact_command.wait_idle()
+        try:
+            return await runtime.agent.run_turn(prompt)
+        except TurnCancelled:
+            return None
+        except OSError as exc:
+            await self.transcript.add_notice(f"Cannot write the session log: {exc}", "error")
+            return None
+        finally:
+            if runtime is self.runtime and self._main_mounted():
+                self.status.set_activity("idle")
+                self._update_gauge()
+
+    # --- approval -----------------------------------------------------------------------------
+
+    async def _approve(self, command: str) -> ApprovalDecision:
+        """The bash approver: a modal; the turn waits for the answer."""
+        future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
+
+        def answered(decision: ApprovalDecision | None) -> None:
+            if not future.done():
+                future.set_result(decision or "deny")
+
+        screen = ApprovalScreen(command, cwd=str(self.runtime.bash.cwd))
+        self._approving = True
+        for card in self.transcript.running_cards():
+            card.awaiting_approval = True
+        self.status.set_activity("approval", detail=command)
+        await self.push_screen(screen, callback=answered)
+        try:
+            decision = await future
+        finally:
+            self._approving = False
+            if self._main_mounted():
+                if screen in self.screen_stack:
+                    screen.dismiss("deny")
+                for card in self.transcript.running_cards():
+                    card.awaiting_approval = False
+        self.status.set_activity("bash", detail=command)
+        return decision
+
+    # --- keys ---------------------------------------------------------------------------------
+
+    def action_interrupt(self) -> None:
+        """Esc: cancel the running turn or /compact (the loop closes the turn)."""
+        for worker in (self.turn_worker, self.compact_worker):
+            if worker is not None and not worker.is_finished:
+                worker.cancel()
+
+    def action_ctrl_c(self) -> None:
+        selected = self.screen.get_selected_text()
+        if selected:
+            self.copy_to_clipboard(selected)
+            self.notify("Copied the selection.")
+            return
+        now = time.monotonic()
+        if self.busy:
+            self.action_interrupt()
+            self._last_ctrl_c = now
+        elif now - self._last_ctrl_c < QUIT_WINDOW_S:
+            self.exit()
+        else:
+            self._last_ctrl_c = now
+            self.notify("Press ctrl+c again to quit.", timeout=QUIT_WINDOW_S)
+
+    def action_toggle_timeline(self) -> None:
+        self._timeline_chosen = True
+        self.timeline.display = not self.timeline.display
+
+    def action_copy_answer(self) -> None:
+        answer = self.transcript.last_answer
+        if answer:
+            self.copy_to_clipboard(answer)
+            self.notify("Copied the last answer to the clipboard.")
+        else:
+            self.notify("There is no answer to copy yet.", severity="warning")
+
+    @on(TimelineRecordSelected)
+    def _record_selected(self, message: TimelineRecordSelected) -> None:
+        self.push_screen(SummaryScreen(message.record, self.runtime.session.events))
+
+    @on(CompactionMarkerSelected)
+    def _marker_selected(self, message: CompactionMarkerSelected) -> None:
+        record = self.fold.record(message.compaction_id)
+        if record is not None:
+            self.push_screen(SummaryScreen(record, self.runtime.session.events))
+
+    async def on_unmount(self) -> None:
+        if self.bridge is not None:
+            self.bridge.detach()
+
+
+def run_app(runtime: Runtime) -> int:
+    """Run the app on ``runtime`` until the user quits; closes whichever runtime is open."""
+    app = ReeflineApp(runtime)
+    try:
+        app.run()
+    finally:
+        app.runtime.close()
+    return app.return_code or 0

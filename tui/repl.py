@@ -1,0 +1,338 @@
+"""The plain REPL (``reefline --plain``): the same core and slash commands in line mode.
+
+On a terminal it reads with a prompt-toolkit ``PromptSession`` (slash-command completion,
+history shared with the app); when stdin is not a terminal it reads lines from stdin. Tool
+calls print as ``$ command`` lines, each reply as text, and every turn ends with a one-line
+token gauge. Ctrl+C interrupts a running turn; Ctrl+D or ``/quit`` leaves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import TextIO
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+from prompt_toolkit.history import FileHistory
+from prompt_toolkit.patch_stdout import patch_stdout
+
+from agent.events import (
+    AssistantMessage,
+    CommandDone,
+    Event,
+    LlmRetry,
+    ToolResult,
+    ToolStart,
+    TurnEnd,
+)
+from agent.loop import TurnCancelled
+from agent.session import Session
+from agent.settings import SettingsError
+from compact.command import SLASH_COMMANDS, parse_slash, slash_help, unknown_command_text
+from compact.contract import CompactNotice
+from compact.timeline import TimelineFold, describe, timeline
+from tools.base import ApprovalDecision
+from tui.history import history_path
+from tui.widgets.format import (
+    GaugeReading,
+    bash_command,
+    breakdown_rows,
+    clean,
+    fmt_elapsed,
+    one_line,
+    strip_footer,
+)
+from tui.wiring import Runtime, StartupError, build_runtime
+
+ReadLine = Callable[[str], Awaitable[str | None]]
+"""Returns the next line typed after showing a prompt, or None at end of input."""
+
+
+class SlashCompleter(Completer):
+    """Completes ``/co`` to ``/compact`` and ``/context`` (only as the first word)."""
+
+    def get_completions(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> Iterable[Completion]:
+        text = document.text_before_cursor
+        if not text.startswith("/") or " " in text:
+            return
+        for name, help_text in SLASH_COMMANDS.items():
+            if name.startswith(text[1:].lower()):
+                yield Completion(f"/{name}", start_position=-len(text), display_meta=help_text)
+
+
+def make_session(home: Path | None, **kwargs: object) -> PromptSession[str]:
+    """A prompt session with slash completion and the per-user history file."""
+    history = FileHistory(str(history_path(home))) if home is not None else None
+    if home is not None:
+        home.mkdir(parents=True, exist_ok=True)
+    return PromptSession(
+        completer=SlashCompleter(),
+        complete_while_typing=True,
+        history=history,
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def prompt_reader(session: PromptSession[str]) -> ReadLine:
+    async def read(prompt: str) -> str | None:
+        try:
+            with patch_stdout():
+                return await session.prompt_async(prompt)
+        except EOFError:
+            return None
+        except KeyboardInterrupt:
+            return ""
+
+    return read
+
+
+def stream_reader(stream: TextIO) -> ReadLine:
+    async def read(prompt: str) -> str | None:
+        line = await asyncio.to_thread(stream.readline)
+        return None if line == "" else line.rstrip("\n")
+
+    return read
+
+
+class PlainRepl:
+    """See the module docstring. ``read`` supplies lines; output goes to ``out``."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        read: ReadLine,
+        out: TextIO,
+        *,
+        interactive: bool = False,
+    ) -> None:
+        self.runtime = runtime
+        self.read = read
+        self.out = out
+        self.interactive = interactive
+        self.fold = TimelineFold()
+        self._detach: list[Callable[[], object]] = []
+
+    # --- output -------------------------------------------------------------------------------
+
+    def say(self, text: str = "") -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def gauge_line(self) -> str:
+        runtime = self.runtime
+        return GaugeReading.of(runtime.meter.measure(), runtime.threshold_tokens).line()
+
+    def _on_event(self, event: Event) -> None:
+        if self.fold.feed(event):
+            for record in self.fold.records:
+                if record.end_seq == event.seq and record.kind == "compaction":
+                    self.say(f"── {describe(record)} ──")
+        if isinstance(event, ToolStart):
+            self.say(f"$ {one_line(bash_command(event.data.arguments), 200)}")
+        elif isinstance(event, ToolResult) and event.surface_op and event.surface_op.op == "append":
+            self._tool_result(event)
+        elif isinstance(event, AssistantMessage) and event.data.text.strip():
+            self.say(clean(event.data.text).rstrip())
+        elif isinstance(event, LlmRetry):
+            self.say(f"! model request failed ({clean(event.data.error)}); retrying")
+        elif isinstance(event, TurnEnd) and event.data.reason != "completed":
+            self.say(
+                f"! turn ended: {event.data.reason}"
+                + (f" — {clean(event.data.error)}" if event.data.error else "")
+            )
+        elif isinstance(event, CommandDone):
+            self.say(clean(event.data.text))
+
+    def _tool_result(self, event: ToolResult) -> None:
+        data = event.data
+        lines = strip_footer(clean(data.content)).rstrip("\n").split("\n")
+        if data.is_error and data.exit_code is None:
+            self.say(f"  ! {one_line(data.content, 160)}")
+            return
+        took = f" · {fmt_elapsed(data.duration_s)}" if data.duration_s is not None else ""
+        self.say(f"  exit {data.exit_code}{took} · {len(lines)} lines")
+
+    def _on_notice(self, notice: CompactNotice) -> None:
+        self.say(f"! {notice.text}")
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    def attach(self, runtime: Runtime) -> None:
+        self.detach()
+        self.runtime = runtime
+        self.fold = TimelineFold()
+        self.fold.feed_all(runtime.session.events)
+        if self.interactive:
+            runtime.bash.approver = self._approve
+        self._detach = [
+            runtime.session.subscribe(self._on_event),
+            runtime.compaction.add_listener(self._on_notice),
+        ]
+
+    def detach(self) -> None:
+        while self._detach:
+            self._detach.pop()()
+
+    async def _approve(self, command: str) -> ApprovalDecision:
+        self.say(f"Run this command?\n  $ {clean(command)}")
+        answer = await self.read("[y] once  [a] always  [N] deny › ")
+        choice = (answer or "").strip().lower()
+        if choice in ("y", "yes"):
+            return "once"
+        if choice in ("a", "always"):
+            return "always"
+        return "deny"
+
+    async def run(self) -> int:
+        """Read and handle lines until ``/quit`` or the end of input; returns the exit code."""
+        self.attach(self.runtime)
+        runtime = self.runtime
+        label = " (offline demo model)" if runtime.is_demo else ""
+        self.say(f"reefline · {runtime.model_name}{label} · session {runtime.session.id}")
+        for notice in runtime.notices:
+            self.say(f"! {notice}")
+        self.say("/help lists the commands; ctrl+d or /quit leaves.")
+        try:
+            while True:
+                line = await self.read("› ")
+                if line is None:
+                    return 0
+                if not line.strip():
+                    continue
+                if not await self.handle(line):
+                    return 0
+        finally:
+            self.detach()
+
+    async def handle(self, line: str) -> bool:
+        """Handle one line; False to quit."""
+        slash = parse_slash(line)
+        if slash is None:
+            await self.turn(line)
+            return True
+        name, args = slash
+        if name == "quit":
+            return False
+        handler = getattr(self, f"cmd_{name}", None)
+        if name not in SLASH_COMMANDS or handler is None:
+            self.say(unknown_command_text(name))
+        else:
+            await handler(args)
+        return True
+
+    async def turn(self, prompt: str) -> None:
+        runtime = self.runtime
+        task = asyncio.ensure_future(runtime.agent.run_turn(prompt))
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signal.SIGINT, task.cancel)
+        try:
+            await task
+        except TurnCancelled:
+            self.say("! interrupted; the turn was closed")
+        finally:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signal.SIGINT)
+        self.say(self.gauge_line())
+
+    # --- commands -----------------------------------------------------------------------------
+
+    async def cmd_help(self, args: str) -> None:
+        self.say(slash_help())
+
+    async def cmd_compact(self, args: str) -> None:
+        await self.runtime.compact_command.run(self.runtime.agent, args)
+        self.say(self.gauge_line())
+
+    async def cmd_context(self, args: str) -> None:
+        meter = self.runtime.meter
+        measurement = meter.measure()
+        self.say(self.gauge_line())
+        for label, tokens, share in breakdown_rows(measurement):
+            self.say(f"  {label:<15} {tokens:>8,}  {100 * share:3.0f}%")
+        usage = meter.session_usage
+        self.say(
+            f"  session totals: {usage.input:,} in · {usage.output:,} out · {usage.cached:,} cached"
+        )
+
+    async def cmd_timeline(self, args: str) -> None:
+        records = timeline(self.runtime.session.events)
+        if not records:
+            self.say("No compactions yet.")
+        for record in records:
+            self.say(describe(record))
+
+    async def cmd_sessions(self, args: str) -> None:
+        for stored in Session.list_stored(self.runtime.home):
+            mark = "  (this session)" if stored.id == self.runtime.session.id else ""
+            self.say(f"{stored.id}{mark}")
+        self.say("/resume <id> continues one.")
+
+    async def cmd_new(self, args: str) -> None:
+        await self._switch(None)
+
+    async def cmd_resume(self, args: str) -> None:
+        if not args:
+            await self.cmd_sessions(args)
+        else:
+            await self._switch(args.split()[0])
+
+    async def cmd_model(self, args: str) -> None:
+        runtime = self.runtime
+        if not args:
+            self.say(f"Model: {runtime.model_label}")
+            return
+        name = args.split()[0]
+        window = runtime.settings.context_window or runtime.model.context_window(name)
+        runtime.agent.model_name = runtime.model_name = name
+        if window is not None:
+            runtime.agent.context_window = runtime.meter.context_window = window
+        self.say(f"Model set to {name} for the next request.")
+
+    async def cmd_approve(self, args: str) -> None:
+        policy = args.strip().lower()
+        if policy in ("ask", "auto", "deny"):
+            self.runtime.bash.policy = policy  # type: ignore[assignment]
+        elif policy:
+            self.say("Usage: /approve ask|auto|deny")
+            return
+        self.say(f"Bash approval policy: {self.runtime.bash.policy}.")
+
+    async def _switch(self, resume: str | None) -> None:
+        old = self.runtime
+        if resume == old.session.id:
+            self.say(f"Already in session {resume}.")
+            return
+        try:
+            new = build_runtime(old.settings, resume=resume, default_approve=old.bash.policy)
+        except (StartupError, SettingsError, OSError) as exc:
+            self.say(f"! {exc}")
+            return
+        new.bash.policy = old.bash.policy
+        self.detach()
+        old.close()
+        self.attach(new)
+        self.say(f"Session {new.session.id}.")
+
+
+async def run_repl(
+    runtime: Runtime, *, stdin: TextIO | None = None, out: TextIO | None = None
+) -> int:
+    """Run the REPL on ``runtime`` (closed on return); see the module docstring."""
+    stdin = stdin or sys.stdin
+    out = out or sys.stdout
+    interactive = stdin.isatty()
+    read = prompt_reader(make_session(runtime.home)) if interactive else stream_reader(stdin)
+    repl = PlainRepl(runtime, read, out, interactive=interactive)
+    try:
+        return await repl.run()
+    finally:
+        repl.runtime.close()

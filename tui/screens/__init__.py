@@ -1,0 +1,1 @@
+"""Modal screens of the Textual app: approval, summary, context breakdown, session picker."""

@@ -1,0 +1,131 @@
+"""The summary modal for one timeline record: the summary as Markdown, the focus text, model
+and usage, and the list of shadowed items (the first line of each)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Markdown, Static
+
+from agent.events import (
+    AssistantMessage,
+    ContextMessage,
+    Event,
+    SteeringMessage,
+    ToolResult,
+    UserMessage,
+)
+from compact.timeline import TimelineRecord, fmt_tokens, label
+from tui.widgets.format import bash_command, clean, fmt_elapsed, one_line
+
+
+def describe_item(event: Event) -> str:
+    """One line naming a surface item (what a compaction took off the model's view)."""
+    if isinstance(event, UserMessage):
+        if event.data.source == "compact":
+            return "earlier checkpoint"
+        return "you: " + one_line(event.data.content, 90)
+    if isinstance(event, SteeringMessage):
+        return "steer: " + one_line(event.data.content, 90)
+    if isinstance(event, ContextMessage):
+        return "context: " + one_line(event.data.content, 90)
+    if isinstance(event, AssistantMessage):
+        if event.data.text.strip():
+            return "assistant: " + one_line(event.data.text, 90)
+        calls = ", ".join(
+            "$ " + one_line(bash_command(c.arguments), 60) for c in event.data.tool_calls
+        )
+        return f"assistant called {calls}" if calls else "assistant (empty reply)"
+    if isinstance(event, ToolResult):
+        code = "error" if event.data.exit_code is None else f"exit {event.data.exit_code}"
+        first = one_line(event.data.content, 70) or "(no output)"
+        return f"{event.data.name} result ({code}): {first}"
+    return event.type
+
+
+def record_facts(record: TimelineRecord) -> list[tuple[str, str]]:
+    """(label, value) rows for the header of the modal."""
+    facts: list[tuple[str, str]] = []
+    status = record.status
+    if record.error:
+        status += f": {one_line(record.error, 100)}"
+    facts.append(("status", status))
+    if record.started_at:
+        facts.append(
+            ("started", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(record.started_at)))
+        )
+    if record.duration_s is not None:
+        facts.append(("duration", fmt_elapsed(record.duration_s)))
+    facts.append(("items", f"{record.items_before} → {record.items_after}"))
+    after = f" → {fmt_tokens(record.tokens_after)}" if record.tokens_after is not None else ""
+    facts.append(("tokens", f"{fmt_tokens(record.tokens_before)}{after}"))
+    if record.focus:
+        facts.append(("focus", clean(record.focus)))
+    if record.model:
+        facts.append(("model", clean(record.model)))
+    if record.usage is not None:
+        usage = record.usage
+        facts.append(
+            (
+                "usage",
+                f"{usage.prompt_tokens} in · {usage.completion_tokens} out"
+                + (f" · {usage.cached_tokens} cached" if usage.cached_tokens else ""),
+            )
+        )
+    return facts
+
+
+class SummaryScreen(ModalScreen[None]):
+    """See the module docstring. Esc or q closes."""
+
+    AUTO_FOCUS = "*"
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss", "close")]
+
+    def __init__(self, record: TimelineRecord, events: Sequence[Event]) -> None:
+        super().__init__(classes="modal")
+        self.record = record
+        self.log_events = events
+
+    def compose(self) -> ComposeResult:
+        record = self.record
+        kind = label(record) if record.kind == "prune" else f"compaction ({record.trigger})"
+        with Vertical(classes="dialog -summary") as dialog:
+            dialog.border_title = f"#{record.number} {kind}"
+            dialog.border_subtitle = "esc closes"
+            with VerticalScroll(classes="body"):
+                facts = record_facts(record)
+                width = max(len(label) for label, _ in facts)
+                yield Static(
+                    Content("\n").join(
+                        Content.assemble((f"{label:<{width}}  ", "$text-muted"), value)
+                        for label, value in facts
+                    ),
+                    classes="facts",
+                )
+                if record.summary:
+                    yield Static(Content.styled("Summary", "bold $text-accent"), classes="heading")
+                    yield Markdown(clean(record.summary), classes="summary")
+                shadowed = [s for s in record.shadowed_seqs or () if s < len(self.log_events)]
+                if shadowed:
+                    title = f"Shadowed items ({len(shadowed)})"
+                    yield Static(Content.styled(title, "bold $text-accent"), classes="heading")
+                    yield Static(
+                        Content("\n").join(
+                            Content.assemble(
+                                (f"{seq:>5}  ", "$text-muted"),
+                                describe_item(self.log_events[seq]),
+                            )
+                            for seq in shadowed
+                        ),
+                        classes="shadowed",
+                    )
+
+    async def action_dismiss(self, result: None = None) -> None:
+        self.dismiss(result)

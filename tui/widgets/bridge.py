@@ -1,0 +1,70 @@
+"""The bridge from the core to Textual: core callbacks become Textual messages.
+
+Session observers and stream listeners are called synchronously inside the core (on the event
+loop thread, from the turn's worker). They must not touch widgets, so the bridge only posts a
+typed message to the app; handlers then update widgets in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from textual.message import Message
+from textual.message_pump import MessagePump
+
+from agent.events import Event
+from agent.llm import StreamEvent
+from compact.contract import CompactNotice
+from tui.wiring import Runtime
+
+
+@dataclass
+class SessionEventAppended(Message):
+    """An event was appended to the session log."""
+
+    event: Event
+
+
+@dataclass
+class StreamItemReceived(Message):
+    """A transient streaming item (text, reasoning or tool-call delta, retry, completion)."""
+
+    item: StreamEvent
+
+
+@dataclass
+class CompactionNoticed(Message):
+    """The compaction backend has something to tell the user (breaker, thrash guard...)."""
+
+    notice: CompactNotice
+
+
+class RuntimeBridge:
+    """Subscribes ``target`` to a runtime's session, stream and compaction notices."""
+
+    def __init__(self, runtime: Runtime, target: MessagePump) -> None:
+        self.runtime = runtime
+        self.target = target
+        self._detach: list[Callable[[], object]] = []
+
+    def attach(self) -> None:
+        runtime = self.runtime
+        self._detach.append(runtime.session.subscribe(self._on_event))
+        listeners = runtime.agent.stream_listeners
+        listeners.append(self._on_stream)
+        self._detach.append(lambda: listeners.remove(self._on_stream))
+        self._detach.append(runtime.compaction.add_listener(self._on_notice))
+
+    def detach(self) -> None:
+        while self._detach:
+            self._detach.pop()()
+
+    def _on_event(self, event: Event) -> None:
+        self.target.post_message(SessionEventAppended(event))
+
+    def _on_stream(self, item: StreamEvent) -> None:
+        self.target.post_message(StreamItemReceived(item))
+
+    def _on_notice(self, notice: CompactNotice) -> None:
+        self.target.post_message(CompactionNoticed(notice))

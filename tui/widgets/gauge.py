@@ -1,0 +1,78 @@
+"""The token gauge: used / window, percent, a marker at the auto-compact threshold, the zone
+colour, and whether the figure is provider-measured or estimated."""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.widget import Widget
+
+from tui.widgets.format import GaugeReading
+
+ZONE_STYLES = {
+    "ok": "$success",
+    "warn": "$warning",
+    "hot": "$error",
+    "over": "bold $error",
+    "unknown": "$text-muted",
+}
+ZONE_TEXT = {
+    "ok": "$text-success",
+    "warn": "$text-warning",
+    "hot": "$text-error",
+    "over": "bold $text-error",
+    "unknown": "$text-muted",
+}
+"""The same zones for text (contrast-adjusted for dark and light themes)."""
+BAR_MIN, BAR_MAX = 8, 48
+
+
+class TokenGauge(Widget):
+    """One line: ``ctx ▕██████░░░░│░░▏ ~5.2k / 12k · 43% · auto at 80% · ~estimated``."""
+
+    DEFAULT_CSS = "TokenGauge { height: 1; }"
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.reading: GaugeReading | None = None
+
+    def show(self, reading: GaugeReading) -> None:
+        if reading != self.reading:
+            self.reading = reading
+            self.set_class(reading.zone in ("hot", "over"), "-hot")
+            self.refresh()
+
+    def render(self) -> Content:
+        reading = self.reading
+        if reading is None:
+            return Content.styled("ctx …", "$text-muted")
+        style = ZONE_STYLES[reading.zone]
+        text_style = ZONE_TEXT[reading.zone]
+        tail = " · ".join(reading.details)
+        if not reading.window:
+            return Content.assemble(
+                ("ctx ", "bold"), (reading.used, text_style), (f" · {tail}", "$text-muted")
+            )
+        used = f" {reading.used} "
+        room = self.size.width - len("ctx ▕▏") - len(used) - len(tail) - 3
+        if room < BAR_MIN:  # narrow: drop the details before the bar
+            tail = reading.percent
+            room = self.size.width - len("ctx ▕▏") - len(used) - len(tail) - 3
+        width = max(BAR_MIN, min(BAR_MAX, room))
+        filled, cell = reading.bar_cells(width)
+        bar: list[str | tuple[str, str]] = []
+        for i in range(width):
+            if i == cell:
+                bar.append(("│", "bold $foreground"))
+            elif i < filled:
+                bar.append(("█", style))
+            else:
+                bar.append(("░", "$text-muted"))
+        return Content.assemble(
+            ("ctx ", "bold"),
+            ("▕", "$text-muted"),
+            *bar,
+            ("▏", "$text-muted"),
+            (used, text_style),
+            ("· ", "$text-muted"),
+            (tail, "$text-muted"),
+        )

@@ -1,0 +1,65 @@
+"""The compaction marker: a rule in the transcript where a checkpoint landed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from textual import events
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import Static
+
+from compact.timeline import fmt_tokens
+
+if TYPE_CHECKING:
+    from compact.timeline import TimelineRecord
+
+
+@dataclass
+class CompactionMarkerSelected(Message):
+    """The user asked to see the summary behind a marker."""
+
+    compaction_id: str
+
+
+class CompactionMarker(Static, can_focus=True):
+    """``── context compacted (auto) · 42 items · 38.1k → 2.3k · view ──``; click or Enter
+    opens the summary."""
+
+    def __init__(self, compaction_id: str) -> None:
+        super().__init__()
+        self.compaction_id = compaction_id
+        self.record: TimelineRecord | None = None
+
+    def set_record(self, record: TimelineRecord) -> None:
+        self.record = record
+        self.refresh()
+
+    def label(self) -> str:
+        record = self.record
+        if record is None:
+            return "context compacted"
+        parts = [f"#{record.number} context compacted ({record.trigger})"]
+        if record.items_before:
+            parts.append(f"{record.items_before} items")
+        if record.tokens_after is not None:
+            parts.append(f"{fmt_tokens(record.tokens_before)} → {fmt_tokens(record.tokens_after)}")
+        if record.model == "fallback":
+            parts.append("model-free fallback")
+        return " · ".join(parts)
+
+    def render(self) -> Content:
+        # A long rule cut by the CSS (text-wrap: nowrap): asking for the width here would
+        # force a layout pass per marker.
+        text = f" {self.label()} · view "
+        return Content.assemble(
+            ("──", "$text-primary"), (text, "bold $text-primary"), ("─" * 400, "$text-primary")
+        )
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        self.post_message(CompactionMarkerSelected(self.compaction_id))
+
+    def key_enter(self) -> None:
+        self.post_message(CompactionMarkerSelected(self.compaction_id))

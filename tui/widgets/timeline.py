@@ -1,0 +1,134 @@
+"""The compaction timeline panel: one row per compaction and prune, from
+:mod:`compact.timeline`. Enter or a click opens the record's summary."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from compact.timeline import fmt_tokens, label
+from tui.widgets.format import fmt_elapsed, one_line
+
+if TYPE_CHECKING:
+    from compact.timeline import TimelineRecord
+
+_STATUS: dict[str, tuple[str, str]] = {
+    "running": ("⟳", "$text-accent"),
+    "done": ("✓", "$text-success"),
+    "failed": ("✗", "$text-error"),
+    "interrupted": ("⚠", "$text-warning"),
+}
+
+
+@dataclass
+class TimelineRecordSelected(Message):
+    """The user opened a timeline row."""
+
+    record: TimelineRecord
+
+
+def _clock(epoch: float | None) -> str:
+    return time.strftime("%H:%M", time.localtime(epoch)) if epoch else ""
+
+
+def record_row(record: TimelineRecord, now: float | None = None) -> Content:
+    """Two or three lines describing one record::
+
+    #1 auto    ✓ 14:02
+       42 items · 38.1k→2.3k · 4.2s
+    """
+    icon, style = _STATUS.get(record.status, ("?", "$text-muted"))
+    if record.status == "running":
+        state = f"{icon} {fmt_elapsed(record.elapsed(now or time.time()))}"
+    elif record.status in ("failed", "interrupted"):
+        state = f"{icon} {record.status}"
+    else:
+        state = f"{icon} {_clock(record.started_at)}"
+    head = Content.assemble(
+        (f"#{record.number} ", "bold"), (f"{label(record):<9}", ""), (state, style)
+    )
+    lines: list[Content] = [head]
+    detail = _detail(record)
+    if detail:
+        lines.append(Content.styled("\u00a0" * 3 + detail, "$text-muted"))
+    if record.status == "failed" and record.error:
+        lines.append(Content.styled("\u00a0" * 3 + one_line(record.error, 60), "$text-error"))
+    elif record.model == "fallback":
+        lines.append(Content.styled("\u00a0\u00a0\u00a0model-free fallback", "$text-warning"))
+    if record.focus:
+        lines.append(
+            Content.styled("\u00a0" * 3 + f'focus: "{one_line(record.focus, 20)}"', "$text-muted")
+        )
+    return Content("\n").join(lines)
+
+
+def _detail(record: TimelineRecord) -> str:
+    parts = []
+    if record.kind == "prune":
+        noun = "result" if record.items_before == 1 else "results"
+        parts.append(f"{record.items_before} {noun}")
+        if record.saved_tokens:
+            parts.append(f"−{fmt_tokens(record.saved_tokens)}")
+    else:
+        if record.items_before:
+            parts.append(f"{record.items_before} items")
+        if record.status == "done" and record.tokens_after is not None:
+            parts.append(f"{fmt_tokens(record.tokens_before)}→{fmt_tokens(record.tokens_after)}")
+        elif record.tokens_before:
+            parts.append(fmt_tokens(record.tokens_before))
+        if record.duration_s is not None:
+            parts.append(fmt_elapsed(record.duration_s))
+    return " · ".join(parts)
+
+
+class TimelinePanel(Vertical):
+    """The right-hand panel (see the module docstring)."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.records: list[TimelineRecord] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(classes="empty")
+        yield OptionList(classes="rows")
+
+    def on_mount(self) -> None:
+        self.border_title = "compactions"
+        self.show([])
+
+    def show(self, records: Sequence[TimelineRecord], *, hint: str = "") -> None:
+        self.records = list(records)
+        rows = self.query_one(OptionList)
+        empty = self.query_one(".empty", Static)
+        empty.display = not self.records
+        rows.display = bool(self.records)
+        if hint or not self.records:
+            empty.update(Content.styled(hint or "No compactions yet.", "$text-muted"))
+        highlighted = rows.highlighted
+        rows.set_options(Option(record_row(r), id=str(r.number)) for r in self.records)
+        if self.records:
+            last = len(self.records) - 1
+            keep = rows.has_focus and highlighted is not None
+            rows.highlighted = min(highlighted, last) if keep else last
+        self.border_subtitle = f"{len(self.records)}" if self.records else ""
+
+    def tick(self) -> None:
+        """Refresh the elapsed time of running records."""
+        rows = self.query_one(OptionList)
+        now = time.time()
+        for index, record in enumerate(self.records):
+            if record.status == "running":
+                rows.replace_option_prompt_at_index(index, record_row(record, now))
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.post_message(TimelineRecordSelected(self.records[event.option_index]))
