@@ -210,10 +210,14 @@ class Agent:
             result = self._close_cancelled(state)
             raise TurnCancelled(result) from None
         except Exception as exc:
-            # A bug: close the turn so the log stays well-formed, then fail loudly.
-            state.error = f"internal error: {type(exc).__name__}: {exc}"
+            # A bug, or a log that cannot be written (disk full): close the turn so the log
+            # stays well-formed (every call answered), then fail loudly.
+            if isinstance(exc, OSError):
+                state.error = f"the session log could not be written: {exc}"
+            else:
+                state.error = f"internal error: {type(exc).__name__}: {exc}"
             with contextlib.suppress(Exception):
-                self._close_cancelled_calls(state)
+                self._close_cancelled_calls(state, failure=state.error)
                 self._end(state, "error")
             raise
         finally:
@@ -222,7 +226,8 @@ class Agent:
     # --- one step -----------------------------------------------------------------------------
 
     async def _run_step(self, state: _TurnState) -> bool:
-        """Run step ``state.step``; True when the model answered without tool calls."""
+        """Run step ``state.step``; True when the turn is done: the model answered without
+        tool calls and no steering message is waiting, or the request failed."""
         turn, step = state.turn, state.step
         system = self.system_prompt()
         tools = self.tool_schemas()
@@ -242,15 +247,20 @@ class Agent:
         state.text = reply.text
         if not reply.tool_calls:
             self._close_step(state)
-            return True
+            # A message typed while the model wrote its final answer still reaches it: one
+            # more step delivers it, rather than leaving it queued for the next turn.
+            return not self._steering
         for call in reply.tool_calls:
             state.pending_calls.append(call)
         while state.pending_calls:
             call = state.pending_calls[0]
             output = await self._run_tool(state, call)
+            # Only a logged result answers the call: if the append fails, the call stays
+            # pending and the turn's closers answer it (else the surface keeps an orphan call
+            # that every later request would carry).
+            self._append_result(state, call, output)
             state.pending_calls.pop(0)
             state.running_call = None
-            self._append_result(state, call, output)
         self._close_step(state)
         return False
 
@@ -449,14 +459,23 @@ class Agent:
         self._close_cancelled_calls(state)
         return self._end(state, "cancelled")
 
-    def _close_cancelled_calls(self, state: _TurnState) -> None:
-        """Give every unanswered tool call of the step an error result (pairing stays balanced)."""
+    def _close_cancelled_calls(self, state: _TurnState, failure: str | None = None) -> None:
+        """Give every unanswered tool call of the step an error result (pairing stays balanced).
+        ``failure``: the turn failed with this error rather than being cancelled by the user."""
         for call in state.pending_calls:
-            text = (
-                "error: interrupted by the user while running; its effects may be partial."
-                if call.id == state.running_call
-                else "error: not run: the user interrupted the turn."
-            )
+            if failure is not None:
+                text = (
+                    f"error: the turn failed while this call ran or its result was being "
+                    f"recorded ({failure}); its effects may be partial."
+                    if call.id == state.running_call
+                    else f"error: not run: the turn failed ({failure})."
+                )
+            else:
+                text = (
+                    "error: interrupted by the user while running; its effects may be partial."
+                    if call.id == state.running_call
+                    else "error: not run: the user interrupted the turn."
+                )
             self._append_result(state, call, ToolOutput(text, is_error=True))
         state.pending_calls.clear()
 

@@ -308,3 +308,29 @@ async def test_workspace_context_comes_back_after_it_is_shadowed(
     assert "Always run the linter." in contexts[0].data.content
     second_request = openai_server.requests[1]["messages"]
     assert any("Always run the linter." in (m.get("content") or "") for m in second_request)
+
+
+async def test_steering_during_the_final_answer_gets_one_more_step(
+    openai_server: OpenAIServer, session: Session, tmp_path: Path
+) -> None:
+    openai_server.push(
+        {"text": "first answer, streamed slowly", "chunk_size": 4, "delay_s": 0.02},
+        {"text": "answer that saw the steering"},
+    )
+    agent = make_agent(openai_server, session, tmp_path)
+    steered = False
+
+    def steer_once(item: object) -> None:
+        nonlocal steered
+        if isinstance(item, TextDelta) and not steered:
+            steered = True
+            agent.steer("and mention the tests")
+
+    agent.stream_listeners.append(steer_once)
+    result = await agent.run_turn("answer me")
+    assert result.reason == "completed" and result.text == "answer that saw the steering"
+    assert types(session).count("step/start") == 2
+    assert openai_server.requests[1]["messages"][-1] == {
+        "role": "user",
+        "content": "and mention the tests",
+    }
