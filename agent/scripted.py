@@ -421,7 +421,12 @@ def _checkpoint(messages: Sequence[Mapping[str, Any]]) -> str:
             errors.append(f"`{_one_line(o.command, 120)}` exited {o.exit_code}")
         if o.kind == "list" and o.lines:
             cwd = o.lines[0].strip()
-    files = [f for f in files if "/" in f or PurePosixPath(f).suffix.lstrip(".") in _TEXT_EXT]
+    # Spill files named by pruned results are bookkeeping, not project files.
+    files = [
+        f
+        for f in files
+        if ".spill/" not in f and ("/" in f or PurePosixPath(f).suffix.lstrip(".") in _TEXT_EXT)
+    ]
     if cwd:
         concepts.append(f"Working directory: `{cwd}`")
     if obs:
