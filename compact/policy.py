@@ -1,0 +1,77 @@
+"""Compaction policy: when to compact and how much history to keep verbatim.
+
+Validated at load: unknown keys are errors, and the retained tail must stay strictly below
+the threshold, or the history left after a compaction would trigger the next one at once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+
+class CompactionSettings(BaseModel):
+    """Compaction policy. Unknown keys are errors; retention must stay below the threshold."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    threshold_ratio: float = Field(default=0.8, gt=0, le=1)
+    """Compact when the context reaches this share of the window."""
+    retain_ratio: float = Field(default=0.16, ge=0, lt=1)
+    """Share of the window kept verbatim at the tail (unless ``retain_tokens`` is set)."""
+    retain_tokens: int | None = Field(default=None, ge=0)
+    max_tokens: int = Field(default=8192, gt=0)
+    """Cap on the summary's length (also clamped to what the window leaves)."""
+    retries: int = Field(default=1, ge=0, le=10)
+    """Extra compactions in one check while still over the threshold."""
+    max_overflow_retries: int = Field(default=1, ge=0, le=5)
+    auto: bool = True
+    """False: install no listener (``/compact`` still works)."""
+    summarizer_model: str | None = None
+    """Summarize with this model instead of the conversation's."""
+
+    @model_validator(mode="after")
+    def _retention_below_threshold(self) -> CompactionSettings:
+        if self.retain_tokens is None and self.retain_ratio >= self.threshold_ratio:
+            raise ValueError(
+                f"retain_ratio ({self.retain_ratio}) must be below threshold_ratio "
+                f"({self.threshold_ratio}), or history would be compacted again at once"
+            )
+        return self
+
+    def threshold(self, window: int) -> int:
+        return math.floor(window * self.threshold_ratio)
+
+    def retain(self, window: int) -> int:
+        if self.retain_tokens is not None:
+            return self.retain_tokens
+        return math.floor(window * self.retain_ratio)
+
+    def check_window(self, window: int | None) -> None:
+        """Reject a retention that reaches the threshold for this window."""
+        if window is not None and self.retain(window) >= self.threshold(window):
+            raise ValueError(
+                f"retain_tokens ({self.retain(window)}) must be below the threshold "
+                f"({self.threshold(window)} tokens = {self.threshold_ratio} × {window})"
+            )
+
+
+def load_compaction_settings(
+    raw: Mapping[str, Any], window: int | None = None
+) -> CompactionSettings:
+    """Validate user settings; the error names each bad key under ``compaction.``."""
+    try:
+        settings = CompactionSettings.model_validate(dict(raw))
+        settings.check_window(window)
+    except ValidationError as exc:
+        lines = []
+        for err in exc.errors():
+            key = ".".join(str(p) for p in err["loc"])
+            lines.append(f"compaction{'.' + key if key else ''}: {err['msg']}")
+        raise ValueError("; ".join(lines)) from None
+    except ValueError as exc:
+        raise ValueError(f"compaction: {exc}") from None
+    return settings
