@@ -37,15 +37,6 @@ def cli_env(tmp_path: Path, tiktoken_cache: Path) -> dict[str, str]:
 
 
 @pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    d = tmp_path / "project"
-    d.mkdir()
-    (d / "README.md").write_text("# Sample project\n\nIt parses headers.\n")
-    (d / "parser.py").write_text("def parse_header(line):\n    return line.split(':', 1)\n")
-    return d
-
-
-@pytest.fixture
 def run_cli(cli_env: dict[str, str], workdir: Path) -> Run:
     def run(
         *args: str, env: dict[str, str] | None = None, timeout: float = 60

@@ -21,16 +21,6 @@ from tui.wiring import Runtime, build_runtime
 
 
 @pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    """A tiny project for the scripted model to explore (deterministic, fast)."""
-    d = tmp_path / "project"
-    d.mkdir()
-    (d / "README.md").write_text("# Sample project\n\nIt parses headers.\n")
-    (d / "parser.py").write_text("def parse_header(line):\n    return line.split(':', 1)\n")
-    return d
-
-
-@pytest.fixture
 def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if name.startswith(("OPENAI_", "DEEPSEEK_", "REEFLINE_")):
