@@ -61,8 +61,11 @@ class SessionError(Exception):
     """Base for session misuse and load failures."""
 
 
-class SessionLoadError(SessionError):
-    """A log that cannot be loaded; names the file and line. The file is left untouched."""
+class SessionLoadError(SessionError, ValueError):
+    """A log that cannot be loaded; names the file and line. The file is left untouched.
+
+    A ``ValueError`` too (bad data, like :class:`~agent.store.InvalidSessionId`), so front
+    ends that turn a bad resume target into a readable error catch it with the rest."""
 
     def __init__(self, path: Path, line: int | None, reason: str) -> None:
         where = f"{path}:{line}" if line is not None else str(path)
@@ -231,7 +234,7 @@ class Session:
         while pos < size:
             nl = data.find(b"\n", pos)
             if nl < 0:
-                return pos  # unterminated last line: the write never completed
+                break  # unterminated last line: the write never completed
             lineno += 1
             line = data[pos:nl]
             pos = nl + 1
@@ -246,8 +249,10 @@ class Session:
                 raise SessionLoadError(self.path, lineno, str(exc)) from None
             self._commit(event, span)
         if not self._events:
-            raise SessionLoadError(self.path, None, "empty session log (no session/start)")
-        return size
+            # Also when the only line is torn: cutting it would leave a log without its
+            # session/start, and the resume appended next would make it unloadable.
+            raise SessionLoadError(self.path, None, "empty session log (no complete session/start)")
+        return pos
 
     # --- reading ------------------------------------------------------------------------------
 

@@ -59,6 +59,9 @@ class Settings(BaseSettings):
     max_steps: int = Field(default=40, gt=0)
     max_output_tokens: int | None = Field(default=None, gt=0)
     request_timeout: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=3, ge=0, le=20)
+    """How often a model request that failed in a retryable way (rate limit, server error,
+    timeout, dropped stream) is repeated, with backoff, before the turn ends in an error."""
     demo: bool = False
     """Use the offline scripted model."""
     compaction: dict[str, Any] = {}

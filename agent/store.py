@@ -9,6 +9,7 @@ user and the model said.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import re
@@ -140,17 +141,26 @@ class LogFile:
     def append(self, line: bytes) -> None:
         """Write one line (newline added). Raises OSError on failure; then nothing was written
         as far as the log is concerned: a partial line is a torn tail the next load repairs,
-        and we try to cut it right away so later appends stay well-formed."""
+        and we try to cut it right away so later appends stay well-formed.
+
+        A short write is continued: it may be a harmless interruption, and when the disk is
+        full (or the file at its size limit) the next write fails with the real reason
+        (ENOSPC, EFBIG), which the error then carries along with the log's path."""
         f = self._require()
         data = line + b"\n"
         start = os.fstat(f.fileno()).st_size
         try:
-            written = f.write(data)
-            if written != len(data):
-                raise OSError(f"short write to {self.path} ({written} of {len(data)} bytes)")
-        except OSError:
+            done = 0
+            while done < len(data):
+                written = f.write(memoryview(data)[done:])
+                if not written:
+                    raise OSError(errno.EIO, f"short write ({done} of {len(data)} bytes)")
+                done += written
+        except OSError as exc:
             with contextlib.suppress(OSError):
                 os.truncate(self.path, start)
+            if exc.filename is None and exc.errno is not None:
+                raise OSError(exc.errno, exc.strerror, str(self.path)) from exc
             raise
 
     def sync(self) -> None:

@@ -49,5 +49,12 @@ Summarizer = Callable[["Agent", list[dict[str, Any]], "str | None"], Awaitable[S
 
 
 def frame(summary: str) -> str:
-    """The checkpoint as the model sees it: a short preamble and the tagged summary."""
-    return f"{CHECKPOINT_PREAMBLE}\n\n<compacted-summary>\n{summary}\n</compacted-summary>"
+    """The checkpoint as the model sees it: a short preamble and the tagged summary.
+
+    Tags inside the summary (quoted from the conversation, say) are defused, so nothing in
+    it can close the frame early and pose as text outside the checkpoint.
+    """
+    body = summary.replace("</compacted-summary>", "[/compacted-summary]").replace(
+        "<compacted-summary>", "[compacted-summary]"
+    )
+    return f"{CHECKPOINT_PREAMBLE}\n\n<compacted-summary>\n{body}\n</compacted-summary>"

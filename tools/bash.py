@@ -18,7 +18,7 @@ import shlex
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any
 
@@ -34,6 +34,9 @@ _TERM_GRACE_S = 0.5
 """How long a cancelled command gets to exit on SIGTERM before the group is SIGKILLed."""
 _REAP_WAIT_S = 2.0
 _HEAD_SHARE = 0.6
+HIDDEN_ENV: tuple[str, ...] = ("OPENAI_API_KEY", "DEEPSEEK_API_KEY", "REEFLINE_API_KEY")
+"""Variables commands never see: the model's API keys. A command's output goes to the log and
+to the model, so ``env`` (or a prompt injection asking for it) would leak the key there."""
 _CWD_FILE_VAR = "__reefline_cwd_file"
 _START_VAR = "__reefline_start_pwd"
 
@@ -213,6 +216,8 @@ class BashTool:
         max_output_chars: Cap on the output characters the model sees.
         default_timeout: Seconds a command may run when the model gives no timeout.
         max_timeout: Upper bound on any timeout the model asks for.
+        hidden_env: More environment variables to keep from commands (besides
+            :data:`HIDDEN_ENV`), e.g. the one ``--api-key-env`` names.
     """
 
     name: str = "bash"
@@ -227,6 +232,7 @@ class BashTool:
         max_output_chars: int = 16_000,
         default_timeout: float = 120,
         max_timeout: float = 600,
+        hidden_env: Iterable[str] = (),
     ) -> None:
         if max_output_chars < 200:
             raise ValueError(f"max_output_chars must be at least 200, got {max_output_chars}")
@@ -240,6 +246,7 @@ class BashTool:
         self.max_output_chars = max_output_chars
         self.default_timeout = default_timeout
         self.max_timeout = max_timeout
+        self.hidden_env = frozenset((*HIDDEN_ENV, *hidden_env))
         self._running = 0
         self._seq = itertools.count(1)
 
@@ -396,7 +403,7 @@ class BashTool:
             f'pwd -P 2>/dev/null >"${_CWD_FILE_VAR}"\' EXIT; {command}'
         )
         env = {
-            **os.environ,
+            **{k: v for k, v in os.environ.items() if k not in self.hidden_env},
             "PWD": str(self._cwd),
             "PAGER": "cat",
             "GIT_PAGER": "cat",

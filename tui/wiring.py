@@ -11,12 +11,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent.events import EventRegistry
-from agent.llm import ChatModel, OpenAICompatible
+from agent.llm import ChatModel, OpenAICompatible, RetryPolicy
 from agent.loop import Agent, LoopSettings
 from agent.meter import TokenMeter
 from agent.scripted import DEMO_CONTEXT_WINDOW, ScriptedModel
 from agent.session import Session
-from agent.settings import Provider, Settings, SettingsError, resolve_provider
+from agent.settings import (
+    Provider,
+    Settings,
+    SettingsError,
+    config_path,
+    load_config_file,
+    resolve_provider,
+)
 from agent.store import default_home
 from agent.tokens import Estimator
 from compact.basic import BasicCompactService, CompactionSettings, load_compaction_settings
@@ -71,6 +78,18 @@ class Runtime:
         self.session.close()
 
 
+def _compaction_source() -> str:
+    """Where the compaction settings came from, for an error message."""
+    if any(name.startswith("REEFLINE_COMPACTION__") for name in os.environ):
+        return "REEFLINE_COMPACTION__* environment"
+    path = config_path()
+    try:
+        in_file = "compaction" in load_config_file(path)
+    except SettingsError:
+        in_file = False
+    return str(path) if in_file else "settings"
+
+
 def build_registry() -> EventRegistry:
     """Core events plus the ones the compaction package declares."""
     return register_events(EventRegistry())
@@ -108,8 +127,10 @@ def build_model(provider: Provider, settings: Settings, estimator: Estimator) ->
         base_url=provider.base_url,
         api_key=provider.api_key,
         provider=provider.name,
+        retry=RetryPolicy(max_attempts=1 + settings.max_retries),
         context_windows=dict(settings.context_windows),
         request_timeout=settings.request_timeout,
+        api_key_env=settings.api_key_env,
     )
 
 
@@ -137,7 +158,7 @@ def build_runtime(
     try:
         compaction_settings = load_compaction_settings(settings.compaction, window)
     except ValueError as exc:
-        raise SettingsError(str(exc)) from None
+        raise SettingsError(f"{_compaction_source()}: {exc}") from None
     if window is None:
         notices.append(
             f"The context window of {provider.model} is unknown: the gauge shows tokens only "
@@ -159,6 +180,7 @@ def build_runtime(
         spill_dir=session.spill_dir,
         policy=settings.approve or default_approve,
         approver=approver,
+        hidden_env=[settings.api_key_env] if settings.api_key_env else (),
     )
     agent = Agent(
         session,
