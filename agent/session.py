@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -198,9 +198,9 @@ class Session:
             registry=registry or EventRegistry(),
             log=None,
         )
-        data = path.read_bytes()
-        cut = session._replay(data)
-        torn = data[cut:]
+        with open(path, "rb") as f:
+            # Streamed line by line: the whole file is never held next to its events.
+            cut, torn = session._replay(f)
         session.report.torn_bytes = len(torn)
         if readonly:
             return session
@@ -225,21 +225,16 @@ class Session:
         """Sessions on disk under ``home``, most recently modified first."""
         return list_sessions(Path(home) if home is not None else default_home())
 
-    def _replay(self, data: bytes) -> int:
+    def _replay(self, lines: Iterable[bytes]) -> tuple[int, bytes]:
         """Fold every complete line into memory; return the byte offset where a torn
-        (unterminated) last line begins, or ``len(data)``."""
+        (unterminated) last line begins and that line's bytes (empty when none)."""
         pos = 0
-        lineno = 0
-        size = len(data)
-        while pos < size:
-            nl = data.find(b"\n", pos)
-            if nl < 0:
-                break  # unterminated last line: the write never completed
-            lineno += 1
-            line = data[pos:nl]
-            pos = nl + 1
+        for lineno, raw in enumerate(lines, start=1):
+            if not raw.endswith(b"\n"):
+                return self._checked(pos), raw  # the write never completed
+            pos += len(raw)
             try:
-                event = self.registry.parse(line)
+                event = self.registry.parse(raw[:-1])
                 if event.seq != len(self._events):
                     raise EventError(f"seq {event.seq} where {len(self._events)} was expected")
                 if lineno == 1 and not isinstance(event, SessionStart):
@@ -248,6 +243,10 @@ class Session:
             except EventError as exc:
                 raise SessionLoadError(self.path, lineno, str(exc)) from None
             self._commit(event, span)
+        return self._checked(pos), b""
+
+    def _checked(self, pos: int) -> int:
+        """``pos``, once the log is known to hold at least its ``session/start``."""
         if not self._events:
             # Also when the only line is torn: cutting it would leave a log without its
             # session/start, and the resume appended next would make it unloadable.
