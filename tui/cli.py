@@ -151,6 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     except (StartupError, SettingsError) as exc:
         print(f"reefline: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except OSError as exc:
+        print(f"reefline: cannot open the session log: {exc}", file=sys.stderr)
+        return EXIT_ERROR
     try:
         return asyncio.run(run_prompt(runtime, args.prompt, json_mode=args.json))
     except OSError as exc:

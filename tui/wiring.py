@@ -24,7 +24,7 @@ from agent.settings import (
     load_config_file,
     resolve_provider,
 )
-from agent.store import default_home
+from agent.store import SessionBusy, default_home
 from agent.tokens import Estimator
 from compact.basic import BasicCompactService, CompactionSettings, load_compaction_settings
 from compact.command import CompactCommand
@@ -113,7 +113,7 @@ def open_session(
     if resume is not None:
         try:
             return Session.open(home, resume, registry=registry)
-        except (ValueError, FileNotFoundError, OSError) as exc:
+        except (ValueError, FileNotFoundError, SessionBusy) as exc:
             hint = "; list sessions with `reefline sessions`"
             raise StartupError(f"cannot resume session {resume!r}: {exc}{hint}") from None
     return Session.create(home, cwd=str(cwd), registry=registry)
