@@ -13,6 +13,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from compact.prune import command_text
+
 MODEL = "fallback"
 _PATH = re.compile(
     r"(?<![\w/.-])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.\w{1,8}\b"
@@ -37,7 +39,9 @@ def fallback_summary(messages: Sequence[Mapping[str, Any]], budget_chars: int = 
             requests.append(text.strip())
         for call in message.get("tool_calls") or ():
             fn = call.get("function", {})
-            pending[call.get("id", "")] = _command(fn.get("name", "tool"), fn.get("arguments", ""))
+            pending[call.get("id", "")] = command_text(
+                fn.get("name", "tool"), fn.get("arguments", ""), limit=120
+            )
         if role == "tool":
             command = pending.pop(message.get("tool_call_id", ""), "tool call")
             codes = _EXIT.findall(text)
@@ -74,15 +78,6 @@ def fallback_summary(messages: Sequence[Mapping[str, Any]], budget_chars: int = 
         out += [f"- {_one_line(item, 1500)}" for item in items]
         out.append("")
     return "\n".join(out).strip()[: budget_chars + 2000]
-
-
-def _command(name: str, arguments: str) -> str:
-    try:
-        args = json.loads(arguments)
-    except json.JSONDecodeError:
-        return name
-    command = args.get("command") if isinstance(args, dict) else None
-    return _one_line(command, 120) if isinstance(command, str) else name
 
 
 def _one_line(text: str, limit: int) -> str:

@@ -155,7 +155,7 @@ class Pruner:
             if isinstance(event, AssistantMessage):
                 for call in event.data.tool_calls:
                     if call.id == call_id:
-                        return _short_command(call.name, call.arguments)
+                        return command_text(call.name, call.arguments)
         return "tool call"
 
     def _spill(self, seq: int, content: str) -> str:
@@ -170,7 +170,8 @@ class Pruner:
         return str(Path(path))
 
 
-def _short_command(name: str, arguments: str, limit: int = 80) -> str:
+def command_text(name: str, arguments: str, limit: int = 80) -> str:
+    """The command a bash call ran, on one line within ``limit`` (the tool name otherwise)."""
     try:
         args = json.loads(arguments)
     except json.JSONDecodeError:
