@@ -419,7 +419,8 @@ def _checkpoint(messages: Sequence[Mapping[str, Any]]) -> str:
                 errors.append(_one_line(line, 160))
         if o.exit_code not in (0, None):
             errors.append(f"`{_one_line(o.command, 120)}` exited {o.exit_code}")
-        if o.kind == "list" and o.lines:
+        # A pruned listing is a placeholder, not the directory it once showed.
+        if o.kind == "list" and o.lines and not o.lines[0].startswith("[output pruned"):
             cwd = o.lines[0].strip()
     # Spill files named by pruned results are bookkeeping, not project files.
     files = [
