@@ -92,6 +92,8 @@ class ChatRequest:
     tools: list[dict[str, Any]] = field(default_factory=list)
     max_tokens: int | None = None
     temperature: float | None = None
+    tool_choice: str | None = None
+    """``"none"``/``"auto"``/``"required"``, sent only with tools (None: the server's default)."""
 
 
 @dataclass(frozen=True)
@@ -369,6 +371,8 @@ class OpenAICompatible:
         }
         if request.tools:  # some servers reject an empty tools list
             args["tools"] = request.tools
+            if request.tool_choice is not None:
+                args["tool_choice"] = request.tool_choice
         if request.max_tokens is not None:
             # OpenAI's reasoning models refuse max_tokens; most other servers only know it.
             key = "max_completion_tokens" if self.provider == "openai" else "max_tokens"

@@ -515,7 +515,9 @@ class ScriptedModel:
                 text = _shrink(text, lambda t: self.estimator.count(t) <= limit)
         else:
             scene = _scene(messages)
-            bash = any((t.get("function") or t).get("name") == "bash" for t in request.tools or ())
+            bash = request.tool_choice != "none" and any(
+                (t.get("function") or t).get("name") == "bash" for t in request.tools or ()
+            )
             command = _next_command(scene) if bash and scene.request else None
             if command is None:
                 text = _answer(scene, bash)

@@ -3,22 +3,27 @@
 - **Pressure** (pre-step listener): with the window known and the next request's context at
   or over ``floor(window × threshold_ratio)``, prune first; if still over, compact a
   head-anchored range that leaves a retained tail of about ``retain`` tokens; re-measure and
-  repeat at most ``retries`` more times. A failure is announced and the step goes on with
-  the full history.
+  repeat at most ``retries`` more times.
 - **Range**: walk from the tail summing node prices until the retention is reached (always
   keeping the newest node), move the cut head-ward until it splits no tool call from its
   result; the range is everything before the cut, so an earlier checkpoint at the head is
   merged into the new one. Nothing before the cut → decline (None).
+- **Summary** (:mod:`compact.condense`): the range as the model first saw it (originals of
+  pruned results), in chunks when it is more than one call may read, each call capped,
+  timed, logged as ``compact/progress`` and retried once tersely after a cut. Automatic and
+  overflow compactions fall back to the model-free checkpoint when the model cannot deliver,
+  so they always land; ``/compact`` and region compactions report the failure instead.
 - **Transaction**: ``compact/start`` (the lock) → summarize → frame → require the checkpoint
   to be smaller than what it shadows → require the surface unchanged (log-only appends are
   fine) → ``compact/summary``, the replacement ``user/message``, ``compact/end`` last. Any
   failure writes exactly one ``compact/end {error}`` and leaves the surface untouched.
 - **Overflow** (request_error listener): prune, compact everything but the newest unit, and
-  ask the loop to retry only if ``replace_generation`` advanced. When the model cannot
-  summarize, a model-free checkpoint (:mod:`compact.fallback`) is used instead.
-- **Circuit breaker**: 3 consecutive failed auto compactions pause auto compaction until the
-  next turn. **Thrash guard**: when a compaction still leaves less than 10% of the window
-  below the threshold, auto compaction pauses for the turn. Both announce themselves.
+  ask the loop to retry only if ``replace_generation`` advanced.
+- **Circuit breakers**: 3 consecutive automatic compactions that fail pause automatic
+  compaction until the next turn; 3 consecutive ones whose model summary failed stop asking
+  the model (the model-free checkpoint is used at once) until the next turn. **Thrash
+  guard**: when a compaction still leaves less than 10% of the window below the threshold,
+  auto compaction pauses for the turn. Each announces itself.
 """
 
 from __future__ import annotations
@@ -30,19 +35,18 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from agent.events import Event, EventError, TurnEnd, TurnStart
-from agent.llm import ChatModel, ChatRequest, ContextOverflow, LLMError, collect
-from agent.messages import event_message
+from agent.events import Event, EventError, TurnEnd, TurnStart, UserMessage
+from agent.llm import ChatModel, ContextOverflow
 from agent.meter import Measurement, TokenMeter
 from agent.session import Session
-from compact import fallback
 from compact.checkpoint import (
     CHECKPOINT_PREAMBLE,
     SUMMARY_INSTRUCTION,
-    Summarizer,
     Summary,
+    SummaryJob,
     frame,
 )
+from compact.condense import Condensed, Condenser, Header, ModelFree
 from compact.contract import (
     CompactEnd,
     CompactionError,
@@ -54,6 +58,8 @@ from compact.contract import (
 )
 from compact.policy import CompactionSettings, load_compaction_settings
 from compact.prune import Pruner
+from compact.reading import RangeReader
+from compact.summarizer import ModelSummarizer
 
 if TYPE_CHECKING:
     from agent.loop import Agent, Hooks
@@ -64,13 +70,13 @@ __all__ = [
     "BasicCompactService",
     "CompactionSettings",
     "Summary",
+    "SummaryJob",
     "frame",
     "load_compaction_settings",
 ]
 
-MIN_SUMMARY_TOKENS = 256
 MIN_MANUAL_TOKENS = 512
-"""Below this much history a summary cannot save anything worth a model call."""
+"""Below this much new history a summary cannot save anything worth a model call."""
 BREAKER_FAILURES = 3
 THRASH_MARGIN = 0.10
 
@@ -98,17 +104,35 @@ class BasicCompactService(CompactService):
         super().__init__()
         self.session = session
         self.meter = meter
-        self.model = model
         self.settings = settings or CompactionSettings()
         self.pruner = pruner
+        self.summarizer = ModelSummarizer(
+            model, meter.estimator, lambda text: self.announce("info", text)
+        )
+        self.condenser = Condenser(
+            RangeReader(session, meter.estimator), self.summarize, self.settings
+        )
         self._open: set[str] = set()
         self._failures = 0
+        """Consecutive automatic compactions that failed."""
+        self._model_failures = 0
+        """Consecutive automatic or overflow compactions whose model summary failed."""
         self._breaker_turn: int | None = None
+        self._model_off_turn: int | None = None
         self._thrash_turn: int | None = None
         resume = session.last_resume_seq or 0
         for event in session.events[resume:]:
             self._track(event)
         self._unsubscribe = session.subscribe(self._track)
+
+    @property
+    def model(self) -> ChatModel:
+        """The model that writes summaries (settable, e.g. after ``/model``)."""
+        return self.summarizer.model
+
+    @model.setter
+    def model(self, model: ChatModel) -> None:
+        self.summarizer.model = model
 
     # --- wiring -------------------------------------------------------------------------------
 
@@ -146,6 +170,12 @@ class BasicCompactService(CompactService):
             return "thrash guard"
         return None
 
+    @property
+    def model_off(self) -> bool:
+        """True while automatic compactions skip the model (it failed too often this turn)."""
+        turn = _open_turn(self.session)
+        return self._model_off_turn is not None and turn == self._model_off_turn
+
     # --- listeners ----------------------------------------------------------------------------
 
     async def _on_pre_step(
@@ -154,6 +184,9 @@ class BasicCompactService(CompactService):
         if self._breaker_turn is not None and turn != self._breaker_turn:
             self._breaker_turn = None
             self._failures = 0
+        if self._model_off_turn is not None and turn != self._model_off_turn:
+            self._model_off_turn = None
+            self._model_failures = 0
         if self.paused:
             return
         try:
@@ -218,7 +251,7 @@ class BasicCompactService(CompactService):
         result = None
         attempts = 0
         for _ in range(1 + self.settings.retries):
-            span = self.select_range(retain, self.summary_budget(agent))
+            span = self.select_range(retain)
             if span is None:
                 break
             if result is not None and self._not_worth_it(span, result):
@@ -266,8 +299,8 @@ class BasicCompactService(CompactService):
             raise CompactionError("busy", "a turn is running; /compact runs between turns")
         if signal is not None and signal.is_set():
             raise CompactionError("cancelled")
-        span = self.select_range(0, self.summary_budget(agent))
-        if span is None or sum(self.meter.price(seq) for seq in span) < MIN_MANUAL_TOKENS:
+        span = self.select_range(0)
+        if span is None or self._new_tokens(span) < MIN_MANUAL_TOKENS:
             return None
         return await self._transaction(
             agent,
@@ -291,23 +324,11 @@ class BasicCompactService(CompactService):
             kept += self.meter.price(nodes[cut])
         return cut
 
-    def select_range(self, retain: int, budget: int | None = None) -> list[int] | None:
+    def select_range(self, retain: int) -> list[int] | None:
         """The head-anchored range to compact keeping about ``retain`` tokens at the tail,
-        as seqs in surface order; None when no balanced cut leaves anything to compact.
-
-        With ``budget``, the range is also cut short (head-ward) so that its nodes cost at
-        most ``budget`` tokens: the summarizer has to read them within its own window. What
-        is left over is compacted by the next attempt, which merges this checkpoint.
-        """
+        as seqs in surface order; None when no balanced cut leaves anything to compact."""
         nodes = self.session.surface
         cut = self._tail_start(retain)
-        if budget is not None:
-            spent = 0
-            for i in range(cut):
-                spent += self.meter.price(nodes[i])
-                if spent > budget:
-                    cut = i
-                    break
         cuts = balanced_cuts(self.session)
         while cut > 0 and cuts[cut] != 0:
             cut -= 1
@@ -315,24 +336,28 @@ class BasicCompactService(CompactService):
             return None
         return list(nodes[:cut])
 
+    def _new_tokens(self, span: list[int]) -> int:
+        """What ``span`` holds besides earlier checkpoints: the history a summary would be
+        about that no checkpoint condenses yet."""
+        total = 0
+        for seq in span:
+            event = self.session.events[seq]
+            if not (isinstance(event, UserMessage) and event.data.source == "compact"):
+                total += self.meter.price(seq)
+        return total
+
     def _not_worth_it(self, span: list[int], previous: CompactionResult) -> bool:
         """A retry that would mostly re-summarize the checkpoint just written cannot shrink
         the context much; skip it rather than log a failure."""
         fresh = sum(self.meter.price(seq) for seq in span if seq != previous.replacement_seq)
         return fresh < previous.summary_tokens
 
-    def summary_budget(self, agent: Agent) -> int | None:
-        """Tokens of history the summarizer can read: the window less the request envelope,
-        the instruction and room for the summary itself (None: window unknown)."""
-        window = self.meter.context_window
-        if window is None:
-            return None
-        envelope = self.meter.measure(
-            system=agent.system_prompt(), tools=agent.tool_schemas(), model=agent.model_name
-        ).header
-        instruction = self.meter.estimate_text(SUMMARY_INSTRUCTION) + 64
-        reserve = min(self.settings.max_tokens, window // 5)
-        return max(0, window - envelope - instruction - reserve)
+    def header(self, agent: Agent) -> Header:
+        """The header the coming request carries, as the summary calls replay it."""
+        system, tools = agent.system_prompt(), agent.tool_schemas()
+        tokens = self.meter.measure(system=system, tools=tools, model=agent.model_name).header
+        model = self.settings.summarizer_model or agent.model_name
+        return Header(model, system, tools, tokens, self.meter.context_window)
 
     # --- the transaction ----------------------------------------------------------------------
 
@@ -346,13 +371,13 @@ class BasicCompactService(CompactService):
         focus: str | None = None,
         source_command_id: str | None = None,
         signal: asyncio.Event | None = None,
-        summarizer: Summarizer | None = None,
     ) -> CompactionResult:
         if self.locked:
             raise CompactionError("busy", "another compaction is in progress")
         session = self.session
         compaction_id = "cmp-" + os.urandom(4).hex()
         snapshot = tuple(session.surface)
+        header = self.header(agent)
         try:
             start = session.append(
                 "compact/start",
@@ -368,8 +393,10 @@ class BasicCompactService(CompactService):
             raise CompactionError("persistence", f"writing the session log failed: {exc}") from exc
         try:
             shadowed_tokens = sum(self.meter.price(seq) for seq in span)
-            messages = [m for seq in span if (m := event_message(session.events[seq]))]
-            summary = await (summarizer or self.summarize)(agent, messages, focus)
+            condensed = await self._condense(
+                compaction_id, header, span, trigger, shadowed_tokens, focus
+            )
+            summary = condensed.summary
             framed = frame(summary.text)
             summary_tokens = self.meter.estimate_messages([{"role": "user", "content": framed}])
             if summary_tokens >= shadowed_tokens:
@@ -396,6 +423,7 @@ class BasicCompactService(CompactService):
                     "model": summary.model,
                     "usage": summary.usage.model_dump() if summary.usage else None,
                     "max_tokens": summary.max_tokens,
+                    "fallback_reason": condensed.fallback_reason,
                 },
             )
             replacement = self._append(
@@ -431,6 +459,55 @@ class BasicCompactService(CompactService):
             model=summary.model,
         )
 
+    async def _condense(
+        self,
+        compaction_id: str,
+        header: Header,
+        span: list[int],
+        trigger: Trigger,
+        shadowed_tokens: int,
+        focus: str | None,
+    ) -> Condensed:
+        """The summary of ``span``: the model's, or for automatic and overflow compactions
+        the model-free checkpoint when the model cannot deliver (announced, and counted
+        towards the model breaker)."""
+        automatic = trigger in ("auto", "overflow")
+        mode: ModelFree = "never"
+        if automatic:
+            mode = "only" if self.model_off else "on_failure"
+
+        def record(data: dict[str, Any]) -> None:
+            self._append("compact/progress", {"compaction_id": compaction_id, **data})
+
+        condensed = await self.condenser.condense(
+            header, span, shadowed_tokens, record, focus=focus, model_free=mode
+        )
+        if mode == "only":
+            return Condensed(
+                condensed.summary,
+                f"the model failed to summarize {BREAKER_FAILURES} times in a row this turn",
+            )
+        if not automatic:
+            return condensed
+        if condensed.fallback_reason is None:
+            self._model_failures = 0
+            return condensed
+        self._model_failures += 1
+        self.announce(
+            "warning",
+            f"The model could not summarize ({condensed.fallback_reason}); a model-free "
+            "checkpoint took its place.",
+        )
+        if self._model_failures >= BREAKER_FAILURES:
+            self._model_off_turn = _open_turn(self.session)
+            self.announce(
+                "warning",
+                f"The model failed to summarize {self._model_failures} times in a row; "
+                "automatic compaction uses the model-free checkpoint until your next message. "
+                "/compact still asks the model.",
+            )
+        return condensed
+
     def _append(self, type: str, data: dict[str, Any], **kwargs: Any) -> Event:
         try:
             return self.session.append(type, data, **kwargs)
@@ -449,52 +526,14 @@ class BasicCompactService(CompactService):
 
     # --- summarizing --------------------------------------------------------------------------
 
-    async def summarize(
-        self, agent: Agent, messages: list[dict[str, Any]], focus: str | None
-    ) -> Summary:
-        """Ask the model for a checkpoint of ``messages`` — the one hook for subclasses.
+    async def summarize(self, job: SummaryJob) -> Summary:
+        """Write the checkpoint for one :class:`SummaryJob` — the one hook for subclasses.
 
-        Replays the conversation's own system prompt, tools and messages (so a provider's
-        prefix cache still applies), then one final user message with the instruction.
-        Raises :class:`CompactionError` ``summary`` for a failed, truncated or empty reply.
+        The default asks the model (:class:`~compact.summarizer.ModelSummarizer`). Raise
+        :class:`~compact.checkpoint.SummaryRejected` (``cut=True`` for a reply that hit
+        ``job.max_tokens``) or :class:`CompactionError` ``summary`` when there is none.
         """
-        model_name = self.settings.summarizer_model or agent.model_name
-        instruction = SUMMARY_INSTRUCTION
-        if focus:
-            instruction += f"\n\nThe user asked to focus the summary on: {focus}"
-        request_messages = [
-            {"role": "system", "content": agent.system_prompt()},
-            *messages,
-            {"role": "user", "content": instruction},
-        ]
-        tools = agent.tool_schemas()
-        max_tokens = self.settings.max_tokens
-        window = self.meter.context_window
-        if window is not None:
-            prompt = self.meter.estimate_messages(
-                request_messages
-            ) + self.meter.estimator.tools_tokens(tools)
-            max_tokens = min(max_tokens, window - prompt)
-            if max_tokens < MIN_SUMMARY_TOKENS:
-                raise CompactionError(
-                    "summary", "the history to summarize leaves no room in the window for a summary"
-                )
-        request = ChatRequest(model_name, request_messages, tools, max_tokens=max_tokens)
-        try:
-            reply = await collect(self.model.stream(request))
-        except LLMError as exc:
-            raise CompactionError("summary", f"the summarizer failed: {exc.user_message}") from exc
-        if reply.finish_reason == "length":
-            raise CompactionError("summary", "the summary was cut off at the token limit")
-        text = reply.text.strip()
-        if not text:
-            raise CompactionError("summary", "the summarizer returned no text")
-        return Summary(text, reply.usage, reply.model or model_name, max_tokens)
-
-    async def _fallback_summary(
-        self, agent: Agent, messages: list[dict[str, Any]], focus: str | None
-    ) -> Summary:
-        return Summary(fallback.fallback_summary(messages), None, fallback.MODEL, None)
+        return await self.summarizer(job)
 
     # --- overflow and guards ------------------------------------------------------------------
 
@@ -505,32 +544,11 @@ class BasicCompactService(CompactService):
             self.pruner.prune(
                 protect_from=self._tail_start(0), done=lambda: False, trigger="overflow"
             )
-        turn = _open_turn(self.session)
-        window = self.meter.context_window
-        measure = self._measurer(agent)
-        result = None
-        try:
-            for _ in range(1 + self.settings.retries):
-                span = self.select_range(0, self.summary_budget(agent))
-                if span is None:
-                    break
-                result = await self._transaction(agent, span, "overflow", turn=turn, signal=signal)
-                if window is None or measure().total < self.settings.threshold(window):
-                    return result
-        except CompactionError as exc:
-            if exc.code != "summary":
-                raise
-            self.announce(
-                "warning",
-                f"The model could not summarize ({exc.detail}); using a model-free checkpoint.",
-            )
-        # What the model could not condense (or could not condense enough), the model-free
-        # checkpoint takes: it has no window of its own to respect.
         span = self.select_range(0)
-        if span is None or (result is not None and span == [result.replacement_seq]):
-            return result
+        if span is None:
+            return None
         return await self._transaction(
-            agent, span, "overflow", turn=turn, signal=signal, summarizer=self._fallback_summary
+            agent, span, "overflow", turn=_open_turn(self.session), signal=signal
         )
 
     def _guard(self, measurement: Measurement, threshold: int, window: int, attempts: int) -> None:

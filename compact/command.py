@@ -22,7 +22,7 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agent.events import CommandDoneData, CommandRunData
+from agent.events import CommandDoneData, CommandRunData, UserMessage
 from agent.session import Session
 from compact.contract import ERROR_SENTENCES, CompactionError, CompactionResult, CompactService
 from compact.timeline import fmt_tokens
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from agent.loop import Agent
 
 NOTHING_TO_COMPACT = "Nothing to compact yet."
+NOTHING_NEW = "Nothing new to compact since the last checkpoint."
 CANCELLED = ERROR_SENTENCES["cancelled"]
 BUSY = ERROR_SENTENCES["busy"]
 
@@ -90,7 +91,8 @@ class CompactCommand:
     ) -> CommandOutcome:
         """Compact now, focused on ``args`` (stripped; empty means no focus).
 
-        Outcomes: success (``Compacted … tokens).``), nothing to compact, the plain sentence
+        Outcomes: success (``Compacted … tokens).``), nothing to compact (yet, or since the
+        last checkpoint: both ok, and no bracket is written), the plain sentence
         of a :class:`CompactionError` code (ok False), or ``Compaction cancelled.`` when
         ``signal`` is set. Cancelling the task logs ``command/done`` and re-raises; any other
         exception from the backend is logged as a failed ``command/done`` and re-raised.
@@ -132,11 +134,20 @@ class CompactCommand:
                 elif signal is not None and signal.is_set():
                     outcome = CommandOutcome(False, CANCELLED)
                 else:
-                    outcome = CommandOutcome(True, NOTHING_TO_COMPACT)
+                    outcome = CommandOutcome(True, self._nothing())
             return self._done(command_id, outcome)
         finally:
             self._running = False
             self._idle.set()
+
+    def _nothing(self) -> str:
+        """Why there was nothing to compact: no history yet, or none since a checkpoint."""
+        events = self.session.events
+        for seq in self.session.surface:
+            event = events[seq]
+            if isinstance(event, UserMessage) and event.data.source == "compact":
+                return NOTHING_NEW
+        return NOTHING_TO_COMPACT
 
     def _done(self, command_id: str, outcome: CommandOutcome) -> CommandOutcome:
         self.session.append(

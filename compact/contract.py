@@ -8,6 +8,7 @@ backend uses to avoid splitting a tool call from its result.
 A compaction is a bracket in the log::
 
     compact/start    log-only; acquires the lock
+    compact/progress log-only, one per summarizer call (a chunk, a terser retry, a failure)
     compact/summary  log-only; raw summary, shadowed range and seqs, their token price
     user/message     surface_op replace: the framed checkpoint takes the range's place
     compact/end      log-only; releases the lock (with ``error`` when the attempt failed)
@@ -25,6 +26,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Literal
+
+from pydantic import Field
 
 from agent.events import AssistantMessage, Data, Event, EventRegistry, ToolResult, Usage
 from agent.session import Session
@@ -69,7 +72,32 @@ class CompactSummaryData(Data):
     model: str
     """The summarizer model, or ``fallback`` for the model-free checkpoint."""
     usage: Usage | None = None
+    """Summed over every summarizer call of the compaction (see ``compact/progress``)."""
     max_tokens: int | None = None
+    fallback_reason: str | None = None
+    """Why the model-free checkpoint took the model's place (None: it did not)."""
+
+
+class CompactProgressData(Data):
+    """One summarizer call inside a compaction's bracket (log-only): a chunk read, a terser
+    retry after a cut, or a failure the model-free checkpoint then covered."""
+
+    compaction_id: str
+    chunk: int = Field(ge=1)
+    """Which chunk of the range this call read (1-based, oldest first)."""
+    chunks: int = Field(ge=1)
+    """How many chunks the range was planned in."""
+    items: int = Field(ge=0)
+    """Surface items of the range this chunk covers."""
+    input_tokens: int = Field(ge=0)
+    """Estimated tokens of what the call read (originals of pruned results included)."""
+    status: Literal["ok", "cut", "failed"]
+    """``cut``: the reply hit its output cap (a terser retry follows, or the failure)."""
+    reason: str | None = None
+    model: str | None = None
+    usage: Usage | None = None
+    max_tokens: int | None = None
+    elapsed_s: float = Field(default=0.0, ge=0)
 
 
 class CompactEndData(Data):
@@ -109,7 +137,18 @@ class CompactPrune(Event):
     data: CompactPruneData
 
 
-COMPACT_EVENTS: tuple[type[Event], ...] = (CompactStart, CompactSummary, CompactEnd, CompactPrune)
+class CompactProgress(Event):
+    type: Literal["compact/progress"] = "compact/progress"
+    data: CompactProgressData
+
+
+COMPACT_EVENTS: tuple[type[Event], ...] = (
+    CompactStart,
+    CompactProgress,
+    CompactSummary,
+    CompactEnd,
+    CompactPrune,
+)
 
 
 def register_events(registry: EventRegistry) -> EventRegistry:

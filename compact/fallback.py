@@ -1,9 +1,11 @@
-"""The model-free checkpoint: used when overflow recovery cannot get a summary from a model.
+"""The model-free checkpoint: used when an automatic or overflow compaction cannot get a
+summary from the model.
 
-Weak local models often fail to summarize (or the summarization request overflows the same
-window that just overflowed). This builds a checkpoint from the messages alone: the user's
-messages verbatim within a budget, the commands run with their exit codes, the last error
-lines seen, and the file paths mentioned.
+Weak local models often fail to summarize (they ramble past the output cap, call a tool, or
+the request overflows the window that just overflowed). This builds a checkpoint from the
+messages alone: the user's messages verbatim within a budget, the commands run with their
+exit codes, the last error lines seen, and the file paths mentioned, merged with the
+sections of an earlier checkpoint (or of the model's checkpoint so far) when one leads.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ _PATH = re.compile(
 )
 _ERROR = re.compile(r"error|Error|ERROR|failed|FAILED|Traceback|exception|Exception")
 _EXIT = re.compile(r"\[exit (-?\d+)")
+EARLIER_BULLETS = 12
+"""Bullets kept per section from an earlier checkpoint being merged."""
+NONE_BULLETS = {"- (none)", "(none)", "- (none seen)", "- (none recorded)"}
 
 
 def fallback_summary(messages: Sequence[Mapping[str, Any]], budget_chars: int = 6000) -> str:
@@ -31,10 +36,16 @@ def fallback_summary(messages: Sequence[Mapping[str, Any]], budget_chars: int = 
     errors: list[str] = []
     paths: dict[str, None] = {}
     pending: dict[str, str] = {}
+    earlier: dict[str, list[str]] = {}
     for message in messages:
         role = message.get("role")
         content = message.get("content") or ""
         text = content if isinstance(content, str) else json.dumps(content)
+        if role == "user" and "<compacted-summary>" in text:
+            # An earlier checkpoint (or the model's checkpoint so far): merged, not quoted.
+            for heading, bullets in checkpoint_sections(text).items():
+                earlier.setdefault(heading, []).extend(bullets)
+            continue
         if role == "user":
             requests.append(text.strip())
         for call in message.get("tool_calls") or ():
@@ -68,16 +79,31 @@ def fallback_summary(messages: Sequence[Mapping[str, Any]], budget_chars: int = 
         "Current work": commands[-15:] or ["(no commands run)"],
         "Next step": ["Continue with the user's latest request."],
         "Critical context": [
-            "This checkpoint was built without a model after the context overflowed; "
+            "This checkpoint was built without a model (the model could not summarize); "
             "re-read files or re-run commands for exact details."
         ],
     }
     out = []
     for heading, items in sections.items():
+        older = earlier.get(heading.lower(), [])[-EARLIER_BULLETS:]
         out.append(f"## {heading}")
-        out += [f"- {_one_line(item, 1500)}" for item in items]
+        out += [f"- {_one_line(item, 1500)}" for item in dict.fromkeys([*older, *items])]
         out.append("")
     return "\n".join(out).strip()[: budget_chars + 2000]
+
+
+def checkpoint_sections(text: str) -> dict[str, list[str]]:
+    """The bullets of each ``## Heading`` inside a framed checkpoint (headings lowercased)."""
+    body = text.split("<compacted-summary>", 1)[-1].split("</compacted-summary>", 1)[0]
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in body.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("## "):
+            current = sections.setdefault(stripped[3:].strip().lower(), [])
+        elif stripped and current is not None and stripped not in NONE_BULLETS:
+            current.append(stripped.removeprefix("- ").strip())
+    return sections
 
 
 def _one_line(text: str, limit: int) -> str:

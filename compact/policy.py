@@ -12,6 +12,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+MIN_SUMMARY_TOKENS = 256
+"""A smaller output cap cannot hold the checkpoint's sections."""
+SUMMARY_SHARE = 0.25
+"""A summary may cost about this share of what it replaces."""
+
 
 class CompactionSettings(BaseModel):
     """Compaction policy. Unknown keys are errors; retention must stay below the threshold."""
@@ -24,7 +29,11 @@ class CompactionSettings(BaseModel):
     """Share of the window kept verbatim at the tail (unless ``retain_tokens`` is set)."""
     retain_tokens: int | None = Field(default=None, ge=0)
     max_tokens: int = Field(default=8192, gt=0)
-    """Cap on the summary's length (also clamped to what the window leaves)."""
+    """Cap on the summary's length. Each summary is also capped at about a quarter of what
+    it replaces, and clamped to what the window leaves."""
+    summary_timeout_s: float = Field(default=120.0, gt=0, le=3600)
+    """Time budget of one summarizer call; past it the call fails (automatic and overflow
+    compactions then use the model-free checkpoint)."""
     retries: int = Field(default=1, ge=0, le=10)
     """Extra compactions in one check while still over the threshold."""
     max_overflow_retries: int = Field(default=1, ge=0, le=5)
@@ -44,6 +53,16 @@ class CompactionSettings(BaseModel):
 
     def threshold(self, window: int) -> int:
         return math.floor(window * self.threshold_ratio)
+
+    def summary_cap(self, replaced_tokens: int, window: int | None) -> int:
+        """The output cap of a summary replacing ``replaced_tokens``: about a quarter of
+        them, at least :data:`MIN_SUMMARY_TOKENS`, within ``max_tokens`` and a fifth of the
+        window (the rest of the window is for what the summarizer reads)."""
+        cap = max(MIN_SUMMARY_TOKENS, math.floor(replaced_tokens * SUMMARY_SHARE))
+        cap = min(cap, self.max_tokens)
+        if window is not None:
+            cap = min(cap, max(MIN_SUMMARY_TOKENS, window // 5))
+        return cap
 
     def retain(self, window: int) -> int:
         if self.retain_tokens is not None:

@@ -106,12 +106,9 @@ class Pruner:
         event = self.session.events[seq]
         assert isinstance(event, ToolResult)
         data = event.data
-        path = data.spill_path or self._spill(seq, data.content)
+        path = data.spill_path or ensure_spill(self.session, seq, data.content)
         if kind == "trim":
-            head = data.content[: self.keep_head]
-            tail = data.content[-self.keep_tail :]
-            omitted = len(data.content) - len(head) - len(tail)
-            content = f"{head}\n[… {omitted} {TRIM_MARK}; full output: {path} …]\n{tail}"
+            content = head_tail(data.content, self.keep_head, self.keep_tail, path)
         else:
             lines = data.content.count("\n") + 1
             exit_code = data.exit_code
@@ -158,16 +155,29 @@ class Pruner:
                         return command_text(call.name, call.arguments)
         return "tool call"
 
-    def _spill(self, seq: int, content: str) -> str:
-        """Keep the full text reachable: results small enough to skip the bash spill file
-        get one now, so a masked result can still be read back."""
-        folder = ensure_private_dir(self.session.spill_dir)
-        path = folder / f"result-{seq}.out"
-        if not path.exists():
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(content)
-        return str(Path(path))
+
+def head_tail(content: str, head: int, tail: int, path: str) -> str:
+    """``content`` cut to its first ``head`` and last ``tail`` characters around a marker
+    naming ``path``, the file with all of it (unchanged when it is not longer than both)."""
+    if len(content) <= head + tail:
+        return content
+    first = content[:head]
+    last = content[len(content) - tail :] if tail else ""
+    omitted = len(content) - len(first) - len(last)
+    return f"{first}\n[… {omitted} {TRIM_MARK}; full output: {path} …]\n{last}"
+
+
+def ensure_spill(session: Session, seq: int, content: str) -> str:
+    """The path of a file holding tool result ``seq``'s full text, written now if missing:
+    results small enough to skip the bash spill file get one, so whatever is cut or masked
+    can still be read back."""
+    folder = ensure_private_dir(session.spill_dir)
+    path = folder / f"result-{seq}.out"
+    if not path.exists():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(content)
+    return str(Path(path))
 
 
 def command_text(name: str, arguments: str, limit: int = 80) -> str:

@@ -35,6 +35,9 @@ Response spec: a ``ScriptedResponse`` or a dict with the same keys, all optional
                          {"error": {"message", "type", "code", "param"}}
     message, type, code  the error body fields
     retry_after   str | float  Retry-After header for the error
+
+``server.reject_tool_choice`` answers every request that sets ``tool_choice`` with HTTP 400,
+as servers that do not know the field do.
 """
 
 from __future__ import annotations
@@ -98,9 +101,11 @@ class ScriptedResponse:
 SUMMARY_MARK = "## Primary request and intent"
 
 
-def _extract_summary(messages: list[dict[str, Any]]) -> str:
+def _extract_summary(messages: list[dict[str, Any]], max_tokens: int | None = None) -> str:
     """A checkpoint built from the messages: every user request quoted (also those quoted by
-    an earlier checkpoint), so a fact from the first message survives every merge."""
+    an earlier checkpoint), so a fact from the first message survives every merge. Within
+    ``max_tokens`` (counted as 1.5 characters a token: filler words tokenize densely) it
+    drops the oldest quotes but the first."""
     requests: list[str] = []
     commands = 0
     for message in messages:
@@ -111,7 +116,11 @@ def _extract_summary(messages: list[dict[str, Any]]) -> str:
             else:
                 requests.append("- User: " + " ".join(text.split())[:300])
         commands += len(message.get("tool_calls") or ())
-    body = "\n".join(dict.fromkeys(requests)) or "- (none)"
+    quotes = list(dict.fromkeys(requests))
+    budget = None if max_tokens is None else int(1.5 * max_tokens) - 80
+    while budget is not None and len(quotes) > 2 and sum(len(q) + 1 for q in quotes) > budget:
+        del quotes[1]
+    body = "\n".join(quotes) or "- (none)"
     return f"{SUMMARY_MARK}\n{body}\n\n## Current work\n- {commands} commands run\n"
 
 
@@ -134,6 +143,8 @@ class OpenAIServer:
         """Stall each summary answer this long after its first event (crash tests)."""
         self.agent_commands: list[str] = []
         """With an empty queue: call bash with these commands in turn, then answer."""
+        self.reject_tool_choice = False
+        """Refuse any request that sets ``tool_choice`` (HTTP 400), as some servers do."""
         self.stopping = threading.Event()
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
@@ -171,8 +182,9 @@ class OpenAIServer:
         last = messages[-1] if messages else {}
         content = str(last.get("content") or "")
         if self.summarize and last.get("role") == "user" and SUMMARY_MARK in content:
+            cap = body.get("max_tokens") or body.get("max_completion_tokens")
             return ScriptedResponse(
-                text=_extract_summary(messages[:-1]),
+                text=_extract_summary(messages[:-1], cap if isinstance(cap, int) else None),
                 stall_after=1 if self.summary_stall_s else None,
                 stall_s=self.summary_stall_s,
             )
@@ -247,6 +259,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
         self.app.record(body, {k.lower(): v for k, v in self.headers.items()})
+        if self.app.reject_tool_choice and "tool_choice" in body:
+            error = {"message": "tool_choice is not supported", "type": "invalid_request_error"}
+            self._json(400, {"error": {**error, "code": None, "param": "tool_choice"}})
+            return
         spec = self.app.automatic(body) or self.app.next_response()
         if spec.status >= 400:
             error = {"message": spec.message, "type": spec.type, "code": spec.code, "param": None}
@@ -373,6 +389,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--summarize", action="store_true", help="answer summary requests")
     parser.add_argument("--summary-stall", type=float, default=0.0, metavar="SECONDS")
+    parser.add_argument("--reject-tool-choice", action="store_true", help="400 on tool_choice")
     parser.add_argument(
         "--agent",
         action="append",
@@ -384,6 +401,7 @@ def main(argv: list[str] | None = None) -> int:
     server = OpenAIServer(args.port)
     server.summarize = args.summarize
     server.summary_stall_s = args.summary_stall
+    server.reject_tool_choice = args.reject_tool_choice
     server.agent_commands = list(args.agent)
     if args.script:
         with open(args.script, encoding="utf-8") as f:

@@ -399,15 +399,29 @@ def test_summary_gets_terser_to_fit_a_small_budget(
 
 
 def test_refused_commands_are_reported_not_misread(model: ScriptedModel) -> None:
-    messages: list[dict[str, Any]] = [SYSTEM, {"role": "user", "content": "what is in this project?"}]
+    messages: list[dict[str, Any]] = [
+        SYSTEM,
+        {"role": "user", "content": "what is in this project?"},
+    ]
     refusal = "Command not run: the user's approval policy denies all commands. Allow them."
     for _ in range(5):
         reply = model.reply(request(messages))
         if not reply.tool_calls:
             break
         call = reply.tool_calls[0]
-        messages.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": call.id, "type": "function", "function": {"name": "bash", "arguments": call.arguments}}]})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": call.id,
+                        "type": "function",
+                        "function": {"name": "bash", "arguments": call.arguments},
+                    }
+                ],
+            }
+        )
         messages.append({"role": "tool", "tool_call_id": call.id, "content": refusal})
     assert not reply.tool_calls
     assert "could not look at anything" in reply.text and refusal in reply.text

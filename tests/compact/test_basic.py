@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from agent.messages import event_message
 from agent.session import Session
 from compact.basic import (
     CHECKPOINT_PREAMBLE,
@@ -91,8 +92,13 @@ async def test_above_threshold_compacts_a_head_range(make_rig) -> None:
     tail = sum(rig.meter.price(s) for s in rig.session.surface[1:])
     assert tail >= 1280
     assert total(rig) < THRESHOLD < before
-    # Only the five log events of the bracket and the summary were added.
-    assert rig.compact_events() == ["compact/start", "compact/summary", "compact/end"]
+    # Only the bracket, one summarizer call and the summary were logged besides the checkpoint.
+    assert rig.compact_events() == [
+        "compact/start",
+        "compact/progress",
+        "compact/summary",
+        "compact/end",
+    ]
 
 
 async def test_retention_rounds_head_ward_to_keep_tool_pairs(make_rig) -> None:
@@ -200,42 +206,130 @@ def test_retention_at_or_above_threshold_is_rejected_at_load() -> None:
     assert load_compaction_settings({"retain_tokens": 100}, window=4000).retain(4000) == 100
 
 
-async def _failing(rig: Rig, openai_server: OpenAIServer, spec: dict, detail: str) -> None:
+FAILING_REPLIES = {
+    "tool call": (
+        [{"tool_calls": [{"name": "bash", "arguments": {"command": "ls"}}]}],
+        "called a tool (bash)",
+    ),
+    "cut twice": (
+        [{"text": "## Primary", "finish_reason": "length"}] * 2,
+        "also when asked for a terser one",
+    ),
+    "not stop": (
+        [{"text": "## Primary request and intent\n- x", "finish_reason": "content_filter"}],
+        "finish reason 'content_filter'",
+    ),
+    "empty": ([{"text": ""}], "no text"),
+    "server error": (
+        [{"status": 500, "message": "down", "type": "server_error"}],
+        "summarizer failed",
+    ),
+    "stall": ([{"text": "## Primary", "stall_after": 1, "stall_s": 5}], "did not finish within"),
+}
+
+
+@pytest.mark.parametrize("kind", list(FAILING_REPLIES))
+async def test_manual_compaction_rejects_what_is_not_a_summary(
+    make_rig, openai_server: OpenAIServer, kind: str
+) -> None:
+    """/compact reports the failure: the reason is logged, the surface is untouched."""
+    rig = make_rig(model=server_model(openai_server), summary_timeout_s=0.5)
+    specs, detail = FAILING_REPLIES[kind]
     fill_to(rig, 0.85)
     surface = list(rig.session.surface)
-    openai_server.push(spec)
+    openai_server.push(*specs)
     with pytest.raises(CompactionError) as info:
-        await rig.service.compact_if_needed(rig.agent, "pressure")
+        await rig.service.compact_now(rig.agent)
     assert info.value.code == "summary" and detail in info.value.detail
     assert list(rig.session.surface) == surface
-    assert rig.compact_events() == ["compact/start", "compact/end"]
+    types = rig.compact_events()
+    assert types[0] == "compact/start" and types[-1] == "compact/end"
+    assert "compact/summary" not in types
+    progress = [e for e in rig.session.events if e.type == "compact/progress"]
+    assert progress[-1].data.status == ("cut" if kind == "cut twice" else "failed")
+    assert detail in (progress[-1].data.reason or "") or kind == "cut twice"
     end = rig.session.events[-1]
     assert end.type == "compact/end" and detail in end.data.error
 
 
-async def test_non_shrinking_summary_is_rejected(make_rig, openai_server: OpenAIServer) -> None:
+@pytest.mark.parametrize("kind", list(FAILING_REPLIES))
+async def test_automatic_compaction_falls_back_to_the_model_free_checkpoint(
+    make_rig, openai_server: OpenAIServer, kind: str
+) -> None:
+    """Under pressure the compaction still lands, from the model-free checkpoint, recorded
+    with model ``fallback`` and the reason, and the context ends below the threshold."""
+    rig = make_rig(model=server_model(openai_server), summary_timeout_s=0.5)
+    specs, detail = FAILING_REPLIES[kind]
+    fill_to(rig, 0.85)
+    openai_server.push(*specs)
+    result = await rig.service.compact_if_needed(rig.agent, "pressure")
+    assert result is not None and result.model == "fallback"
+    summary = rig.session.events[result.summary_seq]
+    assert detail in (summary.data.fallback_reason or "")
+    assert "request 1" in summary.data.summary  # the user's requests, verbatim
+    assert total(rig) < THRESHOLD
+    assert rig.session.events[result.end_seq].data.error is None
+    assert any("model-free checkpoint took its place" in n for n in rig.notices)
+
+
+async def test_a_summary_far_over_its_cap_is_rejected(
+    make_rig, openai_server: OpenAIServer
+) -> None:
+    """A server that ignores max_tokens (and says ``stop``) does not get to fill the context."""
     rig = make_rig(model=server_model(openai_server))
-    await _failing(rig, openai_server, {"words": 3000}, "not smaller")
+    fill_to(rig, 0.6)
+    openai_server.push({"words": 3000})
+    with pytest.raises(CompactionError, match="far over its"):
+        await rig.service.compact_now(rig.agent)
+    assert len(openai_server.requests) == 1  # not a cut: no terser retry
 
 
-async def test_truncated_summary_is_rejected(make_rig, openai_server: OpenAIServer) -> None:
+async def test_a_cut_summary_gets_one_terser_retry(make_rig, openai_server: OpenAIServer) -> None:
     rig = make_rig(model=server_model(openai_server))
-    await _failing(rig, openai_server, {"text": "## Primary", "finish_reason": "length"}, "cut off")
-
-
-async def test_empty_summary_is_rejected(make_rig, openai_server: OpenAIServer) -> None:
-    rig = make_rig(model=server_model(openai_server))
-    await _failing(rig, openai_server, {"text": ""}, "no text")
-
-
-async def test_summarizer_failure_is_recorded(make_rig, openai_server: OpenAIServer) -> None:
-    rig = make_rig(model=server_model(openai_server))
-    await _failing(
-        rig,
-        openai_server,
-        {"status": 500, "message": "down", "type": "server_error"},
-        "summarizer failed",
+    fill_to(rig, 0.6)  # one chunk
+    openai_server.push(
+        {"text": "## Primary", "finish_reason": "length"},
+        {"text": "## Primary request and intent\n- terse"},
     )
+    result = await rig.service.compact_now(rig.agent)
+    assert result is not None and "terse" in result.summary
+    first, second = openai_server.requests
+    assert "terser" not in first["messages"][-1]["content"]
+    assert "cut off at the" in second["messages"][-1]["content"]
+    assert "terser" in second["messages"][-1]["content"]
+    statuses = [e.data.status for e in rig.session.events if e.type == "compact/progress"]
+    assert statuses == ["cut", "ok"]
+
+
+async def test_summary_cap_is_a_quarter_of_what_it_replaces(
+    make_rig, openai_server: OpenAIServer
+) -> None:
+    rig = make_rig(model=server_model(openai_server), max_tokens=8192)
+    fill_to(rig, 0.85)
+    openai_server.push({"text": "## Primary request and intent\n- short"})
+    result = await rig.service.compact_now(rig.agent)
+    assert result is not None
+    cap = openai_server.requests[0]["max_tokens"]
+    assert 256 <= cap <= result.shadowed_tokens // 4 + 1
+    assert rig.session.events[result.summary_seq].data.max_tokens == cap
+
+
+async def test_a_server_that_refuses_tool_choice_is_asked_without_tools(
+    make_rig, openai_server: OpenAIServer
+) -> None:
+    rig = make_rig(model=server_model(openai_server))
+    openai_server.summarize = True
+    openai_server.reject_tool_choice = True
+    fill_to(rig, 0.6)  # one chunk
+    assert await rig.service.compact_now(rig.agent) is not None
+    refused, retried = openai_server.requests
+    assert refused["tool_choice"] == "none" and refused["tools"] == rig.agent.tool_schemas()
+    assert "tools" not in retried and "tool_choice" not in retried
+    # Remembered for the session: the next summary goes without tools at once.
+    fill_to(rig, 0.6)
+    assert await rig.service.compact_now(rig.agent) is not None
+    assert len(openai_server.requests) == 3 and "tools" not in openai_server.requests[2]
+    assert sum("refused tool_choice" in n for n in rig.notices) == 1
 
 
 async def test_summary_request_replays_the_prefix_and_ends_with_the_instruction(
@@ -252,6 +346,7 @@ async def test_summary_request_replays_the_prefix_and_ends_with_the_instruction(
     assert len(request["messages"]) == len(derived_before) + 2
     assert request["messages"][-1]["content"] == SUMMARY_INSTRUCTION
     assert request["tools"] == rig.agent.tool_schemas()
+    assert request["tool_choice"] == "none"
     assert request["max_tokens"] <= 8192
 
 
@@ -307,7 +402,7 @@ async def test_surface_change_during_summarization_aborts(
     with pytest.raises(CompactionError) as info:
         await task
     assert info.value.code == "changed"
-    assert rig.compact_events() == ["compact/start", "compact/end"]
+    assert rig.compact_events() == ["compact/start", "compact/progress", "compact/end"]
 
 
 async def test_log_only_appends_during_summarization_are_fine(
@@ -345,58 +440,121 @@ async def test_live_lock_is_busy_and_a_crash_orphan_is_not(make_rig, tmp_path) -
     reopened.close()
 
 
-@pytest.mark.parametrize("retries", [0, 1])
-async def test_retries_merge_what_the_summary_budget_left_over(make_rig, retries: int) -> None:
-    """History larger than the summarizer can read at once (e.g. a session resumed with a
-    smaller window): each attempt condenses what fits; retries are bounded."""
-    rig = make_rig(retries=retries)
+async def test_a_range_larger_than_one_call_is_summarized_in_chunks(
+    make_rig, openai_server: OpenAIServer
+) -> None:
+    """History larger than the summarizer can read at once (a session resumed with a smaller
+    window, say): one bracket, several calls oldest first, each merging the checkpoint so
+    far, each within the window and logged; nothing of the range is left out."""
+    rig = make_rig(model=server_model(openai_server))
+    openai_server.summarize = True
     fill_to(rig, 1.6)
     rig.session.append("turn/start", {"turn": next_turn(rig)})
-    budget = rig.service.summary_budget(rig.agent)
-    assert budget is not None and budget < total(rig)
-    first = await rig.service.compact_if_needed(rig.agent, "pressure")
-    assert first is not None
-    results = [e for e in rig.session.events if e.type == "compact/summary"]
-    assert len(results) == 1 + retries
-    for summary in results:
-        assert summary.data.shadowed_tokens <= budget
-    if retries:
-        assert results[1].data.shadowed_seqs[0] == results[0].seq + 1  # merges checkpoint 1
-        assert total(rig) < THRESHOLD
-        assert rig.service.paused is None
-    else:
-        assert total(rig) >= THRESHOLD
-        assert any(
-            "still above the auto-compact threshold after 1 attempt" in n for n in rig.notices
-        )
-        assert rig.service.paused == "thrash guard"
+    result = await rig.service.compact_if_needed(rig.agent, "pressure")
+    assert result is not None and result.model != "fallback"
+    assert rig.compact_events().count("compact/start") == 1
+    progress = [e.data for e in rig.session.events if e.type == "compact/progress"]
+    assert len(progress) == len(openai_server.requests) >= 2
+    assert [p.chunk for p in progress] == list(range(1, len(progress) + 1))
+    assert {p.chunks for p in progress} == {len(progress)}
+    assert sum(p.items for p in progress) == len(result.shadowed_seqs)
+    for request in openai_server.requests:
+        prompt = rig.meter.estimator.messages_tokens(request["messages"])
+        prompt += rig.meter.estimator.tools_tokens(request["tools"])
+        assert prompt + request["max_tokens"] <= WINDOW
+    # Every later call starts from the checkpoint so far, framed as the conversation has it.
+    for request in openai_server.requests[1:]:
+        assert request["messages"][1]["content"].startswith(CHECKPOINT_PREAMBLE)
+    # The chunks partition the range: every message of it was read by exactly one call.
+    read = [m for r in openai_server.requests for m in r["messages"][1:-1]]
+    read = [m for m in read if not str(m.get("content")).startswith(CHECKPOINT_PREAMBLE)]
+    shadowed = [rig.session.events[s] for s in result.shadowed_seqs]
+    assert len(read) == len([e for e in shadowed if event_message(e) is not None])
+    users = [e.data.content for e in shadowed if e.type == "user/message"]
+    assert [m["content"] for m in read if m["role"] == "user"] == users
+    assert "request 1:" in result.summary  # the root request survives every merge
+    summary = rig.session.events[result.summary_seq].data
+    assert summary.usage is not None
+    assert summary.usage.prompt_tokens == sum(p.usage.prompt_tokens for p in progress if p.usage)
+    assert total(rig) < THRESHOLD
 
 
-async def test_circuit_breaker_pauses_auto_until_the_next_turn(
+def big_message(rig: Rig) -> None:
+    """A pasted log inside the open turn: pushes the context over the threshold."""
+    rig.session.append("user/message", {"content": "please read this log: " + "q " * 2400})
+
+
+async def test_model_breaker_stops_asking_a_failing_model_until_the_next_turn(
     make_rig, openai_server: OpenAIServer
 ) -> None:
     rig = make_rig(model=server_model(openai_server))
+    fill_to(rig, 0.6)
+    turn = next_turn(rig)
+    rig.session.append("turn/start", {"turn": turn})
+    for step in range(1, 4):
+        big_message(rig)
+        openai_server.push({"status": 500, "message": "down", "type": "server_error"})
+        await rig.service._on_pre_step(rig.agent, turn, step, "", [])
+    models = [e.data.model for e in rig.session.events if e.type == "compact/summary"]
+    assert models == ["fallback"] * 3 and len(openai_server.requests) == 3
+    assert rig.service.model_off and rig.service.paused is None
+    assert any("uses the model-free checkpoint until your next message" in n for n in rig.notices)
+    # The 4th compaction of the turn does not ask the model, and still lands.
+    big_message(rig)
+    await rig.service._on_pre_step(rig.agent, turn, 4, "", [])
+    assert len(openai_server.requests) == 3
+    last = [e for e in rig.session.events if e.type == "compact/summary"][-1]
+    assert last.data.model == "fallback" and "3 times in a row" in last.data.fallback_reason
+    assert total(rig) < THRESHOLD
+    # The next turn asks the model again.
+    rig.session.append("turn/end", {"turn": turn, "reason": "completed"})
+    rig.session.append("turn/start", {"turn": turn + 1})
+    big_message(rig)
+    openai_server.push({"text": "## Primary request and intent\n- ok"})
+    await rig.service._on_pre_step(rig.agent, turn + 1, 1, "", [])
+    assert not rig.service.model_off and len(openai_server.requests) == 4
+    last = [e for e in rig.session.events if e.type == "compact/summary"][-1]
+    assert last.data.model != "fallback" and last.data.fallback_reason is None
+
+
+async def test_circuit_breaker_pauses_auto_until_the_next_turn(make_rig, tmp_path) -> None:
+    """Failures the model-free checkpoint cannot cover (here a summarizer hook whose store
+    refuses the commit) pause automatic compaction after three in a row."""
+    from compact.basic import BasicCompactService
+    from compact.checkpoint import Summary, SummaryJob
+
+    class RefusingStore(BasicCompactService):
+        calls = 0
+
+        async def summarize(self, job: SummaryJob) -> Summary:
+            type(self).calls += 1
+            if type(self).calls <= 3:
+                raise CompactionError("commit", "the remote checkpoint store refused it")
+            return Summary("## Primary request and intent\n- ok", None, "store", None)
+
+    rig = make_rig()
+    service = RefusingStore(rig.session, rig.meter, rig.agent.model)
+    notices: list[str] = []
+    service.add_listener(lambda n: notices.append(n.text))
     fill_to(rig, 0.85)
     turn = next_turn(rig)
     rig.session.append("turn/start", {"turn": turn})
-    for _ in range(3):
-        openai_server.push({"status": 500, "message": "down", "type": "server_error"})
     for step in range(1, 5):
-        await rig.service._on_pre_step(rig.agent, turn, step, "", [])
+        await service._on_pre_step(rig.agent, turn, step, "", [])
     assert rig.compact_events().count("compact/start") == 3  # the 4th step was skipped
-    assert rig.service.paused == "circuit breaker"
-    assert any("paused until your next message" in n for n in rig.notices)
+    assert service.paused == "circuit breaker"
+    assert any("paused until your next message" in n for n in notices)
     rig.session.append("turn/end", {"turn": turn, "reason": "completed"})
     rig.session.append("turn/start", {"turn": turn + 1})
-    openai_server.push({"text": "## Primary request and intent\n- ok"})
-    await rig.service._on_pre_step(rig.agent, turn + 1, 1, "", [])
-    assert rig.service.paused is None
+    await service._on_pre_step(rig.agent, turn + 1, 1, "", [])
+    assert service.paused is None
     assert rig.compact_events()[-1] == "compact/end" and rig.session.events[-1].data.error is None
+    service.close()
 
 
 async def test_thrash_guard_pauses_auto_for_the_turn(make_rig) -> None:
     # A big envelope: after compaction the context stays within 10% of the threshold.
-    rig = make_rig(system="Rules. " * 1500, retain_tokens=1800)
+    rig = make_rig(system="Rules. " * 1700, retain_tokens=2000)
     fill_to(rig, 0.85)
     turn = next_turn(rig)
     rig.session.append("turn/start", {"turn": turn})

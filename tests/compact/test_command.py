@@ -21,6 +21,7 @@ from compact.basic import BasicCompactService
 from compact.command import (
     BUSY,
     CANCELLED,
+    NOTHING_NEW,
     NOTHING_TO_COMPACT,
     SLASH_COMMANDS,
     SLASH_USAGE,
@@ -100,6 +101,7 @@ async def test_success_reports_items_and_tokens_and_logs_the_command(rig: Rig) -
     assert rig.types(mark) == [
         "command/run",
         "compact/start",
+        "compact/progress",
         "compact/summary",
         "user/message",
         "compact/end",
@@ -140,6 +142,22 @@ async def test_nothing_to_compact_writes_no_bracket(rig: Rig) -> None:
     assert (outcome.ok, outcome.text, outcome.result) == (True, NOTHING_TO_COMPACT, None)
     assert rig.types(1) == ["command/run", "command/done"]
     assert rig.session.events[1].data.args == ""  # type: ignore[attr-defined]
+
+
+async def test_compact_twice_says_nothing_new_since_the_checkpoint(rig: Rig) -> None:
+    await chat(rig)
+    first = await rig.command.run(rig.agent)
+    assert first.ok and first.result is not None
+    mark = len(rig.session.events)
+    second = await rig.command.run(rig.agent)
+    assert (second.ok, second.text, second.result) == (True, NOTHING_NEW, None)
+    assert rig.types(mark) == ["command/run", "command/done"]
+    assert [r.status for r in timeline(rig.session.events)] == ["done"]
+    # New history since the checkpoint is compacted again.
+    await chat(rig, turns=2)
+    third = await rig.command.run(rig.agent)
+    assert third.ok and third.result is not None
+    assert third.result.shadowed_seqs[0] == first.result.replacement_seq
 
 
 async def test_a_failed_compaction_gives_its_plain_sentence(

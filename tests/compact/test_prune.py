@@ -109,7 +109,9 @@ async def test_pruning_alone_can_relieve_pressure_without_a_summary(
     assert rig.meter.measure(system=a.system_prompt(), tools=a.tool_schemas()).total >= 12_800
     assert await rig.service.compact_if_needed(rig.agent, "pressure") is None
     assert openai_server.requests == []  # no summary call
-    assert next(e.type for e in rig.session.events if e.type.startswith("compact/")) == "compact/prune"
+    assert (
+        next(e.type for e in rig.session.events if e.type.startswith("compact/")) == "compact/prune"
+    )
     assert "compact/start" not in [e.type for e in rig.session.events]
 
 

@@ -12,7 +12,8 @@ SIGKILLed at one point of a schedule:
   microseconds, so the child is held there: its ``--json`` stdout is a pipe this test keeps
   full, and the CLI prints each event right after logging it, so it blocks in that write with
   the event logged and the next one not yet written (a pipe's capacity is counted in pages,
-  so the test packs it to leave room for exactly one line);
+  so the test packs it to leave room for exactly one line; each ``compact/progress`` line of
+  a summarizer call is let through that way);
 * ``random``   — after a random delay (any point, including mid-write and start-up).
 
 After every kill the log is reopened as the next process would (``reopen_and_check``), an
@@ -58,6 +59,7 @@ from tui.wiring import build_registry
 PAGE = 4096
 WRITE_SYSCALL = {"x86_64": "1", "aarch64": "64"}
 GATE_STOPS = ("compact/summary", "compact/end")
+PROGRESS = "compact/progress"
 WINDOW = "4000"
 QUICK = ["seq 1 400", "ls -la", "seq 1 250", "echo hi", "seq 1 120", "pwd"]
 
@@ -437,8 +439,26 @@ class CrashRig:
         if not drive(child, lambda _: any(e["type"] == "compact/start" for e in child.printed), 30):
             return None
         child.fill()  # the child now waits for the summary, then blocks printing it
-        if not drive(child, lambda e: e is not None and e["type"] in GATE_STOPS, 30):
-            return None
+        seen = -1
+        while True:
+            if not drive(
+                child,
+                lambda e: (
+                    e is not None and e["seq"] > seen and e["type"] in (*GATE_STOPS, PROGRESS)
+                ),
+                30,
+            ):
+                return None
+            event = last_line(child.log)
+            assert event is not None
+            if event["type"] != PROGRESS:
+                break
+            # One summarizer call done (another chunk may follow): the child blocks printing
+            # its progress line. Let exactly that line through, so it blocks on the next one.
+            seen = event["seq"]
+            assert child.stopped_in_write(), "the child did not block printing compact/progress"
+            if not self._let_one_line_through(child):
+                return "gate-progress"
         if last_line(child.log)["type"] == "compact/end":  # type: ignore[index]
             return "gate-missed"  # the compaction failed on its own: a kill point all the same
         assert child.stopped_in_write(), "the child did not block printing compact/summary"
@@ -446,19 +466,22 @@ class CrashRig:
         assert event is not None and event["type"] == "compact/summary"
         if kind == "gate-summary":
             return "gate-summary"
-        line = self.log_tail_line()
-        os.kill(child.proc.pid, signal.SIGSTOP)
-        try:
-            packed = child.pack_for_one_line(len(line) + 1)
-        finally:
-            os.kill(child.proc.pid, signal.SIGCONT)
-        if not packed:
+        if not self._let_one_line_through(child):
             return "gate-summary"
         assert drive(child, is_type("user/message", source="compact"), 10)
         assert child.stopped_in_write(), "the child did not block printing the checkpoint"
         event = stable(child)
         assert event is not None and event["type"] == "user/message", event
         return "gate-replace"
+
+    def _let_one_line_through(self, child: Child) -> bool:
+        """The child is blocked printing the log's last line: make room for exactly it."""
+        line = self.log_tail_line()
+        os.kill(child.proc.pid, signal.SIGSTOP)
+        try:
+            return child.pack_for_one_line(len(line) + 1)
+        finally:
+            os.kill(child.proc.pid, signal.SIGCONT)
 
     def call_id(self) -> str:
         self.calls += 1
@@ -578,7 +601,7 @@ def sweep_cuts(rig: CrashRig, tmp_path: Path) -> None:
     near = sorted(
         i + d
         for i, e in enumerate(events)
-        if e["type"] in ("compact/start", "compact/summary", "compact/prune")
+        if e["type"] in ("compact/start", "compact/progress", "compact/summary", "compact/prune")
         for d in (0, 1)
         if i + d < len(ends)
     )

@@ -151,7 +151,9 @@ def test_log_stops_accepting_writes_at_every_point_of_a_turn(
         kinds = [e["type"] for e in logged]
         if name == "at open":
             # The resume could not be recorded: refused at start-up, nothing written.
-            assert logged == [] and "cannot open the session log" in out.stderr and out.returncode == 1
+            assert (
+                logged == [] and "cannot open the session log" in out.stderr and out.returncode == 1
+            )
             continue
         if name == "tool result, room for the closers":
             # The big result did not fit; the turn still closed with the call answered.

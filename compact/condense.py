@@ -1,0 +1,231 @@
+"""Condensing one range into one checkpoint: chunks, retries, time budget, progress, fallback.
+
+The range is read as the model first saw it (:mod:`compact.reading`) and, when it is more
+than one summarizer call may read, summarized in chunks, oldest first: each call gets the
+checkpoint so far (framed, as the conversation would carry it) followed by the next chunk,
+and merges them. Each call:
+
+- has an output cap of about a quarter of what the whole range costs on the surface (within
+  ``max_tokens`` and a fifth of the window), so the checkpoint is always smaller than what
+  it replaces and a rambling model is stopped early;
+- has a time budget (``summary_timeout_s``);
+- is logged as one ``compact/progress`` record (chunk, what it read, usage, outcome);
+- when cut at its cap, is asked once more for a terser checkpoint.
+
+When the model cannot deliver and the caller allows it (automatic and overflow compactions),
+the model-free checkpoint (:mod:`compact.fallback`) condenses what is left instead — the
+checkpoint so far included — so the compaction still lands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from agent.events import Usage
+from agent.messages import ChatMessage
+from compact import fallback
+from compact.checkpoint import (
+    SUMMARY_INSTRUCTION,
+    Call,
+    Summarizer,
+    Summary,
+    SummaryJob,
+    SummaryRejected,
+    frame,
+)
+from compact.contract import CompactionError
+from compact.policy import CompactionSettings
+from compact.reading import RangeReader, Unit, plan_chunks
+from compact.timeline import fmt_duration
+
+FRAME_TOKENS = 96
+OVER_CAP = 1.5
+"""A summary this many times its cap (by our estimate) came from a server ignoring it."""
+"""Price of the checkpoint's preamble and tags around a summary."""
+
+Record = Callable[[dict[str, Any]], None]
+"""Appends one ``compact/progress`` (data without the compaction id)."""
+
+ModelFree = Literal["never", "on_failure", "only"]
+
+
+@dataclass(frozen=True)
+class Header:
+    """The conversation's request header, as values: what every summary call replays."""
+
+    model: str
+    system: str
+    tools: list[dict[str, Any]]
+    tokens: int
+    """Estimated price of the system prompt and tool schemas."""
+    window: int | None
+
+
+@dataclass(frozen=True)
+class Condensed:
+    summary: Summary
+    fallback_reason: str | None = None
+    """Set when the model-free checkpoint took the model's place, and why."""
+
+
+class Condenser:
+    """Condenses ranges of one session (see the module docstring)."""
+
+    def __init__(
+        self,
+        reader: RangeReader,
+        summarize: Summarizer,
+        settings: CompactionSettings,
+    ) -> None:
+        self.reader = reader
+        self.summarize = summarize
+        self.settings = settings
+        estimator = reader.estimator
+        self._instruction_tokens = estimator.count(SUMMARY_INSTRUCTION) + 96
+
+    def read_budget(self, header: Header, cap: int) -> int | None:
+        """Tokens of history one summarizer call may read (None: the window is unknown)."""
+        if header.window is None:
+            return None
+        return max(0, header.window - header.tokens - self._instruction_tokens - cap)
+
+    async def condense(
+        self,
+        header: Header,
+        span: list[int],
+        shadowed_tokens: int,
+        record: Record,
+        *,
+        focus: str | None = None,
+        model_free: ModelFree = "never",
+    ) -> Condensed:
+        """One summary of ``span``. ``model_free``: ``never`` (a failure raises
+        :class:`CompactionError`), ``on_failure`` (the model-free checkpoint covers what the
+        model could not), ``only`` (do not ask the model)."""
+        units = self.reader.units(span)
+        if model_free == "only":
+            return Condensed(_model_free(_messages(units), None))
+        cap = self.settings.summary_cap(shadowed_tokens, header.window)
+        budget = self.read_budget(header, cap)
+        if budget is None:
+            chunks = [units]
+        else:
+            later = budget - cap - FRAME_TOKENS
+            chunks = plan_chunks(units, budget, max(later, budget // 2), self.reader.fit)
+        spent: list[Usage] = []
+        so_far: Summary | None = None
+        for index, chunk in enumerate(chunks, 1):
+            lead = [checkpoint_message(so_far.text)] if so_far is not None else []
+            job = SummaryJob(
+                model=header.model,
+                system=header.system,
+                tools=header.tools,
+                messages=[*lead, *_messages(chunk)],
+                max_tokens=cap,
+                focus=focus,
+                window=header.window,
+            )
+            where = {"chunk": index, "chunks": len(chunks), "items": _items(chunk)}
+            try:
+                so_far = await self._call(job, where, record, spent)
+            except CompactionError as exc:
+                if exc.code != "summary" or model_free == "never":
+                    raise
+                rest = [*lead, *(m for left in chunks[index - 1 :] for m in _messages(left))]
+                return Condensed(_model_free(rest, _total(spent)), exc.detail)
+        assert so_far is not None
+        summary = dataclasses.replace(so_far, usage=_total(spent), max_tokens=cap)
+        size = self.reader.estimator.messages_tokens([checkpoint_message(summary.text)])
+        if size >= shadowed_tokens and model_free == "on_failure":
+            reason = f"the summary (~{size} tokens) was not smaller than the history"
+            return Condensed(_model_free(_messages(units), summary.usage), reason)
+        return Condensed(summary)
+
+    async def _call(
+        self, job: SummaryJob, where: dict[str, int], record: Record, spent: list[Usage]
+    ) -> Summary:
+        """One summarizer call (and one terser retry after a cut), each logged."""
+        input_tokens = self.reader.estimator.messages_tokens(job.messages)
+        reason = ""
+        for terse in (False, True):
+            started = time.monotonic()
+            outcome = await self._attempt(dataclasses.replace(job, terse=terse))
+            model: str | None
+            if isinstance(outcome, Summary):
+                model, usage, status = outcome.model, outcome.usage, "ok"
+            else:
+                call = outcome.call if isinstance(outcome, SummaryRejected) else Call()
+                model, usage, reason = call.model, call.usage, outcome.detail
+                status = "cut" if getattr(outcome, "cut", False) else "failed"
+            if usage is not None:
+                spent.append(usage)
+            record(
+                {
+                    **where,
+                    "input_tokens": input_tokens,
+                    "status": status,
+                    "reason": None if status == "ok" else reason,
+                    "model": model,
+                    "usage": usage.model_dump() if usage is not None else None,
+                    "max_tokens": job.max_tokens,
+                    "elapsed_s": time.monotonic() - started,
+                }
+            )
+            if isinstance(outcome, Summary):
+                return outcome
+            if status != "cut":
+                raise outcome
+        raise SummaryRejected(f"{reason}, also when asked for a terser one")
+
+    async def _attempt(self, job: SummaryJob) -> Summary | CompactionError:
+        """The hook's summary for ``job`` within the time budget, or why there is none."""
+        timeout = self.settings.summary_timeout_s
+        try:
+            async with asyncio.timeout(timeout):
+                summary = await self.summarize(job)
+        except TimeoutError:
+            return SummaryRejected(f"the summarizer did not finish within {fmt_duration(timeout)}")
+        except CompactionError as exc:
+            return exc
+        size = self.reader.estimator.count(summary.text)
+        if size > OVER_CAP * job.max_tokens:
+            # A server that ignores max_tokens: such a checkpoint would crowd out the next
+            # chunk, and a cap the server honoured would have cut it anyway.
+            return SummaryRejected(
+                f"the summary (~{size} tokens) is far over its {job.max_tokens}-token cap",
+                Call(summary.model, summary.usage),
+            )
+        return summary
+
+
+def checkpoint_message(summary: str) -> ChatMessage:
+    """A summary as the conversation carries it: the framed checkpoint, a user message."""
+    return {"role": "user", "content": frame(summary)}
+
+
+def _messages(units: list[Unit]) -> list[ChatMessage]:
+    return [m for unit in units for m in unit.messages]
+
+
+def _items(units: list[Unit]) -> int:
+    return sum(len(unit.seqs) for unit in units)
+
+
+def _total(usages: list[Usage]) -> Usage | None:
+    if not usages:
+        return None
+    return Usage(
+        prompt_tokens=sum(u.prompt_tokens for u in usages),
+        completion_tokens=sum(u.completion_tokens for u in usages),
+        cached_tokens=sum(u.cached_tokens for u in usages),
+        reasoning_tokens=sum(u.reasoning_tokens for u in usages),
+    )
+
+
+def _model_free(messages: list[ChatMessage], usage: Usage | None) -> Summary:
+    return Summary(fallback.fallback_summary(messages), usage, fallback.MODEL, None)

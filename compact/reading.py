@@ -1,0 +1,140 @@
+"""What a summary reads: the shadowed range as the model first saw it, in chunks that fit.
+
+A pruned tool result on the surface is a placeholder or a trimmed excerpt. The summarizer is
+given its **original** from the log instead (followed back through the replacement's
+``surface_op``), cut head and tail the way the pruner trims, with a marker naming the file
+that holds all of it — so nothing leaves the surface unsummarized except what that file
+keeps. An earlier checkpoint in the range is read as it stands, to be merged.
+
+The range is read in *units*: runs of surface nodes that split no tool call from its result
+(a request, an answer, one step's calls with their results). Units are packed, oldest first,
+into *chunks* that each fit one summarizer call; every chunk is a valid conversation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from agent.events import AssistantMessage, Event, SurfaceReplace, ToolResult
+from agent.messages import ChatMessage, event_message
+from agent.session import Session
+from agent.tokens import Estimator
+from compact.prune import ensure_spill, head_tail
+
+HEAD_CHARS = 4096
+TAIL_CHARS = 1024
+MIN_SHARE = 0.05
+"""A unit too big for a chunk has its originals cut harder, down to this share of the caps."""
+
+
+@dataclass(frozen=True)
+class Unit:
+    """Surface nodes that belong together, as the summarizer reads them."""
+
+    seqs: tuple[int, ...]
+    messages: tuple[ChatMessage, ...]
+    tokens: int
+    """Estimated price of ``messages`` (originals included)."""
+
+
+def original(session: Session, event: ToolResult) -> ToolResult:
+    """The tool result as it was first appended: a pruned replacement shadows exactly one
+    ``tool/result`` (its ``surface_op`` start), which may itself be a replacement."""
+    seen: set[int] = set()
+    while isinstance(event.surface_op, SurfaceReplace) and event.seq not in seen:
+        seen.add(event.seq)
+        earlier = session.events[event.surface_op.start]
+        if not isinstance(earlier, ToolResult) or earlier.data.call_id != event.data.call_id:
+            break
+        event = earlier
+    return event
+
+
+class RangeReader:
+    """Turns surface ranges of one session into :class:`Unit` values."""
+
+    def __init__(
+        self,
+        session: Session,
+        estimator: Estimator,
+        *,
+        head: int = HEAD_CHARS,
+        tail: int = TAIL_CHARS,
+    ) -> None:
+        self.session = session
+        self.estimator = estimator
+        self.head = head
+        self.tail = tail
+
+    def units(self, span: Sequence[int]) -> list[Unit]:
+        """``span`` (seqs in surface order, balanced at both ends) cut into units."""
+        units: list[Unit] = []
+        current: list[int] = []
+        open_calls = 0
+        for seq in span:
+            event = self.session.events[seq]
+            current.append(seq)
+            if isinstance(event, AssistantMessage):
+                open_calls += len(event.data.tool_calls)
+            elif isinstance(event, ToolResult):
+                open_calls -= 1
+            if open_calls <= 0:
+                units.append(self.unit(current))
+                current, open_calls = [], 0
+        if current:
+            units.append(self.unit(current))
+        return units
+
+    def unit(self, seqs: Sequence[int], share: float = 1.0) -> Unit:
+        """The unit of ``seqs``, originals cut to ``share`` of the usual head and tail."""
+        messages = tuple(m for seq in seqs if (m := self.message(seq, share)) is not None)
+        return Unit(tuple(seqs), messages, self.estimator.messages_tokens(messages))
+
+    def message(self, seq: int, share: float = 1.0) -> ChatMessage | None:
+        event: Event = self.session.events[seq]
+        if not isinstance(event, ToolResult):
+            return event_message(event)
+        first = original(self.session, event)
+        content = first.data.content
+        head, tail = int(self.head * share), int(self.tail * share)
+        if len(content) > head + tail:
+            path = first.data.spill_path or ensure_spill(self.session, first.seq, content)
+            content = head_tail(content, head, tail, path)
+        return {"role": "tool", "tool_call_id": event.data.call_id, "content": content}
+
+    def fit(self, unit: Unit, budget: int) -> Unit:
+        """``unit`` within ``budget`` tokens if cutting its originals harder can do it (else
+        as small as it gets)."""
+        share = 1.0
+        while unit.tokens > budget and share > MIN_SHARE:
+            share = max(MIN_SHARE, share * max(0.1, budget / unit.tokens) * 0.9)
+            unit = self.unit(unit.seqs, share)
+        return unit
+
+
+def plan_chunks(
+    units: Sequence[Unit],
+    first_budget: int,
+    later_budget: int,
+    fit: Callable[[Unit, int], Unit],
+) -> list[list[Unit]]:
+    """Pack ``units`` in order into chunks of at most ``first_budget`` tokens for the first
+    and ``later_budget`` for the others (they also carry the checkpoint so far). A unit
+    that fits no chunk is cut by ``fit`` and, if still too big, read alone."""
+    chunks: list[list[Unit]] = []
+    current: list[Unit] = []
+    used = 0
+    for unit in units:
+        budget = first_budget if not chunks else later_budget
+        if current and used + unit.tokens > budget:
+            chunks.append(current)
+            current, used = [], 0
+            budget = later_budget
+        if unit.tokens > budget:
+            unit = fit(unit, budget)
+        current.append(unit)
+        used += unit.tokens
+    if current:
+        chunks.append(current)
+    return chunks
