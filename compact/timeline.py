@@ -7,8 +7,9 @@ this one projection, so what a user sees about compaction is derived in exactly 
 Records come from the log alone:
 
 * a **compaction** is the ``compact/start … compact/end`` bracket with the same
-  ``compaction_id``: ``compact/summary`` gives the shadowed items and tokens, the
-  replacement ``user/message`` the checkpoint seq, ``compact/end`` the outcome;
+  ``compaction_id``: each ``compact/progress`` one summarizer call (chunks done, usage, what
+  went wrong), ``compact/summary`` the shadowed items and tokens, the replacement
+  ``user/message`` the checkpoint seq, ``compact/end`` the outcome;
 * a **prune batch** is a run of consecutive ``compact/prune`` events, each followed by its
   replacement ``tool/result``, with nothing else in between.
 
@@ -46,7 +47,13 @@ from agent.events import (
     Usage,
     UserMessage,
 )
-from compact.contract import CompactEnd, CompactPrune, CompactStart, CompactSummary
+from compact.contract import (
+    CompactEnd,
+    CompactProgress,
+    CompactPrune,
+    CompactStart,
+    CompactSummary,
+)
 
 Kind = Literal["compaction", "prune"]
 Status = Literal["running", "done", "failed", "interrupted"]
@@ -98,6 +105,16 @@ class TimelineRecord:
     shadowed_seqs: list[int] = field(default_factory=list)
     end_seq: int | None = None
     source_command_id: str | None = None
+    calls: int = 0
+    """Summarizer calls made so far (``compact/progress`` records)."""
+    chunks: int = 0
+    """Chunks the range is read in (0 until the first call reports)."""
+    chunks_done: int = 0
+    """Chunks summarized so far."""
+    note: str | None = None
+    """The latest thing that went wrong with a call (a cut, a failure), while running."""
+    fallback_reason: str | None = None
+    """Why the model-free checkpoint took the model's place (``model`` is ``fallback``)."""
 
     @property
     def duration_s(self) -> float | None:
@@ -216,6 +233,8 @@ class TimelineFold:
             return self._prune_replacement(event) or changed
         if isinstance(event, CompactStart):
             return self._start(event) or changed
+        if isinstance(event, CompactProgress):
+            return self._progress(event) or changed
         if isinstance(event, CompactSummary):
             return self._summary(event) or changed
         if isinstance(event, UserMessage):
@@ -271,6 +290,28 @@ class TimelineFold:
         self._open[cid] = index
         return True
 
+    def _progress(self, event: CompactProgress) -> bool:
+        data = event.data
+        index = self._open.get(data.compaction_id or "")
+        if index is None:
+            return False
+        old = self._records[index]
+        note = None if data.status == "ok" else data.reason
+        if data.status == "cut":
+            note = f"{data.reason}; asking for a terser one"
+        return self._set(
+            index,
+            dataclasses.replace(
+                old,
+                calls=old.calls + 1,
+                chunks=data.chunks,
+                chunks_done=data.chunk if data.status == "ok" else old.chunks_done,
+                note=note,
+                usage=_add(old.usage, data.usage),
+                model=data.model or old.model,
+            ),
+        )
+
     def _summary(self, event: CompactSummary) -> bool:
         data = event.data
         index = self._open.get(data.compaction_id or "")
@@ -286,8 +327,10 @@ class TimelineFold:
                 tokens_before=data.shadowed_tokens,
                 tokens_after=data.summary_tokens,
                 model=data.model,
-                usage=data.usage,
+                usage=data.usage or old.usage,
                 shadowed_seqs=list(data.shadowed_seqs),
+                fallback_reason=data.fallback_reason,
+                note=None,
             ),
         )
 
@@ -428,6 +471,19 @@ class TimelineFold:
         )
 
 
+def _add(total: Usage | None, more: Usage | None) -> Usage | None:
+    if more is None:
+        return total
+    if total is None:
+        return more
+    return Usage(
+        prompt_tokens=total.prompt_tokens + more.prompt_tokens,
+        completion_tokens=total.completion_tokens + more.completion_tokens,
+        cached_tokens=total.cached_tokens + more.cached_tokens,
+        reasoning_tokens=total.reasoning_tokens + more.reasoning_tokens,
+    )
+
+
 def _repair_closer(event: Event) -> bool:
     """Could ``event`` have been written by crash repair (:mod:`agent.repair`)?"""
     if isinstance(event, TurnEnd):
@@ -508,6 +564,21 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
+def progress_text(record: TimelineRecord, now: float) -> str:
+    """What a compaction is doing or just did, for a status line::
+
+    #3 auto · chunk 2/3 · 14s
+    #3 auto · the summary was cut off at its 1600-token limit; asking for a terser one · 2m 03s
+    """
+    parts = [f"#{record.number} {label(record)}"]
+    if record.note:
+        parts.append(one_line(record.note, 120))
+    elif record.chunks > 1:
+        parts.append(f"chunk {min(record.chunks_done + 1, record.chunks)}/{record.chunks}")
+    parts.append(fmt_duration(record.elapsed(now)))
+    return " · ".join(parts)
+
+
 def describe(record: TimelineRecord) -> str:
     """One plain line for a record, e.g.::
 
@@ -533,8 +604,18 @@ def describe(record: TimelineRecord) -> str:
             )
         elif record.tokens_before:
             parts.append(f"{fmt_tokens(record.tokens_before)} tokens")
+        if record.chunks > 1:
+            if record.status == "running":
+                parts.append(f"chunk {min(record.chunks_done + 1, record.chunks)}/{record.chunks}")
+            else:
+                parts.append(f"{record.chunks} chunks")
         if record.model == "fallback":
-            parts.append("model-free fallback")
+            reason = record.fallback_reason
+            parts.append(
+                f"model-free fallback ({one_line(reason, 80)})" if reason else "model-free fallback"
+            )
+        elif record.status == "running" and record.note:
+            parts.append(one_line(record.note, 80))
     if record.duration_s is not None and record.kind == "compaction":
         parts.append(fmt_duration(record.duration_s))
     if record.focus:

@@ -105,7 +105,7 @@ def _extract_summary(messages: list[dict[str, Any]], max_tokens: int | None = No
     """A checkpoint built from the messages: every user request quoted (also those quoted by
     an earlier checkpoint), so a fact from the first message survives every merge. Within
     ``max_tokens`` (counted as 1.5 characters a token: filler words tokenize densely) it
-    drops the oldest quotes but the first."""
+    shortens every quote, then drops the oldest ones but the first."""
     requests: list[str] = []
     commands = 0
     for message in messages:
@@ -118,8 +118,12 @@ def _extract_summary(messages: list[dict[str, Any]], max_tokens: int | None = No
         commands += len(message.get("tool_calls") or ())
     quotes = list(dict.fromkeys(requests))
     budget = None if max_tokens is None else int(1.5 * max_tokens) - 80
-    while budget is not None and len(quotes) > 2 and sum(len(q) + 1 for q in quotes) > budget:
-        del quotes[1]
+    if budget is not None and sum(len(q) + 1 for q in quotes) > budget:
+        # Shorter quotes first (the start of a request says the most), then fewer.
+        each = max(48, budget // max(1, len(quotes)) - 1)
+        quotes = list(dict.fromkeys(q[:each] for q in quotes))
+        while len(quotes) > 2 and sum(len(q) + 1 for q in quotes) > budget:
+            del quotes[1]
     body = "\n".join(quotes) or "- (none)"
     return f"{SUMMARY_MARK}\n{body}\n\n## Current work\n- {commands} commands run\n"
 

@@ -363,9 +363,7 @@ class BashTool:
             return None
         hint = "The user can allow commands with `--approve auto` or `/approve auto`."
         if self.policy == "deny":
-            return _error(
-                f"{NOT_RUN}: the user's approval policy denies all commands. " + hint
-            )
+            return _error(f"{NOT_RUN}: the user's approval policy denies all commands. " + hint)
         if self.approver is None:
             return _error(
                 f"{NOT_RUN}: commands need the user's approval, and no one can approve "

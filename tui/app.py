@@ -30,8 +30,8 @@ from agent.events import (
 )
 from agent.loop import TurnCancelled, TurnResult
 from compact.command import SLASH_COMMANDS, parse_slash
-from compact.contract import CompactEnd, CompactStart
-from compact.timeline import TimelineFold
+from compact.contract import CompactEnd, CompactProgress, CompactStart
+from compact.timeline import TimelineFold, TimelineRecord
 from tools.base import ApprovalDecision
 from tui.history import PromptHistory, history_path
 from tui.screens.approval import ApprovalScreen
@@ -241,6 +241,10 @@ class ReeflineApp(SlashCommands, App[None]):
             status.set_activity("thinking")
         elif isinstance(event, CompactStart):
             status.set_activity("compacting", detail=event.data.trigger)
+        elif isinstance(event, CompactProgress):
+            record = self.fold.record(event.data.compaction_id)
+            if record is not None:
+                status.set_activity("compacting", detail=_compacting(record))
         elif isinstance(event, TurnEnd) or (isinstance(event, CompactEnd) and not self.busy):
             self._tool_phase = False
             status.set_activity("idle")
@@ -442,3 +446,13 @@ def run_app(runtime: Runtime) -> int:
     finally:
         app.runtime.close()
     return app.return_code or 0
+
+
+def _compacting(record: TimelineRecord) -> str:
+    """The status line's detail while a compaction runs: its trigger, the chunk, a problem."""
+    parts = [record.trigger]
+    if record.chunks > 1:
+        parts.append(f"chunk {min(record.chunks_done + 1, record.chunks)}/{record.chunks}")
+    if record.note:
+        parts.append(record.note)
+    return " · ".join(parts)

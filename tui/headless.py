@@ -1,7 +1,8 @@
 """Headless front end: ``reefline -p "task"`` runs one turn and prints the answer.
 
 stdout carries the answer (or, with ``--json``, every event of this run as a JSON line);
-everything meant for a person — notices, retries, denied commands, errors — goes to stderr.
+everything meant for a person — notices, retries, compactions as they run, denied commands,
+errors — goes to stderr.
 Exit codes: 0 ok, 1 error, 2 usage, 130 interrupted.
 """
 
@@ -15,7 +16,10 @@ from typing import TextIO
 
 from agent.events import Event, LlmRetry, ToolResult
 from agent.loop import TurnCancelled, TurnResult
+from compact.contract import CompactEnd, CompactProgress, CompactStart
+from compact.timeline import TimelineFold, describe, label, progress_text
 from tools.bash import NOT_RUN
+from tui.widgets.format import clean
 from tui.wiring import Runtime
 
 EXIT_OK = 0
@@ -38,11 +42,15 @@ class EventPrinter:
         self.out = out
         self.err = err
         self._denied_told = False
+        self.fold = TimelineFold()
+        self.fold.feed_all(runtime.session.events)
 
     def __call__(self, event: Event) -> None:
         if self.json_mode:
             self.out.write(event.to_json() + "\n")
             self.out.flush()
+        if self.fold.feed(event):
+            self._compaction(event)
         if isinstance(event, LlmRetry):
             self.say(
                 f"reefline: model request failed ({event.data.error}); retry "
@@ -57,6 +65,20 @@ class EventPrinter:
         ):
             self._denied_told = True
             self.say(DENIED_HINT)
+
+    def _compaction(self, event: Event) -> None:
+        """A compaction starting, each of its summarizer calls, and how it ended."""
+        if not isinstance(event, CompactStart | CompactProgress | CompactEnd):
+            return
+        record = self.fold.record(event.data.compaction_id)
+        if record is None:
+            return
+        if isinstance(event, CompactStart):
+            self.say(f"reefline: compacting the conversation ({label(record)})…")
+        elif isinstance(event, CompactProgress):
+            self.say(f"reefline: compaction {clean(progress_text(record, event.time))}")
+        else:
+            self.say(f"reefline: compaction {clean(describe(record))}")
 
     def say(self, line: str) -> None:
         self.err.write(line + "\n")
@@ -78,6 +100,9 @@ async def run_prompt(
     for notice in runtime.notices:
         printer.say(f"reefline: {notice}")
     unsubscribe = runtime.session.subscribe(printer)
+    unlisten = runtime.compaction.add_listener(
+        lambda notice: printer.say(f"reefline: {clean(notice.text)}")
+    )
     task = asyncio.ensure_future(runtime.agent.run_turn(prompt))
     loop = asyncio.get_running_loop()
     with _cancel_on(loop, task, signal.SIGINT, signal.SIGTERM):
@@ -88,6 +113,7 @@ async def run_prompt(
             return EXIT_INTERRUPTED
         finally:
             unsubscribe()
+            unlisten()
     if not json_mode and result.text:
         out.write(result.text.rstrip("\n") + "\n")
         out.flush()

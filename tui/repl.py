@@ -35,8 +35,8 @@ from agent.loop import TurnCancelled
 from agent.session import Session
 from agent.settings import SettingsError
 from compact.command import SLASH_COMMANDS, parse_slash, slash_help, unknown_command_text
-from compact.contract import CompactNotice
-from compact.timeline import TimelineFold, describe, timeline
+from compact.contract import CompactEnd, CompactNotice, CompactProgress, CompactStart
+from compact.timeline import TimelineFold, describe, progress_text, timeline
 from tools.base import ApprovalDecision
 from tui.history import history_path
 from tui.widgets.format import (
@@ -131,10 +131,16 @@ class PlainRepl:
         return GaugeReading.of(runtime.meter.measure(), runtime.threshold_tokens).line()
 
     def _on_event(self, event: Event) -> None:
-        if self.fold.feed(event):
-            for record in self.fold.records:
-                if record.end_seq == event.seq and record.kind == "compaction":
-                    self.say(f"── {describe(record)} ──")
+        if self.fold.feed(event) and isinstance(event, CompactStart | CompactProgress | CompactEnd):
+            record = self.fold.record(event.data.compaction_id)
+            if record is None:
+                pass
+            elif isinstance(event, CompactStart):
+                self.say(f"… compacting ({record.trigger})")
+            elif isinstance(event, CompactProgress):
+                self.say(f"… compaction {clean(progress_text(record, event.time))}")
+            else:
+                self.say(f"── {clean(describe(record))} ──")
         if isinstance(event, ToolStart):
             self.say(f"$ {one_line(bash_command(event.data.arguments), 200)}")
         elif isinstance(event, ToolResult) and event.surface_op and event.surface_op.op == "append":

@@ -274,6 +274,11 @@ def drive(child: Child, until: Callable[[dict[str, Any] | None], bool], timeout:
     return False
 
 
+def _after(seq: int, kinds: tuple[str, ...]) -> Callable[[dict[str, Any] | None], bool]:
+    """The last logged event is one of ``kinds`` and newer than ``seq``."""
+    return lambda e: e is not None and e["seq"] > seq and e["type"] in kinds
+
+
 def is_type(kind: str, **data: Any) -> Callable[[dict[str, Any] | None], bool]:
     def check(event: dict[str, Any] | None) -> bool:
         return (
@@ -441,13 +446,7 @@ class CrashRig:
         child.fill()  # the child now waits for the summary, then blocks printing it
         seen = -1
         while True:
-            if not drive(
-                child,
-                lambda e: (
-                    e is not None and e["seq"] > seen and e["type"] in (*GATE_STOPS, PROGRESS)
-                ),
-                30,
-            ):
+            if not drive(child, _after(seen, (*GATE_STOPS, PROGRESS)), 30):
                 return None
             event = last_line(child.log)
             assert event is not None

@@ -70,6 +70,11 @@ def record_facts(record: TimelineRecord) -> list[tuple[str, str]]:
         facts.append(("focus", clean(record.focus)))
     if record.model:
         facts.append(("model", clean(record.model)))
+    if record.fallback_reason:
+        facts.append(("fallback", clean(one_line(record.fallback_reason, 100))))
+    if record.calls:
+        chunks = f" · {record.chunks} chunks" if record.chunks > 1 else ""
+        facts.append(("calls", f"{record.calls} summarizer call(s){chunks}"))
     if record.usage is not None:
         usage = record.usage
         facts.append(

@@ -64,6 +64,8 @@ def record_row(record: TimelineRecord, now: float | None = None) -> Content:
         lines.append(Content.styled("\u00a0" * 3 + one_line(record.error, 60), "$text-error"))
     elif record.model == "fallback":
         lines.append(Content.styled("\u00a0\u00a0\u00a0model-free fallback", "$text-warning"))
+    elif record.status == "running" and record.note:
+        lines.append(Content.styled("\u00a0" * 3 + one_line(record.note, 60), "$text-warning"))
     if record.focus:
         lines.append(
             Content.styled("\u00a0" * 3 + f'focus: "{one_line(record.focus, 20)}"', "$text-muted")
@@ -81,6 +83,8 @@ def _detail(record: TimelineRecord) -> str:
     else:
         if record.items_before:
             parts.append(f"{record.items_before} items")
+        if record.status == "running" and record.chunks > 1:
+            parts.append(f"chunk {min(record.chunks_done + 1, record.chunks)}/{record.chunks}")
         if record.status == "done" and record.tokens_after is not None:
             parts.append(f"{fmt_tokens(record.tokens_before)}→{fmt_tokens(record.tokens_after)}")
         elif record.tokens_before:
