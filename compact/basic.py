@@ -1,9 +1,11 @@
 """The basic compaction backend: the RFC's algorithm, plus a pruner and two guards.
 
-- **Pressure** (pre-step listener): with the window known and the next request's context at
-  or over ``floor(window × threshold_ratio)``, prune first; if still over, compact a
-  head-anchored range that leaves a retained tail of about ``retain`` tokens; re-measure and
-  repeat at most ``retries`` more times.
+- **Pressure** (pre-step listener), with the window known: from ``prune_ratio`` of the
+  window, mask every tool result older than the retained tail in one pass (when that frees
+  at least a tenth of the window, so history is not rewritten every step); at or over
+  ``floor(window × threshold_ratio)``, prune, and if still over, compact a head-anchored
+  range that leaves a retained tail of about ``retain`` tokens; re-measure and repeat at
+  most ``retries`` more times.
 - **Range**: walk from the tail summing node prices until the retention is reached (always
   keeping the newest node), move the cut head-ward until it splits no tool call from its
   result; the range is everything before the cut, so an earlier checkpoint at the head is
@@ -30,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
@@ -234,20 +235,19 @@ class BasicCompactService(CompactService):
             return None
         threshold = self.settings.threshold(window)
         measure = self._measurer(agent)
-        if measure().total < threshold:
+        total = measure().total
+        if total < self.settings.prune_at(window):
             return None
         retain = self.settings.retain(window)
         if self.pruner is not None:
-            # Prune down to a low-water mark, not just under the threshold: each prune
-            # rewrites history (and voids a provider's prefix cache), so don't do it per step.
-            low_water = threshold - math.floor(THRASH_MARGIN * window)
-            self.pruner.prune(
-                protect_from=self._tail_start(retain),
-                done=lambda: measure().total < low_water,
-                trigger="pressure",
-            )
-            if measure().total < threshold:
-                return None
+            # A whole pass at once, and below the threshold only when it frees a tenth of
+            # the window: each prune rewrites history (voiding a provider's prefix cache
+            # from there on), so it must not happen one result per step.
+            tail = self._tail_start(retain)
+            if total >= threshold or self.pruner.savings(tail) >= THRASH_MARGIN * window:
+                self.pruner.prune(protect_from=tail, done=lambda: False, trigger="pressure")
+        if measure().total < threshold:
+            return None
         result = None
         attempts = 0
         for _ in range(1 + self.settings.retries):

@@ -25,6 +25,9 @@ class CompactionSettings(BaseModel):
 
     threshold_ratio: float = Field(default=0.8, gt=0, le=1)
     """Compact when the context reaches this share of the window."""
+    prune_ratio: float = Field(default=0.5, gt=0, le=1)
+    """Mask old tool results once the context reaches this share of the window (at most
+    the threshold): masking early keeps every request small, summaries come later."""
     retain_ratio: float = Field(default=0.16, ge=0, lt=1)
     """Share of the window kept verbatim at the tail (unless ``retain_tokens`` is set)."""
     retain_tokens: int | None = Field(default=None, ge=0)
@@ -53,6 +56,10 @@ class CompactionSettings(BaseModel):
 
     def threshold(self, window: int) -> int:
         return math.floor(window * self.threshold_ratio)
+
+    def prune_at(self, window: int) -> int:
+        """Context size from which the pruner masks results older than the retained tail."""
+        return math.floor(window * min(self.prune_ratio, self.threshold_ratio))
 
     def summary_cap(self, replaced_tokens: int, window: int | None) -> int:
         """The output cap of a summary replacing ``replaced_tokens``: about a quarter of

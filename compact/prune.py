@@ -11,7 +11,8 @@ result whether the context is back where it should be:
 
 Each pruned result is a ``compact/prune`` event (its shadow price) followed by the
 replacement ``tool/result`` (``surface_op`` replace of that one result, same data, new
-content). Pruning is idempotent: a trimmed or masked result is never pruned again.
+content). Pruning is idempotent: a masked result is never pruned again, a trimmed one only
+masked (a placeholder always describes the original output and names its file).
 """
 
 from __future__ import annotations
@@ -24,13 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from agent.events import AssistantMessage, ToolResult
+from agent.events import AssistantMessage, SurfaceReplace, ToolResult
 from agent.meter import TokenMeter
 from agent.session import Session
 from agent.store import ensure_private_dir
 
 TRIM_MARK = "characters trimmed to save context"
-MASK_PREFIX = "[output pruned to save context"
+MASK_PREFIX = "[output pruned"
 _EXIT = re.compile(r"\[exit (-?\d+)")
 
 
@@ -93,41 +94,68 @@ class Pruner:
             if not isinstance(event, ToolResult):
                 continue
             content = event.data.content
-            if content.startswith(MASK_PREFIX) or TRIM_MARK in content:
+            if content.startswith(MASK_PREFIX):
                 continue
-            if kind == "trim" and len(content) <= self.trim_over:
+            if kind == "trim" and (TRIM_MARK in content or len(content) <= self.trim_over):
                 continue
             out.append(seq)
         return out
 
+    def savings(self, protect_from: int) -> int:
+        """Estimated tokens a full pass (``done`` never true) would take off the surface."""
+        after: dict[int, int] = {}
+        for kind in ("trim", "mask"):
+            for seq in self._candidates(kind, protect_from):
+                after[seq] = self._price_of(seq, kind)  # a trimmed result may be masked too
+        return sum(max(0, self.meter.price(seq) - price) for seq, price in after.items())
+
+    def _replacement(self, seq: int, kind: Literal["trim", "mask"]) -> str:
+        """The content that replaces result ``seq`` (its full text goes to ``_path(seq)``)."""
+        data = original(self.session, self._result(seq)).data
+        path = self._path(seq)
+        if kind == "trim":
+            return head_tail(data.content, self.keep_head, self.keep_tail, path)
+        lines = data.content.count("\n") + 1
+        exit_code = data.exit_code
+        if exit_code is None:
+            found = _EXIT.findall(data.content)
+            exit_code = int(found[-1]) if found else None
+        status = f"exited {exit_code}" if exit_code is not None else "no exit code"
+        if data.is_error:
+            status = "failed"
+        return (
+            f"{MASK_PREFIX}: `{self._command(data.call_id)}` {status}, {lines} lines; "
+            f"full output: {path}]"
+        )
+
+    def _price_of(self, seq: int, kind: Literal["trim", "mask"]) -> int:
+        call_id = self._result(seq).data.call_id
+        content = self._replacement(seq, kind)
+        return self.meter.estimate_messages(
+            [{"role": "tool", "tool_call_id": call_id, "content": content}]
+        )
+
+    def _result(self, seq: int) -> ToolResult:
+        event = self.session.events[seq]
+        assert isinstance(event, ToolResult)
+        return event
+
+    def _path(self, seq: int) -> str:
+        first = original(self.session, self._result(seq))
+        return first.data.spill_path or str(spill_path(self.session, first.seq))
+
     def _prune_one(
         self, seq: int, kind: Literal["trim", "mask"], trigger: Literal["pressure", "overflow"]
     ) -> int | None:
-        event = self.session.events[seq]
-        assert isinstance(event, ToolResult)
-        data = event.data
-        path = data.spill_path or ensure_spill(self.session, seq, data.content)
-        if kind == "trim":
-            content = head_tail(data.content, self.keep_head, self.keep_tail, path)
-        else:
-            lines = data.content.count("\n") + 1
-            exit_code = data.exit_code
-            if exit_code is None:
-                found = _EXIT.findall(data.content)
-                exit_code = int(found[-1]) if found else None
-            status = f"exited {exit_code}" if exit_code is not None else "no exit code"
-            if data.is_error:
-                status = "failed"
-            content = (
-                f"{MASK_PREFIX}: `{self._command(data.call_id)}` {status}, {lines} lines; full "
-                f"output in {path} (read it with bash if you need it)]"
-            )
+        data = self._result(seq).data
+        content = self._replacement(seq, kind)
         before = self.meter.price(seq)
-        after = self.meter.estimate_messages(
-            [{"role": "tool", "tool_call_id": data.call_id, "content": content}]
-        )
+        after = self._price_of(seq, kind)
         if after >= before:
             return None
+        first = original(self.session, self._result(seq))
+        if first.data.spill_path is None:
+            ensure_spill(self.session, first.seq, first.data.content)
         prune = self.session.append(
             "compact/prune",
             {
@@ -156,6 +184,19 @@ class Pruner:
         return "tool call"
 
 
+def original(session: Session, event: ToolResult) -> ToolResult:
+    """The tool result as it was first appended: a pruned replacement shadows exactly one
+    ``tool/result`` (its ``surface_op`` start), which may itself be a replacement."""
+    seen: set[int] = set()
+    while isinstance(event.surface_op, SurfaceReplace) and event.seq not in seen:
+        seen.add(event.seq)
+        earlier = session.events[event.surface_op.start]
+        if not isinstance(earlier, ToolResult) or earlier.data.call_id != event.data.call_id:
+            break
+        event = earlier
+    return event
+
+
 def head_tail(content: str, head: int, tail: int, path: str) -> str:
     """``content`` cut to its first ``head`` and last ``tail`` characters around a marker
     naming ``path``, the file with all of it (unchanged when it is not longer than both)."""
@@ -167,12 +208,17 @@ def head_tail(content: str, head: int, tail: int, path: str) -> str:
     return f"{first}\n[… {omitted} {TRIM_MARK}; full output: {path} …]\n{last}"
 
 
+def spill_path(session: Session, seq: int) -> Path:
+    """Where :func:`ensure_spill` keeps tool result ``seq``'s full text."""
+    return Path(session.spill_dir) / f"result-{seq}.out"
+
+
 def ensure_spill(session: Session, seq: int, content: str) -> str:
     """The path of a file holding tool result ``seq``'s full text, written now if missing:
     results small enough to skip the bash spill file get one, so whatever is cut or masked
     can still be read back."""
-    folder = ensure_private_dir(session.spill_dir)
-    path = folder / f"result-{seq}.out"
+    ensure_private_dir(session.spill_dir)
+    path = spill_path(session, seq)
     if not path.exists():
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as f:

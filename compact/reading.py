@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from agent.events import AssistantMessage, Event, SurfaceReplace, ToolResult
+from agent.events import AssistantMessage, Event, ToolResult
 from agent.messages import ChatMessage, event_message
 from agent.session import Session
 from agent.tokens import Estimator
-from compact.prune import ensure_spill, head_tail
+from compact.prune import ensure_spill, head_tail, original
 
 HEAD_CHARS = 4096
 TAIL_CHARS = 1024
@@ -36,19 +36,6 @@ class Unit:
     messages: tuple[ChatMessage, ...]
     tokens: int
     """Estimated price of ``messages`` (originals included)."""
-
-
-def original(session: Session, event: ToolResult) -> ToolResult:
-    """The tool result as it was first appended: a pruned replacement shadows exactly one
-    ``tool/result`` (its ``surface_op`` start), which may itself be a replacement."""
-    seen: set[int] = set()
-    while isinstance(event.surface_op, SurfaceReplace) and event.seq not in seen:
-        seen.add(event.seq)
-        earlier = session.events[event.surface_op.start]
-        if not isinstance(earlier, ToolResult) or earlier.data.call_id != event.data.call_id:
-            break
-        event = earlier
-    return event
 
 
 class RangeReader:

@@ -34,6 +34,16 @@ class Figure:
         return self.value / self.baseline_value
 
 
+@dataclass(frozen=True)
+class Table:
+    """Several measures side by side (strategies of one run, say), under ``group``."""
+
+    group: str
+    columns: list[str]
+    rows: list[list[str]]
+    note: str = ""
+
+
 def fmt(value: float) -> str:
     if value >= 100:
         return f"{value:,.0f}"
@@ -42,7 +52,7 @@ def fmt(value: float) -> str:
     return f"{value:.4g}"
 
 
-def render(figures: list[Figure], machine: str, date: str) -> str:
+def render(figures: list[Figure | Table], machine: str, date: str) -> str:
     lines = [
         "# Benchmarks",
         "",
@@ -52,10 +62,22 @@ def render(figures: list[Figure], machine: str, date: str) -> str:
         "to watch, since absolute times move with the load on a shared machine.",
     ]
     groups: dict[str, list[Figure]] = {}
+    tables: dict[str, list[Table]] = {}
     for f in figures:
-        groups.setdefault(f.group, []).append(f)
+        groups.setdefault(f.group, [])
+        if isinstance(f, Table):
+            tables.setdefault(f.group, []).append(f)
+        else:
+            groups[f.group].append(f)
     for group, rows in groups.items():
         lines += ["", f"## {group}", ""]
+        for t in tables.get(group, []):
+            lines.append("| " + " | ".join(t.columns) + " |")
+            lines.append("|" + "---|" * len(t.columns))
+            lines += ["| " + " | ".join(row) + " |" for row in t.rows]
+            lines += ["", t.note, ""] if t.note else [""]
+        if not rows:
+            continue
         lines += ["| measure | value | baseline | ratio | target |", "|---|---|---|---|---|"]
         for f in rows:
             base = (

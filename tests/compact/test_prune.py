@@ -78,7 +78,7 @@ def test_mask_replaces_old_results_with_a_placeholder_and_a_readable_file(make_r
     ]
     first = next(m for m in masked if m.data.call_id == "big1")
     assert "`cat file1.log` exited 0" in first.data.content and "lines" in first.data.content
-    path = first.data.content.split("full output in ")[1].split(" (read")[0]
+    path = first.data.content.split("full output: ")[1].rstrip("]")
     assert Path(path).read_text() == rig.session.events[seq].data.content
     assert oct(Path(path).stat().st_mode & 0o777) == "0o600"
     # The newest results (inside protect_from) are untouched.
@@ -122,3 +122,73 @@ async def test_manual_compaction_never_prunes(make_rig) -> None:
     add_turn(rig.session, 4)
     assert await rig.service.compact_now(rig.agent) is not None
     assert "compact/prune" not in [e.type for e in rig.session.events]
+
+
+def test_a_trimmed_result_is_masked_later_and_its_placeholder_describes_the_original(
+    make_rig,
+) -> None:
+    rig = make_rig(pruner=True)
+    seq = big_result(rig, 1, 20_000)
+    original = rig.session.events[seq].data.content
+    pruner = rig.service.pruner
+    pruner.prune(protect_from=0, done=lambda: False, trigger="pressure")  # trims only
+    add_turn(rig.session, 2)
+    pruner.prune(protect_from=len(rig.session.surface) - 3, done=lambda: False, trigger="pressure")
+    kinds = [e.data.kind for e in rig.session.events if e.type == "compact/prune"]
+    assert kinds[:2] == ["trim", "mask"]
+    [placeholder] = [
+        rig.session.events[n].data.content
+        for n in rig.session.surface
+        if rig.session.events[n].type == "tool/result"
+        and rig.session.events[n].data.call_id == "big1"
+    ]
+    assert placeholder.startswith(MASK_PREFIX)
+    assert f"{original.count(chr(10)) + 1} lines" in placeholder
+    path = placeholder.split("full output: ")[1].rstrip("]")
+    assert Path(path).read_text() == original
+
+
+def test_savings_prices_a_full_pass_before_it_runs(make_rig) -> None:
+    rig = make_rig(pruner=True)
+    for t in range(1, 4):
+        big_result(rig, t, 3000)
+    add_turn(rig.session, 4)
+    protect = len(rig.session.surface) - 3
+    before = rig.meter.surface_tokens
+    estimate = rig.service.pruner.savings(protect)
+    assert estimate > 0
+    rig.service.pruner.prune(protect_from=protect, done=lambda: False, trigger="pressure")
+    assert before - rig.meter.surface_tokens == estimate
+    assert rig.service.pruner.savings(protect) == 0
+
+
+async def test_masking_starts_below_the_threshold_in_whole_passes(make_rig) -> None:
+    """From prune_ratio of the window, old results are masked at once when that frees a
+    tenth of the window; a pass that would free less waits (no rewrite every step)."""
+    rig = make_rig(pruner=True, window=16_000)
+    a = rig.agent
+
+    def total() -> int:
+        return rig.meter.measure(system=a.system_prompt(), tools=a.tool_schemas()).total
+
+    turn = 0
+    while total() < 8_000:  # prune_ratio 0.5 of 16k; the threshold is 12.8k
+        turn += 1
+        big_result(rig, turn, 3000)
+    assert total() < 12_800
+    assert await rig.service.compact_if_needed(rig.agent, "pressure") is None
+    masked = [e for e in rig.session.events if e.type == "compact/prune"]
+    assert len(masked) >= 2 and {e.data.kind for e in masked} == {"mask"}
+    assert total() < 8_000
+    # Step after step over the mark, a pass runs only once it frees a tenth of the window:
+    # history is not rewritten one result per step.
+    passes = []
+    for _ in range(30):
+        turn += 1
+        add_turn(rig.session, turn, words=60)
+        before, n = total(), len(rig.session.events)
+        assert await rig.service.compact_if_needed(rig.agent, "pressure") is None
+        if any(e.type == "compact/prune" for e in rig.session.events[n:]):
+            passes.append(before - total())
+    assert 1 <= len(passes) <= 30 // 4
+    assert all(freed >= 1600 for freed in passes)

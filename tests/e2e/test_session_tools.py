@@ -42,10 +42,15 @@ def test_timeline_compact_and_export(run_cli: Run, cli_env: dict[str, str]) -> N
     out = run_cli("compact", "--focus", "the parser", "--demo", "--context-window", "4000")
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("Compacted ") and "tokens" in out.stdout
+    # Right after a checkpoint there is nothing new: said so, exit 0, no timeline record.
+    again = run_cli("compact", "--demo", "--context-window", "4000")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip() == "Nothing new to compact since the last checkpoint."
 
     records = json.loads(run_cli("timeline", log.stem, "--json").stdout)
     assert len(records) == before + 1
     assert records[-1]["trigger"] == "manual" and records[-1]["focus"] == "the parser"
+    assert records[-1]["calls"] >= 1 and records[-1]["chunks"] >= 1
 
     export = run_cli("export")
     assert export.returncode == 0
