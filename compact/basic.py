@@ -111,7 +111,7 @@ class BasicCompactService(CompactService):
             model, meter.estimator, lambda text: self.announce("info", text)
         )
         self.condenser = Condenser(
-            RangeReader(session, meter.estimator), self.summarize, self.settings
+            RangeReader(session, meter.estimator, price=meter.price), self.summarize, self.settings
         )
         self._open: set[str] = set()
         self._failures = 0

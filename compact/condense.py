@@ -112,6 +112,8 @@ class Condenser:
             return Condensed(_model_free(_messages(units), None))
         cap = self.settings.summary_cap(shadowed_tokens, header.window)
         budget = self.read_budget(header, cap)
+        if budget is not None and focus:
+            budget = max(0, budget - self.reader.estimator.count(focus))
         if budget is None:
             chunks = [units]
         else:
@@ -130,7 +132,15 @@ class Condenser:
                 focus=focus,
                 window=header.window,
             )
-            where = {"chunk": index, "chunks": len(chunks), "items": _items(chunk)}
+            read = sum(unit.tokens for unit in chunk)
+            if lead:
+                read += self.reader.estimator.messages_tokens(lead)
+            where = {
+                "chunk": index,
+                "chunks": len(chunks),
+                "items": _items(chunk),
+                "input_tokens": read,
+            }
             try:
                 so_far = await self._call(job, where, record, spent)
             except CompactionError as exc:
@@ -150,7 +160,6 @@ class Condenser:
         self, job: SummaryJob, where: dict[str, int], record: Record, spent: list[Usage]
     ) -> Summary:
         """One summarizer call (and one terser retry after a cut), each logged."""
-        input_tokens = self.reader.estimator.messages_tokens(job.messages)
         reason = ""
         for terse in (False, True):
             started = time.monotonic()
@@ -167,7 +176,6 @@ class Condenser:
             record(
                 {
                     **where,
-                    "input_tokens": input_tokens,
                     "status": status,
                     "reason": None if status == "ok" else reason,
                     "model": model,

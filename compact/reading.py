@@ -46,11 +46,15 @@ class RangeReader:
         session: Session,
         estimator: Estimator,
         *,
+        price: Callable[[int], int] | None = None,
         head: int = HEAD_CHARS,
         tail: int = TAIL_CHARS,
     ) -> None:
         self.session = session
         self.estimator = estimator
+        self.price = price
+        """The price of a surface node as it stands (a meter's): reused for every node
+        read as it is on the surface, so only originals are tokenized again."""
         self.head = head
         self.tail = tail
 
@@ -75,20 +79,32 @@ class RangeReader:
 
     def unit(self, seqs: Sequence[int], share: float = 1.0) -> Unit:
         """The unit of ``seqs``, originals cut to ``share`` of the usual head and tail."""
-        messages = tuple(m for seq in seqs if (m := self.message(seq, share)) is not None)
-        return Unit(tuple(seqs), messages, self.estimator.messages_tokens(messages))
+        messages: list[ChatMessage] = []
+        tokens = 0
+        for seq in seqs:
+            message, as_is = self.message(seq, share)
+            if message is None:
+                continue
+            messages.append(message)
+            if as_is and self.price is not None:
+                tokens += self.price(seq)
+            else:
+                tokens += self.estimator.message_tokens(message)
+        return Unit(tuple(seqs), tuple(messages), tokens)
 
-    def message(self, seq: int, share: float = 1.0) -> ChatMessage | None:
+    def message(self, seq: int, share: float = 1.0) -> tuple[ChatMessage | None, bool]:
+        """The message node ``seq`` is read as, and whether that is the node as it stands."""
         event: Event = self.session.events[seq]
         if not isinstance(event, ToolResult):
-            return event_message(event)
+            return event_message(event), True
         first = original(self.session, event)
         content = first.data.content
         head, tail = int(self.head * share), int(self.tail * share)
         if len(content) > head + tail:
             path = first.data.spill_path or ensure_spill(self.session, first.seq, content)
             content = head_tail(content, head, tail, path)
-        return {"role": "tool", "tool_call_id": event.data.call_id, "content": content}
+        as_is = content == event.data.content
+        return {"role": "tool", "tool_call_id": event.data.call_id, "content": content}, as_is
 
     def fit(self, unit: Unit, budget: int) -> Unit:
         """``unit`` within ``budget`` tokens if cutting its originals harder can do it (else

@@ -565,16 +565,18 @@ def _plural(n: int, word: str) -> str:
 
 
 def progress_text(record: TimelineRecord, now: float) -> str:
-    """What a compaction is doing or just did, for a status line::
+    """What the latest summarizer call of a compaction did, for a progress line::
 
-    #3 auto · chunk 2/3 · 14s
+    #3 auto · chunk 1/3 summarized · 14s
     #3 auto · the summary was cut off at its 1600-token limit; asking for a terser one · 2m 03s
     """
     parts = [f"#{record.number} {label(record)}"]
     if record.note:
         parts.append(one_line(record.note, 120))
     elif record.chunks > 1:
-        parts.append(f"chunk {min(record.chunks_done + 1, record.chunks)}/{record.chunks}")
+        parts.append(f"chunk {record.chunks_done}/{record.chunks} summarized")
+    else:
+        parts.append("summary written")
     parts.append(fmt_duration(record.elapsed(now)))
     return " · ".join(parts)
 

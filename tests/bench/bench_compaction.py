@@ -18,7 +18,7 @@ from agent.meter import TokenMeter
 from agent.scripted import ScriptedModel
 from agent.session import Session
 from agent.tokens import Estimator
-from compact.basic import BasicCompactService, Summary
+from compact.basic import BasicCompactService, Summary, SummaryJob
 from compact.contract import register_events
 from tests.bench.report import Figure
 
@@ -27,9 +27,7 @@ class InstantSummaries(BasicCompactService):
     """The backend with its one subclass hook answering at once: what is left to time is
     range selection, pricing, the bracket and the surface replace."""
 
-    async def summarize(
-        self, agent: Agent, messages: list[dict[str, Any]], focus: str | None
-    ) -> Summary:
+    async def summarize(self, job: SummaryJob) -> Summary:
         return Summary("## Primary request and intent\n- benchmark", None, "instant", None)
 
 

@@ -468,3 +468,79 @@ def test_fmt_duration(seconds: float | None, text: str) -> None:
 def test_record_dict_round_trip() -> None:
     record = _record(usage=Usage(prompt_tokens=5, completion_tokens=2), shadowed_seqs=[3, 4])
     assert TimelineRecord.from_dict({**record.to_dict(), "saved_tokens": 1}) == record
+
+
+def progress(
+    session: Session, cid: str, chunk: int, chunks: int, status: str, **kw: object
+) -> None:
+    session.append(
+        "compact/progress",
+        {
+            "compaction_id": cid,
+            "chunk": chunk,
+            "chunks": chunks,
+            "items": 4,
+            "input_tokens": 900,
+            "status": status,
+            **kw,
+        },
+    )
+
+
+def test_progress_records_show_chunks_usage_and_what_went_wrong(session: Session) -> None:
+    explored(session, steps=3)
+    fold = TimelineFold()
+    fold.feed_all(session.events)
+    start_compaction(session, "c1", trigger="auto", turn=1)
+    usage = {"prompt_tokens": 900, "completion_tokens": 100}
+    progress(session, "c1", 1, 3, "ok", model="m", usage=usage)
+    fold.feed_all(session.events[-2:])
+    [running] = fold.records
+    assert (running.status, running.calls, running.chunks, running.chunks_done) == (
+        "running",
+        1,
+        3,
+        1,
+    )
+    assert "chunk 2/3" in describe(running)
+    assert running.usage == Usage(prompt_tokens=900, completion_tokens=100)
+    progress(session, "c1", 2, 3, "cut", reason="the summary was cut off at its 400-token limit")
+    fold.feed(session.events[-1])
+    [cut] = fold.records
+    assert cut.calls == 2 and cut.note is not None and "asking for a terser one" in cut.note
+    progress(session, "c1", 2, 3, "failed", reason="the summarizer did not finish within 2m 00s")
+    fold.feed(session.events[-1])
+    assert fold.records[0].note == "the summarizer did not finish within 2m 00s"
+    # The model-free checkpoint covers the rest: recorded with its reason.
+    nodes = list(session.surface)[:-1]
+    summ = session.append(
+        "compact/summary",
+        {
+            "compaction_id": "c1",
+            "summary": "## Primary request and intent\n- find why the build fails",
+            "shadowed_range": {"start": nodes[0], "end": nodes[-1]},
+            "shadowed_seqs": nodes,
+            "shadowed_tokens": 3000,
+            "summary_tokens": 200,
+            "model": "fallback",
+            "usage": {"prompt_tokens": 1800, "completion_tokens": 100},
+            "fallback_reason": "the summarizer did not finish within 2m 00s",
+        },
+    )
+    session.append(
+        "user/message",
+        {"content": "<compacted-summary>x</compacted-summary>", "source": "compact",
+         "compaction_id": "c1"},
+        surface_op={"op": "replace", "start": nodes[0], "end": nodes[-1]},
+        source_event_seqs=[summ.seq - 4, summ.seq, *nodes],
+    )  # fmt: skip
+    session.append("compact/end", {"compaction_id": "c1", "turn": 1})
+    fold.feed_all(session.events[-3:])
+    [done] = fold.records
+    assert done == timeline(session.events)[0]  # incremental and full folds agree
+    assert (done.status, done.model, done.calls, done.note) == ("done", "fallback", 3, None)
+    assert done.fallback_reason == "the summarizer did not finish within 2m 00s"
+    assert done.usage == Usage(prompt_tokens=1800, completion_tokens=100)
+    line = describe(done)
+    assert "3 chunks" in line and "model-free fallback (the summarizer did not finish" in line
+    assert TimelineRecord.from_dict(done.to_dict()) == done

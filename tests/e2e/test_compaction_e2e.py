@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import time
@@ -47,11 +48,19 @@ def test_long_session_compacts_and_keeps_the_first_fact(
         "-p", f"remember this: {FACT}. Now look at data.txt", *prompt_args(openai_server)
     )
     assert first.returncode == 0, first.stderr
+    stderr = first.stderr
     for n in range(6):
         out = run_cli(
             "-p", f"look again, round {n}: {NOTES}", "--continue", *prompt_args(openai_server)
         )
         assert out.returncode == 0, out.stderr
+        stderr += out.stderr
+    # Headless mode says when a compaction runs, each summarizer call, and how it ended.
+    assert "reefline: compacting the conversation (auto)…" in stderr
+    assert re.search(
+        r"reefline: compaction #\d+ auto · (summary written|chunk 1/\d summarized) · \d", stderr
+    ), stderr
+    assert re.search(r"reefline: compaction #\d+ auto · done · \d+ items · ", stderr), stderr
 
     [log] = session_files(cli_env)
     events = log_events(log)
