@@ -45,6 +45,8 @@ class Table:
 
 
 def fmt(value: float) -> str:
+    if float(value).is_integer():
+        return f"{int(value):,}"
     if value >= 100:
         return f"{value:,.0f}"
     if value >= 1:

@@ -73,8 +73,9 @@ def record_facts(record: TimelineRecord) -> list[tuple[str, str]]:
     if record.fallback_reason:
         facts.append(("fallback", clean(one_line(record.fallback_reason, 100))))
     if record.calls:
+        calls = f"{record.calls} summarizer call" + ("" if record.calls == 1 else "s")
         chunks = f" · {record.chunks} chunks" if record.chunks > 1 else ""
-        facts.append(("calls", f"{record.calls} summarizer call(s){chunks}"))
+        facts.append(("calls", calls + chunks))
     if record.usage is not None:
         usage = record.usage
         facts.append(
