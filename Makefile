@@ -36,6 +36,9 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python -m tests.bench.run
 
 screenshots: $(VENV)/.installed-dev
+	@command -v rsvg-convert >/dev/null || { [ "$$(id -u)" = 0 ] && \
+		(apt-get install -y librsvg2-bin || (apt-get update && apt-get install -y librsvg2-bin)) \
+		>/dev/null; } || echo "rsvg-convert missing (Debian: librsvg2-bin): SVG only"
 	$(BIN)/python -m tui.screenshots
 
 clean:
