@@ -369,7 +369,7 @@ class ReeflineApp(SlashCommands, App[None]):
             if not future.done():
                 future.set_result(decision or "deny")
 
-        screen = ApprovalScreen(command, cwd=str(self.runtime.bash.cwd))
+        screen = ApprovalScreen(command, cwd=str(self.runtime.bash.cwd), forward=self._type_ahead)
         self._approving = True
         for card in self.transcript.running_cards():
             card.awaiting_approval = True
@@ -386,6 +386,17 @@ class ReeflineApp(SlashCommands, App[None]):
                     card.awaiting_approval = False
         self.status.set_activity("bash", detail=command)
         return decision
+
+    def _type_ahead(self, text: str) -> None:
+        """Keys typed while the approval dialog was not yet taking them: they were meant for
+        the prompt, so they go on there (Enter sends, as it would have)."""
+        prompt = self.part(PromptArea)
+        if text == "\n":
+            prompt.submit()
+        elif text == "\b":
+            prompt.action_delete_left()
+        else:
+            prompt.insert(text)
 
     # --- keys ---------------------------------------------------------------------------------
 

@@ -38,12 +38,14 @@ from compact.command import SLASH_COMMANDS, parse_slash, slash_help, unknown_com
 from compact.contract import CompactEnd, CompactNotice, CompactProgress, CompactStart
 from compact.timeline import TimelineFold, describe, progress_text, timeline
 from tools.base import ApprovalDecision
+from tools.terminal import visible
 from tui.history import history_path
 from tui.widgets.format import (
     GaugeReading,
     bash_command,
     breakdown_rows,
     clean,
+    command_shape,
     fmt_elapsed,
     one_line,
     strip_footer,
@@ -188,14 +190,29 @@ class PlainRepl:
             self._detach.pop()()
 
     async def _approve(self, command: str) -> ApprovalDecision:
-        self.say(f"Run this command?\n  $ {clean(command)}")
-        answer = await self.read("[y] once  [a] always  [N] deny › ")
-        choice = (answer or "").strip().lower()
-        if choice in ("y", "yes"):
-            return "once"
-        if choice in ("a", "always"):
-            return "always"
-        return "deny"
+        """Ask on the terminal. The command is shown byte for byte (escapes written out,
+        every line numbered); "always" must be typed in full; a line that is no answer
+        (text typed ahead for the agent) is kept as steering and the question asked again."""
+        lines = command.split("\n")
+        shape = command_shape(command)
+        self.say("Run this command?" + (f"  ({shape})" if shape else ""))
+        if len(lines) == 1:
+            self.say(f"  $ {visible(command)}")
+        else:
+            width = len(str(len(lines)))
+            for number, line in enumerate(lines, 1):
+                self.say(f"  {number:>{width}} │ {visible(line)}")
+        while True:
+            answer = await self.read("[y] once  [always] this session  [N] deny › ")
+            choice = (answer or "").strip().lower()
+            if choice in ("y", "yes"):
+                return "once"
+            if choice == "always":
+                return "always"
+            if choice in ("", "n", "no") or answer is None:
+                return "deny"
+            self.runtime.agent.steer(answer.strip())
+            self.say("(kept as a message for the agent; answer y, always or n)")
 
     async def run(self) -> int:
         """Read and handle lines until ``/quit`` or the end of input; returns the exit code."""

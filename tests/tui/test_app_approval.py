@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.widgets import Button
 
 from agent.events import ToolResult, ToolStart
+from tests.openai_server import OpenAIServer
 from tests.tui.conftest import UI
 from tui.screens.approval import ApprovalScreen
+from tui.widgets.prompt import PromptArea
 from tui.widgets.tool_card import ToolCard
 
 
@@ -14,16 +18,21 @@ def results(app) -> list[ToolResult]:
     return [e for e in app.runtime.session.events if isinstance(e, ToolResult)]
 
 
+def asking(app) -> bool:
+    """The approval dialog is up and taking keys."""
+    return isinstance(app.screen, ApprovalScreen) and app.screen.armed
+
+
 async def test_allow_once_runs_the_command_and_asks_again(ui: UI) -> None:
     """The modal shows the command in full; the turn waits; allow once asks again next time."""
     app = ui.app(ui.runtime(approve="ask"))
     async with app.run_test(size=(120, 40)) as pilot:
         await ui.type(pilot, "hi there")
-        await ui.until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await ui.until(pilot, lambda: asking(app))
         screen = app.screen
         assert isinstance(screen, ApprovalScreen)
         assert screen.command == "pwd && ls -la"
-        assert "$ pwd && ls -la" in screen.query_one(".command").render().plain
+        assert screen.query_one(".command").render().plain == "$ pwd && ls -la"
         await pilot.pause(0.2)
         assert results(app) == []  # the turn waits for the answer
         assert any(isinstance(e, ToolStart) for e in app.runtime.session.events)
@@ -31,7 +40,7 @@ async def test_allow_once_runs_the_command_and_asks_again(ui: UI) -> None:
         await pilot.press("y")
         await ui.until(pilot, lambda: len(results(app)) == 1)
         assert results(app)[0].data.exit_code == 0
-        await ui.until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await ui.until(pilot, lambda: asking(app))
         await pilot.click("#once")
         await ui.settle(pilot)
         assert [r.data.exit_code for r in results(app)] == [0, 0]
@@ -43,8 +52,11 @@ async def test_always_switches_the_session_to_auto(ui: UI) -> None:
     app = ui.app(ui.runtime(approve="ask"))
     async with app.run_test(size=(120, 40)) as pilot:
         await ui.type(pilot, "what is here in README.md")
-        await ui.until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-        await pilot.press("a")
+        await ui.until(pilot, lambda: asking(app))
+        await pilot.press("a")  # not a deliberate key for "always"
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, ApprovalScreen) and app.runtime.bash.policy == "ask"
+        await pilot.press("ctrl+a")
         await ui.settle(pilot)
         assert app.runtime.bash.policy == "auto"
         assert len(results(app)) == 4 and all(r.data.exit_code == 0 for r in results(app))
@@ -55,9 +67,9 @@ async def test_deny_tells_the_model_and_the_card_shows_it(ui: UI) -> None:
     app = ui.app(ui.runtime(approve="ask"))
     async with app.run_test(size=(120, 40)) as pilot:
         await ui.type(pilot, "hi there")
-        await ui.until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await ui.until(pilot, lambda: asking(app))
         await pilot.click("#deny")
-        await ui.until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await ui.until(pilot, lambda: asking(app))
         await pilot.press("escape")
         await ui.settle(pilot)
         denied = results(app)
@@ -73,12 +85,92 @@ async def test_the_modal_buttons_fit_at_80_columns(ui: UI) -> None:
     app = ui.app(ui.runtime(approve="ask"))
     async with app.run_test(size=(80, 24)) as pilot:
         await ui.type(pilot, "hi there")
-        await ui.until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await ui.until(pilot, lambda: asking(app))
         await pilot.pause()
         for button in app.screen.query(Button):
             region = button.region
             assert region.width > 0 and region.right <= 80 and region.bottom <= 24, button.id
         await pilot.press("n")
-        await ui.until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await ui.until(pilot, lambda: asking(app))
         await pilot.press("n")
         await ui.settle(pilot)
+
+
+HIDDEN = "ls -la\x1b]0;\ntouch X\x07"
+
+
+def hostile_runtime(ui: UI, server: OpenAIServer, command: str):
+    server.push({"tool_calls": [{"name": "bash", "arguments": {"command": command}}]})
+    server.push({"text": "done"})
+    return ui.runtime(
+        base_url=server.base_url, model="m", demo=False, context_window=32_000, approve="ask"
+    )
+
+
+async def test_the_dialog_and_the_card_show_exactly_what_runs(
+    ui: UI, openai_server: OpenAIServer, workdir: Path
+) -> None:
+    """An escape sequence that would swallow the rest of the line (OSC … BEL) and a second
+    line: both shown, written out, numbered; nothing that runs is hidden."""
+    app = ui.app(hostile_runtime(ui, openai_server, HIDDEN))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.type(pilot, "list the files")
+        await ui.until(pilot, lambda: asking(app))
+        screen = app.screen
+        assert screen.command == HIDDEN
+        assert screen.query_one(".command").render().plain == (
+            "1 │ ls -la\\x1b]0;\n2 │ touch X\\x07"
+        )
+        shape = screen.query_one(".shape").render().plain
+        assert "2 lines" in shape and "escapes" in shape
+        await pilot.press("n")
+        await ui.settle(pilot)
+        assert not (workdir / "X").exists()
+        card = app.query_one(ToolCard)
+        assert card.query_one(".command").display
+        assert "2 │ touch X\\x07" in card.query_one(".command").render().plain
+        assert card._border_title is not None and "+1 more lines" in card._border_title.plain
+
+
+async def test_empty_lines_cannot_push_the_command_out_of_sight(
+    ui: UI, openai_server: OpenAIServer
+) -> None:
+    app = ui.app(hostile_runtime(ui, openai_server, "\n" * 80 + "touch X"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ui.type(pilot, "go")
+        await ui.until(pilot, lambda: asking(app))
+        shape = app.screen.query_one(".shape")
+        assert "81 lines, 80 of them empty" in shape.render().plain
+        assert shape.region.height > 0 and shape.region.bottom <= 24  # on screen
+        assert app.screen.query_one(".command").render().plain.endswith("81 │ touch X")
+        await pilot.press("escape")
+        await ui.settle(pilot)
+
+
+async def test_typing_ahead_goes_to_the_prompt_not_to_the_dialog(ui: UI) -> None:
+    """Steering typed while the agent works keeps going into the prompt when the dialog
+    opens: the "a" of "also" is not "always", "y" is not "yes", Enter sends the steering."""
+    app = ui.app(ui.runtime(approve="ask"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.type(pilot, "hi there")
+        await ui.until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        assert not app.screen.armed
+        await pilot.press(*"yes also", "backspace")
+        prompt = app.query_one(PromptArea)
+        assert prompt.text == "yes als"
+        assert app.runtime.bash.policy == "ask" and results(app) == []
+        await pilot.press("o", "enter")
+        assert prompt.text == ""
+        await ui.until(pilot, lambda: asking(app))
+        await pilot.press("n")
+        await ui.until(pilot, lambda: len(results(app)) >= 1)
+        assert results(app)[0].data.is_error  # denied, not approved by the typing
+        assert any("yes also" in t for t in app.runtime.agent.pending_steering) or any(
+            e.type == "steering/message" and e.data.content == "yes also"
+            for e in app.runtime.session.events
+        )
+        while isinstance(app.screen, ApprovalScreen) or app.busy:
+            if asking(app):
+                await pilot.press("n")
+            await pilot.pause(0.05)
+        assert app.runtime.bash.policy == "ask"

@@ -1,4 +1,5 @@
-"""Model and bash output is shown literally: never parsed as markup, escapes removed."""
+"""Model and bash output is shown literally: never parsed as markup; escapes and control
+characters written out as escape notation, never sent to the terminal."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ COMMAND = r"printf '[/] [b]bold[/b] \033[31mred\033[0m \033]2;pwned\007 ok\n'"
 
 
 async def test_hostile_text_renders_literally(ui: UI, openai_server: OpenAIServer) -> None:
-    """Brackets survive as text; ANSI escapes and control characters never reach the screen."""
+    """Brackets survive as text; escapes and control characters are shown, never obeyed."""
     openai_server.push(
         {
             "reasoning": "thinking [/] about [i]it[/i]",
@@ -40,6 +41,8 @@ async def test_hostile_text_renders_literally(ui: UI, openai_server: OpenAIServe
         assert "red" in answer and "bell" in answer and "end" in answer
         for text in app.transcript.dump():
             assert not any(ord(c) < 32 and c not in "\n\t" for c in text), text
-        assert "title" not in answer
+        assert "\\x1b]0;title\\x07 bell\\x07 nul\\x00 end" in answer
         await pilot.press("ctrl+y")
+        # The clipboard gets what was shown: no hidden payload rides along.
         assert app.clipboard.startswith("[/] close")
+        assert "\x1b" not in app.clipboard and "\\x1b]0;title" in app.clipboard

@@ -1,8 +1,9 @@
 """Pure text helpers shared by the Textual app and the plain REPL (no Textual import).
 
 Everything shown to a person that came from a model, a command or a file goes through
-:func:`clean` first: escape sequences and control characters are removed so they can neither
-break the layout nor reach the terminal.
+:func:`clean` first: the one terminal-safety filter (:mod:`tools.terminal`) writes escape
+sequences, control and invisible characters as visible escapes, so they can neither break
+the layout nor reach the terminal, and nothing is hidden.
 """
 
 from __future__ import annotations
@@ -13,24 +14,29 @@ from dataclasses import dataclass
 
 from agent.meter import BREAKDOWN_KEYS, Measurement
 from compact.timeline import fmt_tokens
-
-_ESCAPES = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC
-    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS / SOS / PM / APC
-    r"|\x1b[ -/]*[0-~]?"  # two-character escapes (and a lone ESC)
-    r"|\x9b[0-?]*[ -/]*[@-~]"  # 8-bit CSI
-)
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+from tools.terminal import has_unsafe, visible
 
 
 def clean(text: str) -> str:
-    """``text`` without escape sequences or control characters (``\\n`` and ``\\t`` stay;
-    a ``\\r\\n`` becomes ``\\n``)."""
+    """``text`` safe for a terminal, with nothing hidden: every control, escape, bidi and
+    zero-width character is shown as its escape notation (:mod:`tools.terminal`); ``\n``
+    and ``\t`` stay, and a ``\r\n`` line end becomes ``\n``."""
     if not text:
         return ""
-    text = _ESCAPES.sub("", text.replace("\r\n", "\n"))
-    return _CONTROLS.sub("", text)
+    return visible(text.replace("\r\n", "\n"))
+
+
+def command_shape(command: str) -> str | None:
+    """What a person should know about a command before approving it that its first line
+    does not show: its line count, empty lines, characters shown as escapes."""
+    notes = []
+    lines = command.split("\n")
+    if len(lines) > 1:
+        empty = sum(1 for line in lines if not line.strip())
+        notes.append(f"{len(lines)} lines" + (f", {empty} of them empty" if empty else ""))
+    if has_unsafe(command):
+        notes.append("control or invisible characters, shown as \\x… / \\u… escapes")
+    return " · ".join(notes) or None
 
 
 def one_line(text: str, limit: int = 80) -> str:
@@ -63,15 +69,21 @@ def strip_footer(output: str) -> str:
     return _FOOTER.sub("", output)
 
 
-def bash_command(arguments: str) -> str:
-    """The ``command`` of a bash call's raw JSON arguments (the raw text if it is not JSON)."""
+def raw_command(arguments: str) -> str:
+    """The ``command`` of a bash call's raw JSON arguments, exactly as it will run (the raw
+    text if it is not JSON). Unsafe to print: show it through :func:`visible`."""
     try:
         args = json.loads(arguments or "{}")
-    except json.JSONDecodeError:
-        return clean(arguments)
+    except (json.JSONDecodeError, RecursionError):
+        return arguments
     if isinstance(args, dict) and isinstance(args.get("command"), str):
-        return clean(args["command"])
-    return clean(arguments)
+        return args["command"]
+    return arguments
+
+
+def bash_command(arguments: str) -> str:
+    """:func:`raw_command`, safe to print: every character shown, none hidden."""
+    return visible(raw_command(arguments))
 
 
 @dataclass(frozen=True)

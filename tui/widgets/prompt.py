@@ -65,7 +65,7 @@ class PromptArea(TextArea):
         if key == "enter":
             event.stop()
             event.prevent_default()
-            self._submit()
+            self.submit()
             return
         if key in NEWLINE_KEYS:
             event.stop()
@@ -88,7 +88,8 @@ class PromptArea(TextArea):
             return
         await super()._on_key(event)
 
-    def _submit(self) -> None:
+    def submit(self) -> None:
+        """Send the text (Enter): history, then :class:`PromptSubmitted`; empty text is not sent."""
         text = self.text
         if not text.strip():
             return

@@ -11,7 +11,9 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from tui.widgets.format import bash_command, clean, fmt_elapsed, one_line, strip_footer
+from tools.terminal import has_unsafe, visible
+from tui.widgets.command import command_content
+from tui.widgets.format import clean, fmt_elapsed, one_line, raw_command, strip_footer
 
 PREVIEW_LINES = 8
 """Output lines shown before "show all"."""
@@ -40,7 +42,9 @@ class ToolCard(Vertical):
         super().__init__(classes="-running")
         self.call_id = call_id
         self.tool_name = name
-        self.command = bash_command(arguments) if name == "bash" else clean(arguments)
+        self.raw_command = raw_command(arguments) if name == "bash" else arguments
+        """Exactly what ran (shown only through :func:`command_content`)."""
+        self.command = visible(self.raw_command)
         self.started = started
         self.running = True
         self.output = ""
@@ -53,8 +57,9 @@ class ToolCard(Vertical):
         self._frame = 0
 
     def compose(self) -> ComposeResult:
-        full = "\n" in self.command or len(self.command) > 72
-        command = Static(Content.styled("$ " + self.command, "$text-muted"), classes="command")
+        raw = self.raw_command
+        full = "\n" in raw or len(self.command) > 72 or has_unsafe(raw)
+        command = Static(command_content(raw), classes="command")
         command.display = full
         yield command
         yield Static(classes="output")
@@ -62,7 +67,9 @@ class ToolCard(Vertical):
 
     def on_mount(self) -> None:
         prefix = "$ " if self.tool_name == "bash" else f"{clean(self.tool_name)} "
-        self.border_title = Content(prefix + one_line(self.command, 72))
+        lines = self.raw_command.count("\n") + 1
+        more = f"  (+{lines - 1} more lines)" if lines > 1 else ""
+        self.border_title = Content(prefix + one_line(self.command, 72) + more)
         if self.running:
             self._render_body()
             self.tick(time.time())

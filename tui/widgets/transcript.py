@@ -79,8 +79,9 @@ class Transcript(VerticalScroll):
 
     @property
     def last_answer(self) -> str:
-        """The latest non-empty assistant text (for copying)."""
-        return self._last_answer
+        """The latest non-empty assistant text as it is shown (for copying: what a person
+        read is what lands in the clipboard, hidden characters written out)."""
+        return clean(self._last_answer)
 
     # --- bulk ---------------------------------------------------------------------------------
 
