@@ -1,0 +1,70 @@
+"""Hardening: attacks by a hostile repository, model or server, each through the real CLI
+against the loopback server, each failing without its fix."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.openai_server import OpenAIServer
+from tests.reliability.conftest import REEFLINE, only_session
+
+SECRET = "ssh-ed25519-PRIVATE-9f3b2c"
+
+
+def run(
+    env: dict[str, str], cwd: Path, *args: str, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [REEFLINE, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def sent(server: OpenAIServer) -> str:
+    return "\n".join(str(m.get("content")) for r in server.requests for m in r["messages"])
+
+
+# --- a hostile repository's AGENTS.md ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["symlink to a key file", "symlink to environ", "fifo", "zero"])
+def test_agents_md_that_is_not_a_regular_file_of_the_project_is_not_read(
+    openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path, tmp_path: Path, kind: str
+) -> None:
+    agents = workdir / "AGENTS.md"
+    if kind == "symlink to a key file":
+        key = tmp_path / "id_ed25519"
+        key.write_text(SECRET)
+        agents.symlink_to(key)
+    elif kind == "symlink to environ":
+        agents.symlink_to("/proc/self/environ")
+    elif kind == "fifo":
+        os.mkfifo(agents)
+    else:
+        agents.symlink_to("/dev/zero")
+    env = {**cli_env, "REEFLINE_PROBE": SECRET}
+    started = time.monotonic()
+    out = run(env, workdir, "-p", "hi", "--base-url", openai_server.base_url, "--model", "m")
+    assert out.returncode == 0, out.stderr
+    assert time.monotonic() - started < 30  # a FIFO did not hang the turn
+    text = sent(openai_server)
+    assert "Working directory" in text and "Project instructions" not in text
+    assert SECRET not in text and "REEFLINE_PROBE" not in text
+    assert SECRET not in only_session(cli_env).read_text()
+
+
+def test_a_huge_agents_md_is_read_capped(
+    openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
+) -> None:
+    with open(workdir / "AGENTS.md", "w") as f:
+        f.write("Run the linter before committing.\n")
+        f.write("x" * 50_000_000)
+    out = run(cli_env, workdir, "-p", "hi", "--base-url", openai_server.base_url, "--model", "m")
+    assert out.returncode == 0, out.stderr
+    text = sent(openai_server)
+    assert "Run the linter before committing." in text and "AGENTS.md truncated" in text
+    assert len(text) < 20_000
