@@ -187,6 +187,9 @@ class Agent:
         (after closing the turn in the log) when the task is cancelled."""
         if self.busy:
             raise RuntimeError("a turn is already running")
+        # A write that failed earlier (a full disk) may have left a call unanswered; an
+        # OSError here means the log still cannot be written, and no turn was started.
+        self.session.answer_dangling_calls()
         self.busy = True
         turn = self.next_turn_number()
         state = _TurnState(turn)

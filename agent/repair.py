@@ -1,17 +1,27 @@
-"""Crash repair: close a turn that a dead process left open.
+"""Crash repair: close a turn that a dead process left open, and answer every tool call on
+the surface that has no result.
 
 Generic on purpose: it knows turns, steps and tool calls, and nothing about any
 ``xxx/start … xxx/end`` pair a plugin may add (compaction brackets stay as they are; an
 unmatched one is recognised as a crash orphan by its position before ``session/resume``).
+
+An unanswered call is a property of the surface, not of the last turn: a failed write (a
+full disk) can leave one behind while the process goes on, and a provider refuses every later
+request that carries it. :func:`dangling_call_closers` finds them all: a call whose message
+is followed on the surface only by tool results gets an error result appended; a call with
+other messages after it (a log damaged that way by an older version) is dropped from its
+message by a replacement that says so. The log stays append-only either way.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from agent.events import (
     AssistantMessage,
+    AssistantMessageData,
     Data,
     Event,
     StepData,
@@ -102,4 +112,59 @@ def interrupted_turn_closers(events: list[Event]) -> list[Closer]:
     if open_step is not None:
         closers.append(Closer("step/end", StepData(turn=turn, step=open_step)))
     closers.append(Closer("turn/end", TurnEndData(turn=turn, reason="interrupted")))
+    return closers
+
+
+LOST_RESULT = (
+    "error: this tool call has no recorded result: writing it to the session log failed. "
+    "Its effects are unknown; check them before running it again."
+)
+
+
+def dangling_call_closers(events: Sequence[Event], surface: Sequence[int]) -> list[Closer]:
+    """What answers every tool call on ``surface`` that has no result (see the module
+    docstring); empty when every call is answered."""
+    answered = {ev.data.call_id for seq in surface if isinstance(ev := events[seq], ToolResult)}
+    started = {ev.data.call_id: ev.seq for ev in events if isinstance(ev, ToolStart)}
+    closers: list[Closer] = []
+    for position, seq in enumerate(surface):
+        event = events[seq]
+        if not isinstance(event, AssistantMessage):
+            continue
+        missing = [c for c in event.data.tool_calls if c.id not in answered]
+        if not missing:
+            continue
+        rest = surface[position + 1 :]
+        if all(isinstance(events[s], ToolResult) for s in rest):
+            for call in missing:
+                start = started.get(call.id)
+                closers.append(
+                    Closer(
+                        "tool/result",
+                        ToolResultData(
+                            turn=event.data.turn,
+                            step=event.data.step,
+                            call_id=call.id,
+                            name=call.name,
+                            content=LOST_RESULT if start is not None else NOT_STARTED,
+                            is_error=True,
+                        ),
+                        {"op": "append"},
+                        [seq] if start is None else [seq, start],
+                    )
+                )
+            continue
+        names = ", ".join(call.name for call in missing)
+        note = f"[{len(missing)} tool call(s) ({names}) removed: their results were never recorded]"
+        data = event.data.model_dump()
+        data["tool_calls"] = [c.model_dump() for c in event.data.tool_calls if c not in missing]
+        data["text"] = f"{data['text']}\n\n{note}".strip()
+        closers.append(
+            Closer(
+                "assistant/message",
+                AssistantMessageData.model_validate(data),
+                {"op": "replace", "start": seq, "end": seq},
+                [seq],
+            )
+        )
     return closers

@@ -30,7 +30,7 @@ from agent.events import (
     SurfaceReplace,
 )
 from agent.messages import ChatMessage, event_message
-from agent.repair import interrupted_turn_closers
+from agent.repair import dangling_call_closers, interrupted_turn_closers
 from agent.store import (
     LogFile,
     StoredSession,
@@ -217,8 +217,26 @@ class Session:
                 source_event_seqs=closer.source_event_seqs,
             )
             session.report.repaired.append(ev.seq)
+        session.report.repaired += session.answer_dangling_calls()
         session.append("session/resume", {})
         return session
+
+    def answer_dangling_calls(self) -> list[int]:
+        """Give every tool call on the surface without a result one (see
+        :func:`agent.repair.dangling_call_closers`); returns the seqs appended. Run on load
+        and before a turn appends to the surface, so a failed write cannot leave a session
+        every later request of which a provider refuses. Raises ``OSError`` if the log still
+        cannot be written."""
+        appended = []
+        for closer in dangling_call_closers(self._events, self._surface.nodes):
+            ev = self.append(
+                closer.type,
+                closer.data,
+                surface_op=closer.surface_op,
+                source_event_seqs=closer.source_event_seqs,
+            )
+            appended.append(ev.seq)
+        return appended
 
     @staticmethod
     def list_stored(home: Path | None = None) -> list[StoredSession]:

@@ -261,6 +261,12 @@ class PlainRepl:
             await task
         except TurnCancelled:
             self.say("! interrupted; the turn was closed")
+        except OSError as exc:
+            # A full disk, say: the session stays usable once the log can be written again.
+            self.say(
+                f"! cannot write the session log: {clean(str(exc))}. Free some space and send "
+                "your message again; nothing already saved is lost."
+            )
         finally:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signal.SIGINT)

@@ -277,9 +277,39 @@ async def test_unanswered_call_on_surface_is_never_sent(
         },
     )
     agent = make_agent(openai_server, session, tmp_path)
+
+    async def orphan(a: Agent, turn: int, step: int, system: str, tools: list) -> None:
+        # A listener that breaks the pairing mid-turn: the request must not go out.
+        a.session.append(
+            "assistant/message",
+            {"turn": turn, "step": step, "finish_reason": "tool_calls", "model": "m",
+             "tool_calls": [{"id": "orphan2", "name": "bash", "arguments": "{}"}]},
+        )  # fmt: skip
+
+    agent.hooks.pre_step.append(orphan)
     result = await agent.run_turn("next")
-    assert result.reason == "error" and "orphan" in (result.error or "")
+    assert result.reason == "error" and "orphan2" in (result.error or "")
     assert openai_server.requests == []
+
+
+async def test_a_call_left_unanswered_is_answered_before_the_next_turn(
+    openai_server: OpenAIServer, session: Session, tmp_path: Path
+) -> None:
+    """A result that could not be written (a full disk) leaves a call without a result on
+    the surface: the next turn first gives it an error result, so it can be sent."""
+    session.append(
+        "assistant/message",
+        {"turn": 1, "step": 1, "finish_reason": "tool_calls", "model": "m",
+         "tool_calls": [{"id": "orphan", "name": "bash", "arguments": "{}"}]},
+    )  # fmt: skip
+    openai_server.push({"text": "fine"})
+    agent = make_agent(openai_server, session, tmp_path)
+    result = await agent.run_turn("next")
+    assert result.reason == "completed" and result.text == "fine"
+    messages = openai_server.requests[0]["messages"]
+    i = next(i for i, m in enumerate(messages) if m.get("tool_calls"))
+    assert messages[i + 1]["role"] == "tool" and messages[i + 1]["tool_call_id"] == "orphan"
+    assert messages[i + 1]["content"].startswith("error:")
 
 
 async def test_workspace_context_comes_back_after_it_is_shadowed(

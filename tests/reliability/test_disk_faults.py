@@ -14,9 +14,12 @@ healthy disk continues the session (repairing the failed turn if it was left ope
 from __future__ import annotations
 
 import json
+import os
+import resource
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -257,3 +260,76 @@ def test_disk_full_mid_turn(rig: Rig, cli_env: dict[str, str], tmp_path: Path) -
     assert any(e["type"] == "tool/start" for e in logged)
     # Space again: the session goes on from the copy.
     rig.healthy_continue(out_home)
+
+
+def test_a_failed_result_write_does_not_brick_the_session(
+    rig: Rig, cli_env: dict[str, str]
+) -> None:
+    """The log stops taking writes while a command runs — its result, the error results and
+    the turn's end all fail — then writes work again (RLIMIT_FSIZE lowered and raised on the
+    running process, as a full disk that is then cleared). The same process (the REPL) goes
+    on: the call left unanswered on the surface gets its error result before anything else
+    is sent; so does the next process."""
+    assert rig.run().returncode == 0
+    log = only_session(cli_env)
+    rig.server.queue.clear()
+    rig.server.push(
+        {"tool_calls": [{"id": "lost", "name": "bash",
+                         "arguments": {"command": f"sleep 1; {BIG_OUTPUT}"}}]},
+        {"text": "recovered after the disk filled"},
+    )  # fmt: skip
+    unlimited = str(resource.RLIM_INFINITY)
+    command = [sys.executable, "-c", LIMITED, unlimited, REEFLINE, "--plain", "--continue",
+               "--approve", "auto", "--base-url", rig.server.base_url, "--model", "m"]  # fmt: skip
+    proc = subprocess.Popen(
+        command, cwd=rig.cwd, env=rig.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stdin is not None
+    proc.stdin.write("count to 1200\n")
+    proc.stdin.flush()
+    deadline = time.monotonic() + 30
+    while not any(e["type"] == "tool/start" for e in log_events(log)[-3:]):
+        assert time.monotonic() < deadline, "the command never started"
+        time.sleep(0.02)
+    size = log.stat().st_size
+    # Only the soft limit: raising it back needs no privilege.
+    resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (size, resource.RLIM_INFINITY))
+    deadline = time.monotonic() + 30
+    while "cannot write the session log" not in (out := _peek(proc)):
+        assert time.monotonic() < deadline and proc.poll() is None, out
+        time.sleep(0.05)
+    assert log.stat().st_size == size
+    resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY,) * 2)
+    out, err = proc.communicate("and now?\n/quit\n", timeout=60)
+    out = _peeked.pop(proc.pid, "") + out
+    assert "Traceback" not in err, err
+    assert "recovered after the disk filled" in out, (out, err)
+    session = Session.open(log.parent.parent, log.stem, registry=build_registry(), readonly=True)
+    assert unanswered_tool_calls(session.derive_messages()) == []
+    # The request that recovered carried the call with its error result right after it.
+    messages = rig.server.requests[-1]["messages"]
+    i = next(i for i, m in enumerate(messages) if any(
+        c["id"] == "lost" for c in m.get("tool_calls") or ()))  # fmt: skip
+    assert messages[i + 1]["role"] == "tool" and messages[i + 1]["tool_call_id"] == "lost"
+    assert "writing it to the session log failed" in messages[i + 1]["content"]
+    # And the next process too.
+    rig.healthy_continue()
+
+
+_peeked: dict[int, str] = {}
+
+
+def _peek(proc: subprocess.Popen[str]) -> str:
+    """What ``proc`` printed so far (non-blocking read of its stdout)."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    os.set_blocking(fd, False)
+    try:
+        chunk = os.read(fd, 65536)
+    except BlockingIOError:
+        chunk = b""
+    finally:
+        os.set_blocking(fd, True)
+    _peeked[proc.pid] = _peeked.get(proc.pid, "") + chunk.decode(errors="replace")
+    return _peeked[proc.pid]

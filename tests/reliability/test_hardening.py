@@ -68,3 +68,41 @@ def test_a_huge_agents_md_is_read_capped(
     text = sent(openai_server)
     assert "Run the linter before committing." in text and "AGENTS.md truncated" in text
     assert len(text) < 20_000
+
+
+# --- a session left with an unanswered call mid-surface (damage from an older version) ----
+
+
+def test_a_call_left_unanswered_mid_surface_is_repaired_on_load(
+    openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
+) -> None:
+    from agent.loop import unanswered_tool_calls
+    from agent.session import Session
+    from tui.wiring import build_registry
+
+    home = Path(cli_env["REEFLINE_HOME"])
+    session = Session.create(home, cwd=str(workdir), registry=build_registry())
+    session.append("turn/start", {"turn": 1})
+    session.append("user/message", {"content": "look"})
+    session.append(
+        "assistant/message",
+        {"turn": 1, "step": 1, "text": "Looking.", "finish_reason": "tool_calls", "model": "m",
+         "tool_calls": [{"id": "gone", "name": "bash", "arguments": '{"command": "ls"}'}]},
+    )  # fmt: skip
+    session.append("turn/end", {"turn": 1, "reason": "error", "error": "disk full"})
+    session.append("turn/start", {"turn": 2})
+    session.append("user/message", {"content": "and now?"})
+    session.append(
+        "turn/end", {"turn": 2, "reason": "error", "error": "tool calls without results"}
+    )
+    session.close()
+    out = run(cli_env, workdir, "-p", "hello", "--continue", "--base-url",
+              openai_server.base_url, "--model", "m")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    messages = openai_server.requests[-1]["messages"]
+    assert unanswered_tool_calls(messages[1:]) == []
+    fixed = next(m for m in messages if m["role"] == "assistant")
+    assert "tool_calls" not in fixed and "results were never recorded" in fixed["content"]
+    assert fixed["content"].startswith("Looking.")
+    reopened = Session.open(home, session.id, registry=build_registry(), readonly=True)
+    assert [e.type for e in reopened.events[:7]] == [e.type for e in session.events[:7]]
