@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent.events import SurfaceReplace
-from agent.messages import event_message
 from agent.loop import unanswered_tool_calls
+from agent.messages import event_message
 from agent.repair import dangling_call_closers
 from agent.session import Session
 
