@@ -16,6 +16,7 @@ from typing import Any
 from agent.settings import Settings, SettingsError, load_settings
 from tui import subcommands
 from tui.headless import EXIT_ERROR, EXIT_USAGE, run_prompt
+from tui.widgets.format import clean
 from tui.wiring import StartupError, build_runtime
 
 
@@ -115,7 +116,7 @@ def run_interactive(settings: Settings, args: argparse.Namespace) -> int:
             scripted_delay_s=0.0 if plain else 0.02,
         )
     except (StartupError, SettingsError) as exc:
-        print(f"reefline: {exc}", file=sys.stderr)
+        print(f"reefline: {clean(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     if plain:
         from tui.repl import run_repl
@@ -137,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = load_settings(settings_flags(args))
     except SettingsError as exc:
-        print(f"reefline: {exc}", file=sys.stderr)
+        print(f"reefline: {clean(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     if args.prompt is None:
         return run_interactive(settings, args)
@@ -149,15 +150,15 @@ def main(argv: list[str] | None = None) -> int:
             default_approve="deny",
         )
     except (StartupError, SettingsError) as exc:
-        print(f"reefline: {exc}", file=sys.stderr)
+        print(f"reefline: {clean(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:
-        print(f"reefline: cannot open the session log: {exc}", file=sys.stderr)
+        print(f"reefline: cannot open the session log: {clean(str(exc))}", file=sys.stderr)
         return EXIT_ERROR
     try:
         return asyncio.run(run_prompt(runtime, args.prompt, json_mode=args.json))
     except OSError as exc:
-        print(f"reefline: cannot write the session log: {exc}", file=sys.stderr)
+        print(f"reefline: cannot write the session log: {clean(str(exc))}", file=sys.stderr)
         return EXIT_ERROR
     finally:
         runtime.close()

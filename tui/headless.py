@@ -19,6 +19,7 @@ from agent.loop import TurnCancelled, TurnResult
 from compact.contract import CompactEnd, CompactProgress, CompactStart
 from compact.timeline import TimelineFold, describe, label, progress_text
 from tools.bash import NOT_RUN
+from tools.terminal import json_safe
 from tui.widgets.format import clean
 from tui.wiring import Runtime
 
@@ -47,7 +48,7 @@ class EventPrinter:
 
     def __call__(self, event: Event) -> None:
         if self.json_mode:
-            self.out.write(event.to_json() + "\n")
+            self.out.write(json_safe(event.to_json()) + "\n")
             self.out.flush()
         if self.fold.feed(event):
             self._compaction(event)
@@ -76,12 +77,14 @@ class EventPrinter:
         if isinstance(event, CompactStart):
             self.say(f"reefline: compacting the conversation ({label(record)})…")
         elif isinstance(event, CompactProgress):
-            self.say(f"reefline: compaction {clean(progress_text(record, event.time))}")
+            self.say(f"reefline: compaction {progress_text(record, event.time)}")
         else:
-            self.say(f"reefline: compaction {clean(describe(record))}")
+            self.say(f"reefline: compaction {describe(record)}")
 
     def say(self, line: str) -> None:
-        self.err.write(line + "\n")
+        """One line on stderr, through the terminal-safety filter (provider error bodies,
+        retry reasons and notices carry text a server chose)."""
+        self.err.write(clean(line) + "\n")
         self.err.flush()
 
 
@@ -101,7 +104,7 @@ async def run_prompt(
         printer.say(f"reefline: {notice}")
     unsubscribe = runtime.session.subscribe(printer)
     unlisten = runtime.compaction.add_listener(
-        lambda notice: printer.say(f"reefline: {clean(notice.text)}")
+        lambda notice: printer.say(f"reefline: {notice.text}")
     )
     task = asyncio.ensure_future(runtime.agent.run_turn(prompt))
     loop = asyncio.get_running_loop()
@@ -115,7 +118,7 @@ async def run_prompt(
             unsubscribe()
             unlisten()
     if not json_mode and result.text:
-        out.write(result.text.rstrip("\n") + "\n")
+        out.write(clean(result.text.rstrip("\n")) + "\n")
         out.flush()
     if result.reason == "completed":
         return EXIT_OK

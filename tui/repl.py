@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Iterable
@@ -34,6 +35,7 @@ from agent.events import (
 from agent.loop import TurnCancelled
 from agent.session import Session
 from agent.settings import SettingsError
+from agent.store import ensure_private_dir
 from compact.command import SLASH_COMMANDS, parse_slash, slash_help, unknown_command_text
 from compact.contract import CompactEnd, CompactNotice, CompactProgress, CompactStart
 from compact.timeline import TimelineFold, describe, progress_text, timeline
@@ -72,9 +74,14 @@ class SlashCompleter(Completer):
 
 def make_session(home: Path | None, **kwargs: object) -> PromptSession[str]:
     """A prompt session with slash completion and the per-user history file."""
-    history = FileHistory(str(history_path(home))) if home is not None else None
+    history = None
     if home is not None:
-        home.mkdir(parents=True, exist_ok=True)
+        ensure_private_dir(home)
+        path = history_path(home)
+        # What was typed is private: the file is 0600 before prompt-toolkit appends to it.
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+        os.chmod(path, 0o600)
+        history = FileHistory(str(path))
     return PromptSession(
         completer=SlashCompleter(),
         complete_while_typing=True,

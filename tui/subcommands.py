@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
+import os
 import sys
 from pathlib import Path
 
@@ -17,7 +18,9 @@ from agent.session import Session, SessionLoadError
 from agent.settings import SettingsError, load_settings
 from agent.store import InvalidSessionId, default_home, is_open_for_writing
 from compact.timeline import timeline
+from tools.terminal import json_safe
 from tui.reports import export_markdown, timeline_json, timeline_table
+from tui.widgets.format import clean
 from tui.wiring import StartupError, build_registry, build_runtime
 
 NAMES = ("sessions", "timeline", "compact", "export")
@@ -71,16 +74,19 @@ def main(argv: list[str]) -> int:
         closed = not is_open_for_writing(session.path)
         records = timeline(session.events, closed=closed)
         if args.json:
-            print(timeline_json(records))
+            print(json_safe(timeline_json(records)))
         elif not records:
             print(f"Session {session.id} has no compactions yet.")
         else:
-            print(timeline_table(records))
+            print(clean(timeline_table(records)))
         return EXIT_OK
-    text = export_markdown(session)
+    # The export is read on terminals too (cat, less -R): written out, nothing obeyed.
+    text = clean(export_markdown(session))
     if args.output:
-        args.output.write_text(text, encoding="utf-8")
-        print(f"wrote {args.output}", file=sys.stderr)
+        fd = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        print(f"wrote {clean(str(args.output))}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return EXIT_OK
@@ -111,7 +117,7 @@ def _sessions(home: Path) -> int:
             )
         except (SessionLoadError, OSError) as exc:
             first = f"(unreadable: {exc})"
-        first = " ".join(first.split())[:60]
+        first = clean(" ".join(first.split())[:60])
         print(f"{item.id}  {when}  {item.size / 1024:7.1f} KiB  {first}")
     return EXIT_OK
 
@@ -139,10 +145,10 @@ def _compact(args: argparse.Namespace) -> int:
         outcome = asyncio.run(runtime.compact_command.run(runtime.agent, args.focus or ""))
     finally:
         runtime.close()
-    print(outcome.text)
+    print(clean(outcome.text))
     return EXIT_OK if outcome.ok else EXIT_ERROR
 
 
 def _fail(message: str, code: int) -> int:
-    print(f"reefline: {message}", file=sys.stderr)
+    print(f"reefline: {clean(message)}", file=sys.stderr)
     return code

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -106,3 +107,60 @@ def test_a_call_left_unanswered_mid_surface_is_repaired_on_load(
     assert fixed["content"].startswith("Looking.")
     reopened = Session.open(home, session.id, registry=build_registry(), readonly=True)
     assert [e.type for e in reopened.events[:7]] == [e.type for e in session.events[:7]]
+
+
+# --- nothing a model or server sends reaches the terminal raw --------------------------------
+
+OSC52 = "\x1b]52;c;ZWNobyBwd25lZA==\x07"
+HOSTILE = f"done {OSC52}\x1b]0;title\x07\x1b[2J\u202etxt.exe\x9b31m end"
+RAW = ("\x1b", "\x07", "\x9b", "\u202e")
+
+
+def assert_inert(text: str) -> None:
+    for char in RAW:
+        assert char not in text, repr(text)
+
+
+def test_what_reaches_a_terminal_is_written_out_never_obeyed(
+    openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
+) -> None:
+    openai_server.push(
+        {"text": HOSTILE},
+        {"status": 500, "message": f"overloaded {OSC52}", "type": "server_error"},
+        {"text": "second"},
+    )
+    args = ["--base-url", openai_server.base_url, "--model", "m"]
+    first = run(cli_env, workdir, "-p", f"hi {OSC52}", *args)
+    assert first.returncode == 0, first.stderr
+    assert_inert(first.stdout)
+    assert "\\x1b]52;c;ZWNobyBwd25lZA==\\x07" in first.stdout  # shown, not obeyed
+    assert "\\u202etxt.exe" in first.stdout
+    second = run(cli_env, workdir, "-p", "again", "--continue", "--json", *args)
+    assert second.returncode == 0, second.stderr
+    assert_inert(second.stderr)
+    assert "overloaded" in second.stderr  # the retry line, written out
+    assert_inert(second.stdout)
+    import json
+
+    lines = [json.loads(line) for line in second.stdout.splitlines()]
+    assert any(e["type"] == "assistant/message" for e in lines)  # still valid JSON
+    for command in (["export"], ["sessions"], ["timeline"]):
+        out = run(cli_env, workdir, *command)
+        assert out.returncode == 0, out.stderr
+        assert_inert(out.stdout + out.stderr)
+    exported = run(cli_env, workdir, "export").stdout
+    assert "\\x1b]52;c;" in exported
+    listing = run(cli_env, workdir, "sessions").stdout
+    assert "hi \\x1b]52;c;" in listing
+
+
+def test_export_to_a_file_is_private(cli_env: dict[str, str], workdir: Path) -> None:
+    assert run(cli_env, workdir, "-p", "hi", "--demo").returncode == 0
+    target = workdir / "out.md"
+    out = subprocess.run(
+        [sys.executable, "-c", "import os, sys; os.umask(0); os.execv(sys.argv[1], sys.argv[1:])",
+         REEFLINE, "export", "-o", str(target)],
+        cwd=workdir, env=cli_env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert oct(target.stat().st_mode & 0o777) == "0o600"
