@@ -13,7 +13,7 @@ import json
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import httpx2
@@ -189,9 +189,9 @@ def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
         pass
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
+        return max(0.0, when.timestamp() - time.time())
+    except (TypeError, ValueError, OverflowError, OSError):
+        return None  # a date no calendar holds ("01 Jan 99999999999999"): no advice
 
 
 @dataclass(frozen=True)
@@ -200,7 +200,9 @@ class ErrorContext:
 
     provider: str
     base_url: str
-    api_key: str | None
+    api_key: str | None = field(repr=False)
+    """Never in ``repr``: a crash report or a log line that prints this object must not
+    print the key."""
     api_key_env: str | None
     timeout_s: float
 

@@ -24,6 +24,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from agent import secret_env
+
 ApprovalPolicy = Literal["ask", "auto", "deny"]
 
 DEFAULT_OPENAI_MODEL = "gpt-4.1"
@@ -167,7 +169,7 @@ class Provider:
 def resolve_provider(settings: Settings, env: Mapping[str, str] | None = None) -> Provider:
     """Choose the provider: ``--demo`` → scripted; a base URL or an API key → that endpoint;
     nothing configured → the scripted demo model with a notice on how to connect one."""
-    env = os.environ if env is None else env
+    env = secret_env.environment() if env is None else env
     if settings.demo:
         return Provider("scripted", "scripted", "scripted-demo")
     key = None

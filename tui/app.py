@@ -398,6 +398,23 @@ class ReeflineApp(SlashCommands, App[None]):
         else:
             prompt.insert(text)
 
+    def _fatal_error(self) -> None:
+        """Exit after an unhandled exception with a traceback that shows no local variables.
+
+        Textual's default report prints every frame's locals, and locals hold what must not
+        reach a screen: a client object with the API key, the user's text, a model's output.
+        (A private hook of Textual's: the one place that report is built.)
+        """
+        from rich.segment import Segments
+        from rich.traceback import Traceback
+
+        self.bell()
+        traceback = Traceback(show_locals=False, width=None)
+        self._exit_renderables.append(
+            Segments(self.console.render(traceback, self.console.options))
+        )
+        self._close_messages_no_wait()
+
     # --- keys ---------------------------------------------------------------------------------
 
     def action_interrupt(self) -> None:

@@ -164,3 +164,85 @@ def test_export_to_a_file_is_private(cli_env: dict[str, str], workdir: Path) -> 
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert oct(target.stat().st_mode & 0o777) == "0o600"
+
+
+# --- the API key stays out of every command's reach ------------------------------------------
+
+KEY = "sk-reefline-HANDOVER-51d0c9e2"
+
+
+def test_commands_the_model_runs_cannot_read_the_key(
+    openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
+) -> None:
+    probe = (
+        "tr '\\\\0' '\\\\n' </proc/$PPID/environ; env; tr '\\\\0' '\\\\n' </proc/self/environ; "
+        "cat /proc/$PPID/cmdline"
+    )
+    openai_server.push(
+        {"tool_calls": [{"name": "bash", "arguments": {"command": probe}}]}, {"text": "done"}
+    )
+    env = {**cli_env, "OPENAI_API_KEY": KEY, "MY_KEY": KEY + "-2"}
+    out = run(env, workdir, "-p", "look", "--approve", "auto", "--base-url",
+              openai_server.base_url, "--model", "m", "--api-key-env", "MY_KEY")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    result = openai_server.requests[-1]["messages"][-1]
+    assert result["role"] == "tool" and "PATH=" in result["content"]  # the probe ran
+    for seen in (sent(openai_server), out.stdout, out.stderr, only_session(cli_env).read_text()):
+        assert KEY not in seen
+    # The key still reaches the provider, where it belongs.
+    assert openai_server.headers[-1]["authorization"] == f"Bearer {KEY}-2"
+
+
+def test_a_crash_report_prints_no_locals_and_no_key(
+    openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path, tmp_path: Path
+) -> None:
+    """Textual's crash report printed every frame's locals; an error context in one held the
+    key. Crash the real app (a server's Retry-After no calendar holds used to do it) in tmux
+    and read the screen and the scrollback."""
+    import shutil
+
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    from agent.llm_errors import ErrorContext
+
+    assert KEY not in repr(ErrorContext("openai", "http://x", KEY, None, 1.0))
+    openai_server.push(
+        {"status": 429, "message": "slow down", "type": "rate_limit",
+         "retry_after": "01 Jan 99999999999999 99:99:99"},
+        {"text": "still here"},
+    )  # fmt: skip
+    env = {**cli_env, "OPENAI_API_KEY": KEY, "TERM": "xterm-256color"}
+    name = f"crash-{os.getpid()}"
+    command = " ".join([REEFLINE, "--base-url", openai_server.base_url, "--model", "m"])
+    subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "40", "-c", str(workdir),
+         *(a for k, v in env.items() for a in ("-e", f"{k}={v}")), command + "; sleep 30"],
+        check=True,
+    )  # fmt: skip
+    try:
+        screen = _wait_screen(name, "Message reefline")
+        subprocess.run(["tmux", "send-keys", "-t", name, "-l", "hello"], check=True)
+        subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
+        screen = _wait_screen(name, "still here", timeout=40)
+        history = subprocess.run(
+            ["tmux", "capture-pane", "-t", name, "-p", "-S", "-2000"],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        assert KEY not in screen + history
+        assert "Traceback" not in history
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+
+
+def _wait_screen(name: str, text: str, timeout: float = 20) -> str:
+    deadline = time.monotonic() + timeout
+    screen = ""
+    while time.monotonic() < deadline:
+        screen = subprocess.run(
+            ["tmux", "capture-pane", "-t", name, "-p"], capture_output=True, text=True
+        ).stdout
+        if text in screen:
+            return screen
+        time.sleep(0.2)
+    raise AssertionError(f"{text!r} never showed:\n{screen}")

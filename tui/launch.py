@@ -1,0 +1,20 @@
+"""The ``reefline`` entry point: moves the API keys out of the process environment, then
+runs the CLI (see :mod:`agent.secret_env`). Imports nothing heavy before the re-exec."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from agent import secret_env
+
+
+def main() -> int:
+    if secret_env.FD_VARIABLE in os.environ:
+        secret_env.receive()
+    else:
+        names = secret_env.key_names(sys.argv[1:], os.environ)
+        secret_env.reexec_without(names, sys.argv)  # does not return when a key is set
+    from tui.cli import main as cli_main
+
+    return cli_main()
