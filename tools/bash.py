@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from tools.base import ApprovalPolicy, Approver, ToolOutput
+from tools.reaper import REAPER
 
 _POLICIES: tuple[ApprovalPolicy, ...] = ("ask", "auto", "deny")
 
@@ -441,6 +442,7 @@ class BashTool:
             capture.discard()
             raise
         pgid = transport.get_pid()
+        REAPER.track(pgid)
         self._running += 1
         try:
             timed_out = not await _settle(protocol.exited, timeout=timeout)
@@ -469,6 +471,7 @@ class BashTool:
             raise
         finally:
             transport.close()
+            REAPER.untrack(pgid)
             self._running -= 1
             self._update_cwd(cwd_file)
         return self._report(

@@ -9,6 +9,8 @@ in one exclusive worker that Esc cancels; ``/compact`` goes through the runtime'
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
 import time
 from typing import ClassVar, TypeVar
 
@@ -96,6 +98,7 @@ class ReeflineApp(SlashCommands, App[None]):
         self.history = PromptHistory(history_path(runtime.home))
         self.turn_worker: Worker[TurnResult | None] | None = None
         self.compact_worker: Worker[None] | None = None
+        self._terminating = False
         self._last_ctrl_c = 0.0
         self._timeline_chosen = False
         self._approving = False
@@ -162,7 +165,27 @@ class ReeflineApp(SlashCommands, App[None]):
         self.part(CommandHints).display = False
         self.timeline.display = self.size.width >= WIDE
         self.set_interval(0.25, self._tick)
+        loop = asyncio.get_running_loop()
+        for sig in TERMINATE_SIGNALS:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, self._terminate)
         await self._open(self.runtime)
+
+    def _terminate(self) -> None:
+        """SIGTERM, or SIGHUP when the terminal closes: end as Esc then quit would."""
+        if not self._terminating:
+            self._terminating = True
+            self.run_worker(self._shut_down(), group="shutdown")
+
+    async def _shut_down(self) -> None:
+        """Cancel the turn or /compact (the loop kills the bash group and closes the turn in
+        the log), then exit, which restores the terminal."""
+        for worker in (self.turn_worker, self.compact_worker):
+            if worker is not None and not worker.is_finished:
+                worker.cancel()
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(worker.wait(), SHUTDOWN_WAIT_S)
+        self.exit(return_code=EXIT_TERMINATED)
 
     def on_resize(self) -> None:
         if not self._timeline_chosen:
@@ -464,6 +487,11 @@ class ReeflineApp(SlashCommands, App[None]):
     async def on_unmount(self) -> None:
         if self.bridge is not None:
             self.bridge.detach()
+
+
+TERMINATE_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+SHUTDOWN_WAIT_S = 5.0
+EXIT_TERMINATED = 143
 
 
 def run_app(runtime: Runtime) -> int:

@@ -108,7 +108,7 @@ async def run_prompt(
     )
     task = asyncio.ensure_future(runtime.agent.run_turn(prompt))
     loop = asyncio.get_running_loop()
-    with _cancel_on(loop, task, signal.SIGINT, signal.SIGTERM):
+    with _cancel_on(loop, task, signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         try:
             result: TurnResult = await task
         except TurnCancelled:

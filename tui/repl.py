@@ -128,6 +128,8 @@ class PlainRepl:
         self.interactive = interactive
         self.fold = TimelineFold()
         self._detach: list[Callable[[], object]] = []
+        self.terminating = False
+        """A termination signal came: leave after the current turn is closed."""
 
     # --- output -------------------------------------------------------------------------------
 
@@ -268,6 +270,8 @@ class PlainRepl:
             await task
         except TurnCancelled:
             self.say("! interrupted; the turn was closed")
+            if self.terminating:
+                raise asyncio.CancelledError from None
         except OSError as exc:
             # A full disk, say: the session stays usable once the log can be written again.
             self.say(
@@ -368,7 +372,24 @@ async def run_repl(
     interactive = stdin.isatty()
     read = prompt_reader(make_session(runtime.home)) if interactive else stream_reader(stdin)
     repl = PlainRepl(runtime, read, out, interactive=interactive)
+    main = asyncio.ensure_future(repl.run())
+
+    def terminate() -> None:
+        # SIGTERM, or SIGHUP when the terminal closes: close the turn as Ctrl+C does (the
+        # bash group is killed, the log closes the turn), then leave.
+        repl.terminating = True
+        main.cancel()
+
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(sig, terminate)
     try:
-        return await repl.run()
+        return await main
+    except asyncio.CancelledError:
+        return 143
     finally:
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.remove_signal_handler(sig)
         repl.runtime.close()

@@ -246,3 +246,108 @@ def _wait_screen(name: str, text: str, timeout: float = 20) -> str:
             return screen
         time.sleep(0.2)
     raise AssertionError(f"{text!r} never showed:\n{screen}")
+
+
+# --- termination: SIGTERM, SIGHUP (the terminal closed), SIGKILL --------------------------------
+
+SLEEP = "sleep 313"
+
+
+def sleepers() -> list[int]:
+    out = subprocess.run(["pgrep", "-f", f"^{SLEEP}$"], capture_output=True, text=True)
+    return [int(p) for p in out.stdout.split()]
+
+
+def wait_for(predicate, timeout: float = 20, what: str = "") -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out: {what}")
+        time.sleep(0.1)
+
+
+def reefline_pid(name: str) -> int:
+    pane = subprocess.run(
+        ["tmux", "display", "-p", "-t", name, "#{pane_pid}"], capture_output=True, text=True
+    ).stdout.strip()
+    children = subprocess.run(["pgrep", "-P", pane], capture_output=True, text=True).stdout
+    return int(children.split()[0])
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGHUP (terminal closed)"])
+def test_the_app_closes_the_turn_and_kills_bash_on_termination(
+    openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path, how: str
+) -> None:
+    import shutil
+
+    if shutil.which("tmux") is None or shutil.which("pgrep") is None:
+        pytest.skip("tmux and pgrep are needed")
+    openai_server.push(
+        {
+            "text": "Working on it. ",
+            "tool_calls": [{"name": "bash", "arguments": {"command": SLEEP}}],
+        }
+    )
+    name = f"term-{os.getpid()}-{how[:6]}"
+    command = f"{REEFLINE} --approve auto --base-url {openai_server.base_url} --model m"
+    subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+    env_args = [
+        a for k, v in {**cli_env, "TERM": "xterm-256color"}.items() for a in ("-e", f"{k}={v}")
+    ]
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "100", "-y", "30", "-c",
+                    str(workdir), *env_args, f"{command}; sleep 30"], check=True)  # fmt: skip
+    try:
+        _wait_screen(name, "Message reefline")
+        subprocess.run(["tmux", "send-keys", "-t", name, "-l", "nap"], check=True)
+        subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
+        wait_for(lambda: sleepers() != [], what="the command to start")
+        pid = reefline_pid(name)
+        if how == "SIGTERM":
+            os.kill(pid, 15)
+        else:
+            subprocess.run(["tmux", "kill-session", "-t", name], check=True)
+        wait_for(lambda: not _alive(pid), what="reefline to exit")
+        wait_for(lambda: sleepers() == [], what="the bash group to be killed")
+        if how == "SIGTERM":
+            flags = subprocess.run(
+                ["tmux", "display", "-p", "-t", name,
+                 "#{alternate_on} #{cursor_flag} #{mouse_any_flag}"],
+                capture_output=True, text=True,
+            ).stdout.split()  # fmt: skip
+            assert flags == ["0", "1", "0"]  # normal screen, cursor shown, no mouse tracking
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+        for p in sleepers():
+            os.kill(p, 9)
+    events = [e for e in only_session(cli_env).read_text().splitlines() if e]
+    import json
+
+    last = [json.loads(e) for e in events][-3:]
+    assert any(e["type"] == "turn/end" and e["data"]["reason"] == "cancelled" for e in last)
+
+
+def test_bash_dies_with_reefline_even_by_sigkill(
+    openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
+) -> None:
+    openai_server.push({"tool_calls": [{"name": "bash", "arguments": {"command": SLEEP}}]})
+    proc = subprocess.Popen(
+        [REEFLINE, "-p", "nap", "--approve", "auto", "--base-url", openai_server.base_url,
+         "--model", "m"], cwd=workdir, env=cli_env,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        wait_for(lambda: sleepers() != [], what="the command to start")
+        proc.kill()
+        proc.wait(10)
+        wait_for(lambda: sleepers() == [], what="the bash group to die with reefline")
+    finally:
+        for p in sleepers():
+            os.kill(p, 9)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"

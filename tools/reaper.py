@@ -1,0 +1,68 @@
+"""What bash left running dies with reefline, however reefline dies (SIGKILL included).
+
+Each command runs in a process group of its own; a cancelled or timed-out command has its
+group killed by the bash tool. If reefline itself is killed, nothing would be left to do
+that: a one-line shell loop would go on forever. So a small watchdog process, started on the
+first command and not part of any terminal's process group, keeps the list of running groups
+(reefline tells it ``+pgid`` / ``-pgid`` on a pipe only reefline holds) and, when that pipe
+closes — reefline exited or died — kills every group still listed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import sys
+import threading
+
+_WATCHDOG = """
+import os, signal, sys
+groups = set()
+for line in sys.stdin:
+    op, pgid = line[:1], line[1:].strip()
+    if pgid.isdigit():
+        (groups.add if op == "+" else groups.discard)(int(pgid))
+for pgid in groups:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        pass
+"""
+
+
+class Reaper:
+    """The watchdog for this process's command groups (one per process: :data:`REAPER`)."""
+
+    def __init__(self) -> None:
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+
+    def track(self, pgid: int) -> None:
+        """``pgid`` is running: kill it if reefline dies."""
+        self._send(f"+{pgid}\n")
+
+    def untrack(self, pgid: int) -> None:
+        """``pgid`` is done (or was killed): forget it."""
+        self._send(f"-{pgid}\n")
+
+    def _send(self, line: str) -> None:
+        with self._lock:
+            proc = self._proc
+            if proc is None or proc.poll() is not None:
+                try:
+                    proc = self._proc = subprocess.Popen(
+                        [sys.executable, "-I", "-S", "-c", _WATCHDOG],
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                        start_new_session=True,  # Ctrl+C in the terminal does not reach it
+                    )
+                except OSError:
+                    return  # no watchdog: commands are still killed on cancel and timeout
+            assert proc.stdin is not None
+            with contextlib.suppress(OSError):
+                proc.stdin.write(line.encode())
+                proc.stdin.flush()
+
+
+REAPER = Reaper()
