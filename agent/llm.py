@@ -27,6 +27,7 @@ from agent.llm_errors import (
     BadRequest,
     ConnectionFailed,
     ContextOverflow,
+    DeadlineExceeded,
     ErrorContext,
     LLMError,
     MalformedResponse,
@@ -309,8 +310,10 @@ class OpenAICompatible:
         request_timeout: float = 300.0,
         http_client: httpx2.AsyncClient | None = None,
         api_key_env: str | None = None,
+        request_deadline: float = 900.0,
     ) -> None:
         self.provider = provider
+        self.request_deadline = request_deadline
         self.retry = retry or RetryPolicy()
         self._windows = dict(context_windows or {})
         self._client = openai.AsyncOpenAI(
@@ -331,6 +334,9 @@ class OpenAICompatible:
             api_key_env=api_key_env,
             timeout_s=request_timeout,
         )
+
+    def _past_deadline(self) -> DeadlineExceeded:
+        return DeadlineExceeded(f"no complete reply within {self.request_deadline:g} s")
 
     def context_window(self, model: str) -> int | None:
         """Override first, then the table of well-known models, else None."""
@@ -382,20 +388,28 @@ class OpenAICompatible:
         return args
 
     async def _attempt(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
-        """One HTTP request, no retries."""
+        """One HTTP request, no retries, within ``request_deadline`` in all: the per-read
+        timeout alone lets a server that sends a byte now and then hold a turn forever."""
+        deadline = asyncio.get_running_loop().time() + self.request_deadline
         try:
-            sdk_stream = await self._client.chat.completions.create(**self._arguments(request))
+            async with asyncio.timeout_at(deadline):
+                sdk_stream = await self._client.chat.completions.create(**self._arguments(request))
         except openai.OpenAIError as exc:
             raise from_sdk_error(exc, self._errors, mid_stream=False) from exc
+        except TimeoutError:
+            raise self._past_deadline() from None
         builder = _ReplyBuilder(request.model)
         async with sdk_stream:
             chunks = aiter(sdk_stream)
             while True:
                 try:
-                    chunk = await anext(chunks)
+                    async with asyncio.timeout_at(deadline):
+                        chunk = await anext(chunks)
                     events = builder.feed(chunk)
                 except StopAsyncIteration:
                     break
+                except TimeoutError:
+                    raise self._past_deadline() from None
                 except (openai.OpenAIError, ValueError) as exc:
                     # ValueError: the SSE decoder met a data line that is not JSON.
                     raise from_sdk_error(exc, self._errors, mid_stream=True) from exc

@@ -86,6 +86,15 @@ class ProviderTimeout(LLMError):
     )
 
 
+class DeadlineExceeded(ProviderTimeout):
+    """The whole request took longer than its deadline (a server trickling bytes, or a
+    model generating without end). Not retried: the next attempt would take as long."""
+
+    retryable = False
+    title = "The model request took too long"
+    hint = "Raise request_deadline in the settings if the model really needs that long."
+
+
 class StreamIncomplete(LLMError):
     retryable = True
     title = "The reply was cut off"

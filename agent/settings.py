@@ -61,6 +61,9 @@ class Settings(BaseSettings):
     max_steps: int = Field(default=40, gt=0)
     max_output_tokens: int | None = Field(default=None, gt=0)
     request_timeout: float = Field(default=120.0, gt=0)
+    """Seconds to wait for the response to start, and for each piece of it."""
+    request_deadline: float = Field(default=900.0, gt=0)
+    """Seconds one model request may take in all, however steadily the server trickles."""
     max_retries: int = Field(default=3, ge=0, le=20)
     """How often a model request that failed in a retryable way (rate limit, server error,
     timeout, dropped stream) is repeated, with backoff, before the turn ends in an error."""

@@ -130,6 +130,7 @@ def build_model(provider: Provider, settings: Settings, estimator: Estimator) ->
         retry=RetryPolicy(max_attempts=1 + settings.max_retries),
         context_windows=dict(settings.context_windows),
         request_timeout=settings.request_timeout,
+        request_deadline=settings.request_deadline,
         api_key_env=settings.api_key_env,
     )
 
