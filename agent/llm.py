@@ -21,6 +21,7 @@ import httpx2
 import openai
 from openai.types.chat import ChatCompletionChunk
 
+from agent.call_bounds import MAX_ARGUMENT_CHARS, MAX_CALLS, too_big
 from agent.events import ToolCall, Usage
 from agent.llm_errors import (
     AuthError,
@@ -82,6 +83,12 @@ class Reply:
     finish_reason: str
     usage: Usage | None
     model: str
+    refused: dict[str, str] = field(default_factory=dict)
+    """Calls that are not to run, by id, with the error the model gets instead (arguments
+    past :data:`~agent.call_bounds.MAX_ARGUMENT_CHARS`; their text is not kept)."""
+    dropped_calls: int = 0
+    """Calls past :data:`~agent.call_bounds.MAX_CALLS` that the reply asked for and that
+    were not kept."""
 
 
 @dataclass
@@ -197,6 +204,8 @@ class _ReplyBuilder:
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
         self.chunks = 0
+        self.dropped = 0
+        self.dropped_indexes: set[int] = set()
 
     def feed(self, chunk: ChatCompletionChunk) -> list[StreamEvent]:
         self.chunks += 1
@@ -221,12 +230,13 @@ class _ReplyBuilder:
                     self.text.append(text)
                     events.append(TextDelta(text))
             for call in delta.tool_calls or []:
-                events.append(self._tool_delta(call))
+                if (piece := self._tool_delta(call)) is not None:
+                    events.append(piece)
             if choice.finish_reason:
                 self.finish_reason = choice.finish_reason
         return events
 
-    def _tool_delta(self, call: Any) -> ToolCallDelta:
+    def _tool_delta(self, call: Any) -> ToolCallDelta | None:
         function = call.function
         name = function.name if function is not None else None
         args = (function.arguments if function is not None else None) or ""
@@ -236,14 +246,24 @@ class _ReplyBuilder:
             # next call instead of gluing two argument strings together.
             slot = None
         if slot is None:
+            if len(self.calls) >= MAX_CALLS:
+                # Past the bound: counted, not kept (and not shown).
+                if call.index not in self.dropped_indexes or call.id:
+                    self.dropped += 1
+                    self.dropped_indexes.add(call.index)
+                return None
             slot = len(self.calls)
             self.slot_of_index[call.index] = slot
-            self.calls.append({"id": call.id, "name": name or "", "args": []})
+            self.calls.append({"id": call.id, "name": name or "", "args": [], "size": 0})
         entry = self.calls[slot]
         if call.id and entry["id"] is None:
             entry["id"] = call.id
         if name and not entry["name"]:
             entry["name"] = name
+        entry["size"] += len(args)
+        if entry["size"] > MAX_ARGUMENT_CHARS:
+            entry["args"] = []  # counted from here on, never held
+            return None
         entry["args"].append(args)
         return ToolCallDelta(slot, call.id, name, args)
 
@@ -252,15 +272,14 @@ class _ReplyBuilder:
             raise StreamIncomplete(
                 f"the stream ended after {self.chunks} chunks without a finish reason"
             )
-        calls = [
+        calls = []
+        refused = {}
+        for c in self.calls:
             # Some local servers omit call ids; tool results must still pair with their call.
-            ToolCall(
-                id=c["id"] or f"call_{uuid.uuid4().hex[:24]}",
-                name=c["name"],
-                arguments="".join(c["args"]),
-            )
-            for c in self.calls
-        ]
+            call_id = c["id"] or f"call_{uuid.uuid4().hex[:24]}"
+            calls.append(ToolCall(id=call_id, name=c["name"], arguments="".join(c["args"])))
+            if c["size"] > MAX_ARGUMENT_CHARS:
+                refused[call_id] = too_big(c["size"])
         return Reply(
             text="".join(self.text),
             reasoning="".join(self.reasoning) if self.reasoning else None,
@@ -268,6 +287,8 @@ class _ReplyBuilder:
             finish_reason=self.finish_reason,
             usage=self.usage,
             model=self.model,
+            refused=refused,
+            dropped_calls=self.dropped,
         )
 
 

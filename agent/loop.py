@@ -34,6 +34,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent.call_bounds import MAX_DEPTH, dropped_note, too_deep
 from agent.events import (
     ContextMessage,
     RequestHeader,
@@ -257,13 +258,22 @@ class Agent:
             state.pending_calls.append(call)
         while state.pending_calls:
             call = state.pending_calls[0]
-            output = await self._run_tool(state, call)
+            refused = reply.refused.get(call.id)
+            if refused is not None:
+                output = ToolOutput(refused, is_error=True)
+            else:
+                output = await self._run_tool(state, call)
             # Only a logged result answers the call: if the append fails, the call stays
             # pending and the turn's closers answer it (else the surface keeps an orphan call
             # that every later request would carry).
             self._append_result(state, call, output)
             state.pending_calls.pop(0)
             state.running_call = None
+        if reply.dropped_calls:
+            asked = len(reply.tool_calls) + reply.dropped_calls
+            self.session.append(
+                "context/message", {"content": dropped_note(asked), "source": "reefline"}
+            )
         self._close_step(state)
         return False
 
@@ -395,8 +405,14 @@ class Agent:
                 f"error: there is no tool named {call.name!r}. Available tools: {known}.",
                 is_error=True,
             )
+        if (deep := too_deep(call.arguments)) is not None:
+            return ToolOutput(deep, is_error=True)
         try:
             arguments = json.loads(call.arguments or "{}")
+        except RecursionError:  # deeper than the parser goes, though within MAX_DEPTH
+            return ToolOutput(
+                f"error: the arguments are nested too deeply (> {MAX_DEPTH}).", is_error=True
+            )
         except json.JSONDecodeError as exc:
             return ToolOutput(
                 f"error: the arguments were not valid JSON ({exc.msg} at position {exc.pos}). "

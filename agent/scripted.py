@@ -139,7 +139,7 @@ def _command_of(call: Mapping[str, Any]) -> str:
     function = call.get("function", call)
     try:
         args = json.loads(function.get("arguments") or "{}")
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return ""
     return str(args.get("command", "")) if isinstance(args, dict) else ""
 

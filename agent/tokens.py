@@ -216,6 +216,10 @@ def _try_load(encoding_name: str, cache_dir: Path | None) -> _Encoding | str:
 # --- the estimator ----------------------------------------------------------------------------
 
 
+EXACT_CHARS = 200_000
+"""Longer text is counted from samples (see :meth:`Estimator.count`)."""
+
+
 class Estimator:
     """Counts tokens for one encoding; thread-safe, cheap to construct.
 
@@ -262,12 +266,21 @@ class Estimator:
         return self.notice
 
     def count(self, text: str) -> int:
-        """Tokens in ``text`` (special-token strings count as ordinary text)."""
+        """Tokens in ``text`` (special-token strings count as ordinary text).
+
+        Bounded: text longer than :data:`EXACT_CHARS` is counted exactly at its head and
+        tail and extrapolated in between, so a 50 MB message costs what 200 kB do (the
+        estimate is for a gauge, not a bill)."""
         if not text:
             return 0
         if self._encoding is None:
             return math.ceil(len(text) / CHARS_PER_TOKEN)
-        return len(self._encoding.encode_ordinary(text))
+        if len(text) <= EXACT_CHARS:
+            return len(self._encoding.encode_ordinary(text))
+        half = EXACT_CHARS // 2
+        sampled = len(self._encoding.encode_ordinary(text[:half]))
+        sampled += len(self._encoding.encode_ordinary(text[-half:]))
+        return math.ceil(sampled * len(text) / EXACT_CHARS)
 
     # --- chat framing -------------------------------------------------------------------------
 

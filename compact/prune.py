@@ -230,7 +230,7 @@ def command_text(name: str, arguments: str, limit: int = 80) -> str:
     """The command a bash call ran, on one line within ``limit`` (the tool name otherwise)."""
     try:
         args = json.loads(arguments)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         args = None
     text = args.get("command") if isinstance(args, dict) else None
     if not isinstance(text, str):

@@ -251,7 +251,7 @@ def _bash_command(call: ToolCall | None) -> str | None:
         return None
     try:
         args = json.loads(call.arguments)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     command = args.get("command") if isinstance(args, dict) else None
     return command if isinstance(command, str) else None

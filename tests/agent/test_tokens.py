@@ -194,3 +194,16 @@ def test_header_pricing() -> None:
     assert est.system_tokens("hello world") == 2 + MESSAGE_OVERHEAD
     assert est.tools_tokens([]) == 0
     assert est.tools_tokens([{"type": "function", "function": {"name": "bash"}}]) > BLOCK_OVERHEAD
+
+
+def test_counting_huge_text_samples_it_and_stays_close() -> None:
+    """50 MB is counted from 200 kB of samples (bounded work), within 2% of the truth."""
+    from agent.tokens import EXACT_CHARS, Estimator
+
+    estimator = Estimator()
+    line = "2026-11-30 worker-3 processed batch 1234 in 35 ms\n"
+    text = line * (50_000_000 // len(line))
+    assert len(text) > 100 * EXACT_CHARS
+    exact_per_line = estimator.count(line * 1000) / 1000
+    counted = estimator.count(text)
+    assert abs(counted - exact_per_line * (len(text) / len(line))) / counted < 0.02

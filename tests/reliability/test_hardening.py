@@ -368,3 +368,45 @@ def test_a_trickling_server_cannot_hold_a_turn_forever(
     assert out.returncode == 1
     assert "took too long" in out.stderr and "within 2 s" in out.stderr
     assert len(openai_server.requests) == 1  # not retried: it would take as long again
+
+
+# --- what a model can send in one reply ---------------------------------------------------------
+
+
+def test_bounds_on_tool_calls_arguments_and_nesting(
+    openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
+) -> None:
+    import json
+
+    from agent.call_bounds import MAX_ARGUMENT_CHARS, MAX_CALLS
+
+    deep = "[" * 5000 + "]" * 5000
+    many = [{"name": "bash", "arguments": {"command": f"echo {i}"}, "id": f"m{i}"}
+            for i in range(MAX_CALLS + 500)]  # fmt: skip
+    openai_server.push(
+        {"tool_calls": [{"name": "bash", "arguments": deep, "id": "deep"}]},
+        {"tool_calls": [{"name": "bash", "id": "big",
+                         "arguments": json.dumps({"command": "x" * (MAX_ARGUMENT_CHARS + 10)})}],
+         "chunk_size": 65536},
+        {"tool_calls": many, "chunk_size": 4096},
+        {"text": "done"},
+    )  # fmt: skip
+    out = run(cli_env, workdir, "-p", "go", "--approve", "auto", "--base-url",
+              openai_server.base_url, "--model", "m", timeout=120)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr
+    messages = openai_server.requests[-1]["messages"]
+    results = {m["tool_call_id"]: m["content"] for m in messages if m["role"] == "tool"}
+    assert "nested 5000 levels deep" in results["deep"]
+    assert "were 1,000,0" in results["big"] and "not run" in results["big"]
+    assert sum(1 for k in results if k.startswith("m")) == MAX_CALLS
+    assert results["m0"].startswith("0")
+    assert any("only the first 64 were kept" in str(m["content"]) for m in messages)
+    log = only_session(cli_env)
+    assert log.stat().st_size < 3 * MAX_ARGUMENT_CHARS  # the big arguments were not kept
+    # The session stays readable by every tool that parses calls.
+    for command in (["export"], ["timeline"], ["sessions"]):
+        assert run(cli_env, workdir, *command).returncode == 0
+    again = run(cli_env, workdir, "-p", "more", "--continue", "--base-url",
+                openai_server.base_url, "--model", "m")  # fmt: skip
+    assert again.returncode == 0, again.stderr
