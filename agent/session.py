@@ -189,6 +189,13 @@ class Session:
         """
         home = Path(home) if home is not None else default_home()
         path = session_path(home, session_id)
+        if path.is_symlink():
+            raise SessionLoadError(
+                path,
+                None,
+                f"a symbolic link; a session log is never followed out of {home / 'sessions'} "
+                "(replace the link with the file itself)",
+            )
         if not path.is_file():
             raise FileNotFoundError(f"no session {session_id!r} under {home / 'sessions'}")
         session = cls(
@@ -198,13 +205,22 @@ class Session:
             registry=registry or EventRegistry(),
             log=None,
         )
-        with open(path, "rb") as f:
-            # Streamed line by line: the whole file is never held next to its events.
-            cut, torn = session._replay(f)
+        if not readonly:
+            # The writer's lock first, then the read: a writer finishing in between would
+            # otherwise append lines this process never read, and seqs would repeat.
+            session._log = LogFile(path, create=False)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+            with os.fdopen(fd, "rb") as f:
+                # Streamed line by line: the whole file is never held next to its events.
+                cut, torn = session._replay(f)
+        except BaseException:
+            if session._log is not None:
+                session._log.close()
+            raise
         session.report.torn_bytes = len(torn)
         if readonly:
             return session
-        session._log = LogFile(path, create=False)
         if torn:
             session.report.torn_path = _side_file(path, torn)
             os.truncate(path, cut)

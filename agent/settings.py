@@ -9,7 +9,10 @@ never reach the log, the output or a ``repr``.
 from __future__ import annotations
 
 import os
+import re
+import stat
 import tomllib
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +26,7 @@ from pydantic_settings import (
     SettingsConfigDict,
     TomlConfigSettingsSource,
 )
+from pydantic_settings.exceptions import SettingsError as PydanticSettingsError
 
 from agent import secret_env
 
@@ -120,18 +124,49 @@ def describe_errors(exc: ValidationError, source: str) -> str:
     return "\n".join(lines)
 
 
-def load_config_file(path: Path) -> dict[str, Any]:
-    """The validated contents of a config file ({} when it does not exist)."""
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def _read_config(path: Path) -> bytes | None:
+    """The config file's bytes; None when it does not exist. Only a regular file of at most
+    :data:`MAX_CONFIG_BYTES` is read, opened without blocking: a FIFO or ``/dev/zero``
+    named as the config is an error, not a hang or a full memory."""
     try:
-        raw = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
-        return {}
+        return None
     except OSError as exc:
         raise SettingsError(f"{path}: cannot read the config file: {exc.strerror}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise SettingsError(f"{path}: the config file is not a regular file")
+        chunks = []
+        size = 0
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_CONFIG_BYTES:
+                raise SettingsError(
+                    f"{path}: the config file is larger than {MAX_CONFIG_BYTES // 1024} KiB"
+                )
+        return b"".join(chunks)
+    except OSError as exc:
+        raise SettingsError(f"{path}: cannot read the config file: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def load_config_file(path: Path) -> dict[str, Any]:
+    """The validated contents of a config file ({} when it does not exist)."""
+    raw = _read_config(path)
+    if raw is None:
+        return {}
     try:
         data = tomllib.loads(raw.decode("utf-8", errors="replace"))
     except tomllib.TOMLDecodeError as exc:
         raise SettingsError(f"{path}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise SettingsError(f"{path}: invalid TOML: nested too deeply") from None
     try:
         _FileSettings.model_validate(data)
     except ValidationError as exc:
@@ -148,11 +183,35 @@ def load_settings(flags: Mapping[str, Any] | None = None) -> Settings:
     load_config_file(config_path())
     explicit = {k: v for k, v in (flags or {}).items() if v is not None}
     try:
-        return Settings(**explicit)
+        settings = Settings(**explicit)
     except ValidationError as exc:
         raise SettingsError(
             describe_errors(exc, "settings (command-line flags or REEFLINE_* environment)")
         ) from None
+    except PydanticSettingsError as exc:
+        # A REEFLINE_* variable that is not the JSON its field needs.
+        field = _FIELD_IN_MESSAGE.search(str(exc))
+        name = f"REEFLINE_{field.group(1).upper()}" if field else "a REEFLINE_* variable"
+        raise SettingsError(f"{name}: not a valid value (JSON expected): {exc}") from None
+    if settings.base_url:
+        check_base_url(settings.base_url, "--base-url")
+    return settings
+
+
+_FIELD_IN_MESSAGE = re.compile(r'field "([a-z_]+)"')
+
+
+def check_base_url(url: str, source: str) -> None:
+    """A base URL the HTTP client can use: http(s), a host, and parseable."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port  # noqa: B018  (parsing the port is what can fail)
+    except ValueError as exc:
+        raise SettingsError(f"{source} {url!r} is not a valid URL: {exc}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise SettingsError(
+            f"{source} {url!r} is not an http(s) URL with a host, e.g. http://127.0.0.1:8000/v1"
+        )
 
 
 @dataclass(frozen=True)
@@ -186,6 +245,8 @@ def resolve_provider(settings: Settings, env: Mapping[str, str] | None = None) -
                 "not set or empty"
             )
     base_url = settings.base_url or env.get("OPENAI_BASE_URL") or None
+    if base_url and not settings.base_url:
+        check_base_url(base_url, "OPENAI_BASE_URL")
     model = settings.model
     wants_deepseek = (model or "").startswith("deepseek") or "deepseek" in (base_url or "")
     if key is None:

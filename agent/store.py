@@ -124,7 +124,8 @@ class LogFile:
 
     def __init__(self, path: Path, *, create: bool) -> None:
         self.path = path
-        flags = os.O_WRONLY | os.O_APPEND | (os.O_CREAT | os.O_EXCL if create else 0)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW
+        flags |= os.O_CREAT | os.O_EXCL if create else 0
         fd = os.open(path, flags, 0o600)
         try:
             os.fchmod(fd, 0o600)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import time
 from typing import ClassVar, TypeVar
@@ -168,23 +169,29 @@ class ReeflineApp(SlashCommands, App[None]):
         loop = asyncio.get_running_loop()
         for sig in TERMINATE_SIGNALS:
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(sig, self._terminate)
+                loop.add_signal_handler(sig, self._terminate, sig)
         await self._open(self.runtime)
 
-    def _terminate(self) -> None:
+    def _terminate(self, sig: int) -> None:
         """SIGTERM, or SIGHUP when the terminal closes: end as Esc then quit would."""
         if not self._terminating:
             self._terminating = True
-            self.run_worker(self._shut_down(), group="shutdown")
+            self.run_worker(self._shut_down(sig), group="shutdown")
 
-    async def _shut_down(self) -> None:
+    async def _shut_down(self, sig: int) -> None:
         """Cancel the turn or /compact (the loop kills the bash group and closes the turn in
-        the log), then exit, which restores the terminal."""
+        the log), then exit, which restores the terminal. After SIGHUP there is no terminal
+        left to restore (and writing to it can wedge the exit): the log is closed and the
+        process leaves at once."""
         for worker in (self.turn_worker, self.compact_worker):
             if worker is not None and not worker.is_finished:
                 worker.cancel()
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(worker.wait(), SHUTDOWN_WAIT_S)
+        if sig == signal.SIGHUP:
+            with contextlib.suppress(Exception):
+                self.runtime.close()
+            os._exit(128 + sig)
         self.exit(return_code=EXIT_TERMINATED)
 
     def on_resize(self) -> None:

@@ -118,6 +118,9 @@ def run_interactive(settings: Settings, args: argparse.Namespace) -> int:
     except (StartupError, SettingsError) as exc:
         print(f"reefline: {clean(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
+    except OSError as exc:
+        print(f"reefline: cannot open the session log: {clean(str(exc))}", file=sys.stderr)
+        return EXIT_ERROR
     if plain:
         from tui.repl import run_repl
 
@@ -135,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.json and args.prompt is None:
         parser.error("--json needs -p PROMPT")
+    if args.prompt is not None and not args.prompt.strip():
+        parser.error("the prompt is empty: give -p the task, e.g. -p 'why does the build fail?'")
     try:
         settings = load_settings(settings_flags(args))
     except SettingsError as exc:

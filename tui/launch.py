@@ -17,4 +17,20 @@ def main() -> int:
         secret_env.reexec_without(names, sys.argv)  # does not return when a key is set
     from tui.cli import main as cli_main
 
-    return cli_main()
+    try:
+        return cli_main()
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        # Whatever no front end caught: one plain line, no traceback full of locals (set
+        # REEFLINE_DEBUG=1 to see it). The session log is written line by line; it is intact.
+        if os.environ.get("REEFLINE_DEBUG"):
+            raise
+        from tools.terminal import visible
+
+        print(
+            f"reefline: internal error: {type(exc).__name__}: {visible(str(exc))} "
+            "(the session log is intact; REEFLINE_DEBUG=1 shows the traceback)",
+            file=sys.stderr,
+        )
+        return 1

@@ -70,6 +70,8 @@ def main(argv: list[str]) -> int:
         session = Session.open(home, session_id, registry=build_registry(), readonly=True)
     except (InvalidSessionId, FileNotFoundError, SessionLoadError) as exc:
         return _fail(str(exc), EXIT_USAGE)
+    except OSError as exc:
+        return _fail(f"cannot read the session log: {exc}", EXIT_ERROR)
     if args.command == "timeline":
         closed = not is_open_for_writing(session.path)
         records = timeline(session.events, closed=closed)
@@ -141,8 +143,12 @@ def _compact(args: argparse.Namespace) -> int:
         runtime = build_runtime(settings, resume=session_id, default_approve="deny")
     except (SettingsError, StartupError) as exc:
         return _fail(str(exc), EXIT_USAGE)
+    except OSError as exc:
+        return _fail(f"cannot open the session log: {exc}", EXIT_ERROR)
     try:
         outcome = asyncio.run(runtime.compact_command.run(runtime.agent, args.focus or ""))
+    except OSError as exc:
+        return _fail(f"cannot write the session log: {exc}", EXIT_ERROR)
     finally:
         runtime.close()
     print(clean(outcome.text))

@@ -306,7 +306,13 @@ def test_the_app_closes_the_turn_and_kills_bash_on_termination(
             os.kill(pid, 15)
         else:
             subprocess.run(["tmux", "kill-session", "-t", name], check=True)
-        wait_for(lambda: not _alive(pid), what="reefline to exit")
+        try:
+            wait_for(lambda: not _alive(pid), what="reefline to exit")
+        except AssertionError:
+            tasks = Path(f"/proc/{pid}/task")
+            info = [(t.name, (t / "wchan").read_text(), (t / "comm").read_text().strip(),
+                     (t / "stat").read_text().split()[2]) for t in tasks.iterdir()]  # fmt: skip
+            raise AssertionError(f"still alive: {info}") from None
         wait_for(lambda: sleepers() == [], what="the bash group to be killed")
         if how == "SIGTERM":
             flags = subprocess.run(
@@ -410,3 +416,70 @@ def test_bounds_on_tool_calls_arguments_and_nesting(
     again = run(cli_env, workdir, "-p", "more", "--continue", "--base-url",
                 openai_server.base_url, "--model", "m")  # fmt: skip
     assert again.returncode == 0, again.stderr
+
+
+# --- bad input gets a message, never a traceback --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "says"),
+    [
+        ("REEFLINE_COMPACTION", "{bad", "REEFLINE_COMPACTION: not a valid value"),
+        ("REEFLINE_CONTEXT_WINDOWS", "notjson", "REEFLINE_CONTEXT_WINDOWS: not a valid value"),
+        ("OPENAI_BASE_URL", "http://[::1", "OPENAI_BASE_URL 'http://[::1' is not a valid URL"),
+        ("REEFLINE_CONFIG", "deep.toml", "invalid TOML: nested too deeply"),
+        ("REEFLINE_CONFIG", "/dev/zero", "the config file is not a regular file"),
+        ("REEFLINE_CONFIG", "fifo.toml", "the config file is not a regular file"),
+    ],
+)
+def test_bad_settings_get_a_message_not_a_traceback(
+    cli_env: dict[str, str], workdir: Path, variable: str, value: str, says: str
+) -> None:
+    (workdir / "deep.toml").write_text("a = " + "[" * 3000 + "]" * 3000 + "\n")
+    if not (workdir / "fifo.toml").exists():
+        os.mkfifo(workdir / "fifo.toml")
+    out = run({**cli_env, variable: value}, workdir, "-p", "hi", "--model", "m", timeout=20)
+    assert out.returncode == 2, (out.returncode, out.stderr)
+    assert says in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_session_log_that_is_a_symlink_is_not_followed(
+    cli_env: dict[str, str], workdir: Path, tmp_path: Path
+) -> None:
+    assert run(cli_env, workdir, "-p", "hi", "--demo").returncode == 0
+    log = only_session(cli_env)
+    outside = tmp_path / "elsewhere.jsonl"
+    outside.write_bytes(log.read_bytes())
+    before = outside.read_bytes()
+    log.unlink()
+    log.symlink_to(outside)
+    for args in (["-p", "again", "--continue", "--demo"], ["export", log.stem],
+                 ["compact", log.stem, "--demo"]):  # fmt: skip
+        out = run(cli_env, workdir, *args)
+        assert out.returncode in (1, 2), (args, out.stdout, out.stderr)
+        assert "symbolic link" in out.stderr and "Traceback" not in out.stderr
+    assert outside.read_bytes() == before  # not cut, appended to or chmod'ed
+
+
+def test_a_session_log_that_cannot_be_read_gets_a_message(
+    cli_env: dict[str, str], workdir: Path
+) -> None:
+    """(As root, permissions do not stop reads: a directory where the log should be does.)"""
+    assert run(cli_env, workdir, "-p", "hi", "--demo").returncode == 0
+    log = only_session(cli_env)
+    data = log.read_bytes()
+    log.unlink()
+    log.mkdir()
+    (log / "x").write_bytes(data)
+    for args in (["timeline", log.stem], ["export", log.stem], ["compact", log.stem, "--demo"],
+                 ["-p", "again", "--resume", log.stem, "--demo"]):  # fmt: skip
+        out = run(cli_env, workdir, *args)
+        assert out.returncode in (1, 2), (args, out.stdout, out.stderr)
+        assert "Traceback" not in out.stderr and out.stderr.startswith("reefline: ")
+
+
+@pytest.mark.parametrize("prompt", ["", "   \n\t "])
+def test_an_empty_prompt_runs_no_turn(cli_env: dict[str, str], workdir: Path, prompt: str) -> None:
+    out = run(cli_env, workdir, "-p", prompt, "--demo")
+    assert out.returncode == 2 and "the prompt is empty" in out.stderr
+    assert not list((Path(cli_env["REEFLINE_HOME"]) / "sessions").glob("*.jsonl"))
