@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import json
 import os
 import re
 import time
@@ -93,6 +94,32 @@ def list_sessions(home: Path) -> list[StoredSession]:
         found.append(StoredSession(sid, path, st.st_mtime, st.st_size))
     found.sort(key=lambda s: (s.modified, s.id), reverse=True)
     return found
+
+
+FIRST_PROMPT_LINES = 200
+"""How far into a log :func:`first_prompt` looks (it sits near the top: seq 1 or 2)."""
+
+
+def first_prompt(path: Path) -> str | None:
+    """The first user request of a session log, read from its first lines only (a listing
+    of many long sessions must not parse them whole). None when there is none up there."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        for _, line in zip(range(FIRST_PROMPT_LINES), f, strict=False):
+            try:
+                event = json.loads(line)
+            except ValueError:
+                return None
+            if not isinstance(event, dict) or event.get("type") != "user/message":
+                continue
+            data = event.get("data")
+            if isinstance(data, dict) and data.get("source", "user") == "user":
+                content = data.get("content")
+                return content if isinstance(content, str) else None
+    return None
 
 
 def is_open_for_writing(path: Path) -> bool:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from agent.session import Session, SessionLoadError
 from agent.settings import SettingsError, load_settings
-from agent.store import InvalidSessionId, default_home, is_open_for_writing
+from agent.store import InvalidSessionId, default_home, first_prompt, is_open_for_writing
 from compact.timeline import timeline
 from tools.terminal import json_safe
 from tui.reports import export_markdown, timeline_json, timeline_table
@@ -106,20 +106,7 @@ def _sessions(home: Path) -> int:
         return EXIT_OK
     for item in stored:
         when = dt.datetime.fromtimestamp(item.modified).strftime("%Y-%m-%d %H:%M")
-        first = ""
-        try:
-            session = Session.open(home, item.id, registry=build_registry(), readonly=True)
-            first = next(
-                (
-                    e.data.content  # type: ignore[attr-defined]
-                    for e in session.events
-                    if e.type == "user/message" and e.data.source == "user"  # type: ignore[attr-defined]
-                ),
-                "",
-            )
-        except (SessionLoadError, OSError) as exc:
-            first = f"(unreadable: {exc})"
-        first = clean(" ".join(first.split())[:60])
+        first = clean(" ".join((first_prompt(item.path) or "").split())[:60])
         print(f"{item.id}  {when}  {item.size / 1024:7.1f} KiB  {first}")
     return EXIT_OK
 

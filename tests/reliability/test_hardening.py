@@ -483,3 +483,32 @@ def test_an_empty_prompt_runs_no_turn(cli_env: dict[str, str], workdir: Path, pr
     out = run(cli_env, workdir, "-p", prompt, "--demo")
     assert out.returncode == 2 and "the prompt is empty" in out.stderr
     assert not list((Path(cli_env["REEFLINE_HOME"]) / "sessions").glob("*.jsonl"))
+
+
+def test_sessions_reads_only_the_head_of_each_log(cli_env: dict[str, str], workdir: Path) -> None:
+    """Listing shows the first prompt from the first lines: a long log is not parsed whole
+    (a bad line far down does not even matter to the listing)."""
+    assert run(cli_env, workdir, "-p", "the very first request", "--demo").returncode == 0
+    log = only_session(cli_env)
+    with open(log, "ab") as f:
+        f.write(b'{"seq": 999999, "type": "bogus"}\n' * 5000)
+    out = run(cli_env, workdir, "sessions")
+    assert out.returncode == 0, out.stderr
+    assert "the very first request" in out.stdout
+
+
+@pytest.mark.parametrize(
+    "args", [["--plain", "--demo"], ["compact", "--demo"], ["-p", "hi", "--demo"]]
+)
+def test_a_home_that_cannot_be_written_gets_a_message(
+    cli_env: dict[str, str], workdir: Path, tmp_path: Path, args: list[str]
+) -> None:
+    """(As root, permissions do not stop writes: a file where the home folder should be does.)"""
+    home = tmp_path / "not-a-folder"
+    home.write_text("")
+    out = subprocess.run(
+        [REEFLINE, *args], cwd=workdir, env={**cli_env, "REEFLINE_HOME": str(home)},
+        input="hi\n", capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert out.returncode in (1, 2), (out.returncode, out.stdout, out.stderr)
+    assert "Traceback" not in out.stderr and "reefline: " in out.stderr

@@ -46,3 +46,27 @@ async def test_hostile_text_renders_literally(ui: UI, openai_server: OpenAIServe
         # The clipboard gets what was shown: no hidden payload rides along.
         assert app.clipboard.startswith("[/] close")
         assert "\x1b" not in app.clipboard and "\\x1b]0;title" in app.clipboard
+
+
+async def test_a_crash_report_shows_no_locals(
+    ui: UI, openai_server: OpenAIServer, monkeypatch, capfd
+) -> None:
+    """Textual's own crash report printed every frame's locals; here a frame holds the
+    model's error context, which holds the API key. The app's report shows none."""
+    import pytest
+
+    key = "sk-reefline-CRASH-0b7e1d"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    runtime = ui.runtime(base_url=openai_server.base_url, model="m", demo=False)
+    app = ui.app(runtime)
+    with pytest.raises(RuntimeError, match="boom"):
+        async with app.run_test(size=(100, 30)) as pilot:
+
+            def boom(context=runtime.model._errors, secret=key) -> None:  # type: ignore[attr-defined]
+                raise RuntimeError("boom")
+
+            app.call_later(boom)
+            await pilot.pause(0.2)
+    report = capfd.readouterr().err
+    assert "boom" in report and "RuntimeError" in report
+    assert key not in report and "secret =" not in report
