@@ -3,6 +3,7 @@ against the loopback server, each failing without its fix."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -512,3 +513,56 @@ def test_a_home_that_cannot_be_written_gets_a_message(
     )  # fmt: skip
     assert out.returncode in (1, 2), (out.returncode, out.stdout, out.stderr)
     assert "Traceback" not in out.stderr and "reefline: " in out.stderr
+
+
+def test_a_writer_finishing_while_a_resume_reads_cannot_duplicate_seqs(
+    cli_env: dict[str, str], workdir: Path
+) -> None:
+    """A resume while another process writes the log: refused, or consecutive seqs, never
+    an unloadable log. (A resume used to read first and lock after; the window between the
+    end of its read and its lock is microseconds, too short to hit from outside, so this
+    guards the outcome rather than replaying that exact interleaving.)"""
+    import json
+
+    from agent.session import Session
+    from tui.wiring import build_registry
+
+    home = Path(cli_env["REEFLINE_HOME"])
+    session = Session.create(home, cwd=str(workdir), registry=build_registry())
+    sid, path = session.id, session.path
+    session.close()
+    with open(path, "a") as f:  # a long log, so reading it takes a while
+        for seq in range(1, 150_001):
+            f.write(json.dumps({"seq": seq, "type": "llm/retry", "time": 1.0,
+                                "data": {"attempt": 1, "error": "x", "delay_s": 0}}) + "\n")  # fmt: skip
+    writer = Session.open(home, sid, registry=build_registry())  # holds the lock
+    resumer = subprocess.Popen(
+        [REEFLINE, "-p", "hi", "--resume", sid, "--demo"], cwd=workdir, env=cli_env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    size = path.stat().st_size
+    deadline = time.monotonic() + 30
+    while resumer.poll() is None and time.monotonic() < deadline:
+        if 0 < _read_position(resumer.pid, path) < size:
+            break  # the resumer is reading the log, part way through
+        time.sleep(0.002)
+    writer.append("llm/retry", {"attempt": 2, "error": "the writer's last line", "delay_s": 0})
+    writer.close()
+    _out, err = resumer.communicate(timeout=60)
+    if resumer.returncode != 0:
+        assert "open in another reefline process" in err, err
+    reopened = Session.open(home, sid, registry=build_registry(), readonly=True)
+    seqs = [e.seq for e in reopened.events]
+    assert seqs == list(range(len(seqs)))
+
+
+def _read_position(pid: int, path: Path) -> int:
+    """How far process ``pid`` has read into ``path`` (0 when it does not have it open)."""
+    with contextlib.suppress(OSError):
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            if os.readlink(fd) == str(path):
+                info = Path(f"/proc/{pid}/fdinfo/{fd.name}").read_text()
+                flags = int(info.split("flags:")[1].split()[0], 8)
+                if flags & os.O_ACCMODE == os.O_RDONLY:
+                    return int(info.split("pos:")[1].split()[0])
+    return 0
