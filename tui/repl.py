@@ -44,12 +44,12 @@ from tools.terminal import visible
 from tui.history import history_path
 from tui.widgets.format import (
     GaugeReading,
-    bash_command,
     breakdown_rows,
     clean,
     command_shape,
     fmt_elapsed,
     one_line,
+    raw_command,
     strip_footer,
 )
 from tui.wiring import Runtime, StartupError, build_runtime
@@ -153,7 +153,7 @@ class PlainRepl:
             else:
                 self.say(f"── {clean(describe(record))} ──")
         if isinstance(event, ToolStart):
-            self.say(f"$ {one_line(bash_command(event.data.arguments), 200)}")
+            self._show_command(raw_command(event.data.arguments), indent="")
         elif isinstance(event, ToolResult) and event.surface_op and event.surface_op.op == "append":
             self._tool_result(event)
         elif isinstance(event, AssistantMessage) and event.data.text.strip():
@@ -198,19 +198,23 @@ class PlainRepl:
         while self._detach:
             self._detach.pop()()
 
+    def _show_command(self, command: str, indent: str = "  ") -> None:
+        """Every line of ``command``, written out (numbered when there are several)."""
+        lines = command.split("\n")
+        if len(lines) == 1:
+            self.say(f"{indent}$ {visible(command)}")
+            return
+        width = len(str(len(lines)))
+        for number, line in enumerate(lines, 1):
+            self.say(f"{indent}{number:>{width}} │ {visible(line)}")
+
     async def _approve(self, command: str) -> ApprovalDecision:
         """Ask on the terminal. The command is shown byte for byte (escapes written out,
         every line numbered); "always" must be typed in full; a line that is no answer
         (text typed ahead for the agent) is kept as steering and the question asked again."""
-        lines = command.split("\n")
         shape = command_shape(command)
         self.say("Run this command?" + (f"  ({shape})" if shape else ""))
-        if len(lines) == 1:
-            self.say(f"  $ {visible(command)}")
-        else:
-            width = len(str(len(lines)))
-            for number, line in enumerate(lines, 1):
-                self.say(f"  {number:>{width}} │ {visible(line)}")
+        self._show_command(command)
         while True:
             answer = await self.read("[y] once  [always] this session  [N] deny › ")
             choice = (answer or "").strip().lower()

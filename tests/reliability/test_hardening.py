@@ -566,3 +566,51 @@ def _read_position(pid: int, path: Path) -> int:
                 if flags & os.O_ACCMODE == os.O_RDONLY:
                     return int(info.split("pos:")[1].split()[0])
     return 0
+
+
+def test_plain_approval_shows_what_runs_and_keeps_typed_ahead_text(
+    openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
+) -> None:
+    """``--plain`` on a real terminal (tmux): the question shows every line written out; a
+    line that is no answer is kept for the agent; "a" is not "always"."""
+    import json
+    import shutil
+
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    hidden = "ls -la\x1b]0;\ntouch X\x07"
+    openai_server.push(
+        {"tool_calls": [{"name": "bash", "arguments": {"command": hidden}}]}, {"text": "ok"}
+    )
+    name = f"plain-{os.getpid()}"
+    command = f"{REEFLINE} --plain --approve ask --base-url {openai_server.base_url} --model m"
+    env_args = [
+        a for k, v in {**cli_env, "TERM": "xterm-256color"}.items() for a in ("-e", f"{k}={v}")
+    ]
+    subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "150", "-y", "40", "-c",
+                    str(workdir), *env_args, f"{command}; sleep 30"], check=True)  # fmt: skip
+
+    def send(text: str) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", name, "-l", text], check=True)
+        subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
+
+    try:
+        _wait_screen(name, "/quit leaves")
+        send("go")
+        screen = _wait_screen(name, "[always] this session")
+        assert "1 │ ls -la\\x1b]0;" in screen and "2 │ touch X\\x07" in screen
+        assert "2 lines" in screen
+        send("also check the docs")
+        _wait_screen(name, "kept as a message for the agent")
+        send("a")
+        send("n")
+        _wait_screen(name, "declined")
+        send("/quit")
+        time.sleep(1)
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+    assert not (workdir / "X").exists()  # "a" is not "always"; "n" denied
+    events = [json.loads(line) for line in only_session(cli_env).read_text().splitlines()]
+    steering = [e["data"]["content"] for e in events if e["type"] == "steering/message"]
+    assert "also check the docs" in steering
