@@ -32,7 +32,7 @@ from agent.events import (
     ToolStart,
     TurnEnd,
 )
-from agent.loop import TurnCancelled
+from agent.loop import TurnCancelled, TurnResult
 from agent.session import Session
 from agent.settings import SettingsError
 from agent.store import ensure_private_dir
@@ -130,12 +130,19 @@ class PlainRepl:
         self._detach: list[Callable[[], object]] = []
         self.terminating = False
         """A termination signal came: leave after the current turn is closed."""
+        self.current_turn: asyncio.Future[TurnResult] | None = None
+        self.hanging_up: asyncio.Future[None] | None = None
 
     # --- output -------------------------------------------------------------------------------
 
     def say(self, text: str = "") -> None:
-        self.out.write(text + "\n")
-        self.out.flush()
+        """Print a line; a terminal that is gone (SIGHUP, a closed pipe) is not an error the
+        session should hear about: this runs inside session observers."""
+        try:
+            self.out.write(text + "\n")
+            self.out.flush()
+        except (OSError, ValueError):
+            pass
 
     def gauge_line(self) -> str:
         runtime = self.runtime
@@ -264,9 +271,21 @@ class PlainRepl:
             await handler(args)
         return True
 
+    async def hang_up(self) -> None:
+        """The terminal is gone: close the running turn, then the log, and leave at once."""
+        task = self.current_turn
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(task), 5.0)
+        with contextlib.suppress(Exception):
+            self.runtime.close()
+        os._exit(128 + signal.SIGHUP)
+
     async def turn(self, prompt: str) -> None:
         runtime = self.runtime
         task = asyncio.ensure_future(runtime.agent.run_turn(prompt))
+        self.current_turn = task
         loop = asyncio.get_running_loop()
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signal.SIGINT, task.cancel)
@@ -356,7 +375,9 @@ class PlainRepl:
             self.say(f"Already in session {resume}.")
             return
         try:
-            new = build_runtime(old.settings, resume=resume, default_approve=old.bash.policy)
+            new = await asyncio.to_thread(
+                build_runtime, old.settings, resume=resume, default_approve=old.bash.policy
+            )
         except (StartupError, SettingsError, OSError) as exc:
             self.say(f"! {exc}")
             return
@@ -378,16 +399,20 @@ async def run_repl(
     repl = PlainRepl(runtime, read, out, interactive=interactive)
     main = asyncio.ensure_future(repl.run())
 
-    def terminate() -> None:
+    def terminate(sig: int) -> None:
         # SIGTERM, or SIGHUP when the terminal closes: close the turn as Ctrl+C does (the
         # bash group is killed, the log closes the turn), then leave.
         repl.terminating = True
-        main.cancel()
+        if sig == signal.SIGHUP:
+            # No terminal is left to write to (and writing to it can wedge the exit).
+            repl.hanging_up = asyncio.ensure_future(repl.hang_up())
+        else:
+            main.cancel()
 
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGHUP):
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(sig, terminate)
+            loop.add_signal_handler(sig, terminate, sig)
     try:
         return await main
     except asyncio.CancelledError:

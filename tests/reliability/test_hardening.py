@@ -275,7 +275,9 @@ def reefline_pid(name: str) -> int:
     return int(children.split()[0])
 
 
-@pytest.mark.parametrize("how", ["SIGTERM", "SIGHUP (terminal closed)"])
+@pytest.mark.parametrize(
+    "how", ["SIGTERM", "SIGHUP (terminal closed)", "SIGTERM --plain", "SIGHUP --plain"]
+)
 def test_the_app_closes_the_turn_and_kills_bash_on_termination(
     openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path, how: str
 ) -> None:
@@ -289,8 +291,11 @@ def test_the_app_closes_the_turn_and_kills_bash_on_termination(
             "tool_calls": [{"name": "bash", "arguments": {"command": SLEEP}}],
         }
     )
-    name = f"term-{os.getpid()}-{how[:6]}"
+    name = f"term-{os.getpid()}-{how[:6]}-{'plain' in how}"
+    plain = "--plain" in how
     command = f"{REEFLINE} --approve auto --base-url {openai_server.base_url} --model m"
+    if plain:
+        command += " --plain"
     subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
     env_args = [
         a for k, v in {**cli_env, "TERM": "xterm-256color"}.items() for a in ("-e", f"{k}={v}")
@@ -298,12 +303,12 @@ def test_the_app_closes_the_turn_and_kills_bash_on_termination(
     subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "100", "-y", "30", "-c",
                     str(workdir), *env_args, f"{command}; sleep 30"], check=True)  # fmt: skip
     try:
-        _wait_screen(name, "Message reefline")
+        _wait_screen(name, "/quit leaves" if plain else "Message reefline")
         subprocess.run(["tmux", "send-keys", "-t", name, "-l", "nap"], check=True)
         subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
         wait_for(lambda: sleepers() != [], what="the command to start")
         pid = reefline_pid(name)
-        if how == "SIGTERM":
+        if how.startswith("SIGTERM"):
             os.kill(pid, 15)
         else:
             subprocess.run(["tmux", "kill-session", "-t", name], check=True)
@@ -330,7 +335,9 @@ def test_the_app_closes_the_turn_and_kills_bash_on_termination(
     import json
 
     last = [json.loads(e) for e in events][-3:]
-    assert any(e["type"] == "turn/end" and e["data"]["reason"] == "cancelled" for e in last)
+    assert any(e["type"] == "turn/end" and e["data"]["reason"] == "cancelled" for e in last), [
+        (e["type"], e["data"]) for e in last
+    ]
 
 
 def test_bash_dies_with_reefline_even_by_sigkill(

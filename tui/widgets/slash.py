@@ -5,6 +5,7 @@ palette entries. ``/compact`` goes through the runtime's consumer tier
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Coroutine, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -150,7 +151,10 @@ class SlashCommands:
             await self.transcript.add_notice(f"Already in session {resume}.")
             return
         try:
-            new = build_runtime(
+            # Off the event loop: loading a long session (and pricing every message of it)
+            # must not freeze the screen.
+            new = await asyncio.to_thread(
+                build_runtime,
                 old.settings,
                 resume=resume,
                 default_approve=old.bash.policy,
