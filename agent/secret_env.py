@@ -23,8 +23,8 @@ _received: dict[str, str] = {}
 
 
 def key_names(argv: Sequence[str], env: Mapping[str, str]) -> list[str]:
-    """The variables that hold keys: the well-known ones, and any that ``--api-key-env`` or
-    ``REEFLINE_API_KEY_ENV`` names."""
+    """The variables that hold keys: the well-known ones, and any that ``--api-key-env``,
+    ``REEFLINE_API_KEY_ENV`` or the config file's ``api_key_env`` names."""
     names = list(KEY_VARIABLES)
     for i, arg in enumerate(argv):
         if arg == "--api-key-env" and i + 1 < len(argv):
@@ -33,7 +33,31 @@ def key_names(argv: Sequence[str], env: Mapping[str, str]) -> list[str]:
             names.append(arg.split("=", 1)[1])
     if env.get("REEFLINE_API_KEY_ENV"):
         names.append(env["REEFLINE_API_KEY_ENV"])
+    names.append(_config_key_env(env) or "")
     return [n for n in dict.fromkeys(names) if n]
+
+
+def _config_key_env(env: Mapping[str, str]) -> str | None:
+    """``api_key_env`` of the config file, read before anything else loads (best effort:
+    a config that cannot be read is reported later, by the settings)."""
+    import tomllib
+
+    import platformdirs
+
+    path = env.get("REEFLINE_CONFIG") or os.path.join(
+        platformdirs.user_config_dir("reefline"), "config.toml"
+    )
+    path = os.path.expanduser(path)
+    try:
+        # Checked before opening: a FIFO named as the config must not block here.
+        if not os.path.isfile(path) or os.path.getsize(path) > 1 << 20:
+            return None
+        with open(path, "rb") as f:
+            data = tomllib.loads(f.read(1 << 20).decode("utf-8", errors="replace"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    name = data.get("api_key_env")
+    return name if isinstance(name, str) else None
 
 
 def reexec_without(names: Sequence[str], argv: Sequence[str]) -> None:

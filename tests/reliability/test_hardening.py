@@ -182,9 +182,11 @@ def test_commands_the_model_runs_cannot_read_the_key(
     openai_server.push(
         {"tool_calls": [{"name": "bash", "arguments": {"command": probe}}]}, {"text": "done"}
     )
+    config = Path(cli_env["REEFLINE_CONFIG"])
+    config.write_text('api_key_env = "MY_KEY"\n')  # named by the config file, not a flag
     env = {**cli_env, "OPENAI_API_KEY": KEY, "MY_KEY": KEY + "-2"}
     out = run(env, workdir, "-p", "look", "--approve", "auto", "--base-url",
-              openai_server.base_url, "--model", "m", "--api-key-env", "MY_KEY")  # fmt: skip
+              openai_server.base_url, "--model", "m")  # fmt: skip
     assert out.returncode == 0, out.stderr
     result = openai_server.requests[-1]["messages"][-1]
     assert result["role"] == "tool" and "PATH=" in result["content"]  # the probe ran
