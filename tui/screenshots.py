@@ -145,8 +145,8 @@ async def approval(app: ReeflineApp, pilot: Pilot[Any]) -> None:
     await pilot.press("enter")
     for _ in range(200):
         await pilot.pause(0.05)
-        if isinstance(app.screen, ApprovalScreen):
-            break
+        if isinstance(app.screen, ApprovalScreen) and app.screen.armed:
+            break  # on screen and taking keys (buttons enabled)
     await pilot.pause(0.3)
 
 
