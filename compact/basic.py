@@ -77,7 +77,8 @@ __all__ = [
 ]
 
 MIN_MANUAL_TOKENS = 512
-"""Below this much new history a summary cannot save anything worth a model call."""
+"""Below this much new history a summary cannot save anything worth a model call (the
+checkpoint's own sections cost about that much)."""
 BREAKER_FAILURES = 3
 THRASH_MARGIN = 0.10
 
@@ -252,8 +253,8 @@ class BasicCompactService(CompactService):
         attempts = 0
         for _ in range(1 + self.settings.retries):
             span = self.select_range(retain)
-            if span is None:
-                break
+            if span is None or self._new_tokens(span) < MIN_MANUAL_TOKENS:
+                break  # nothing, or too little for a summary to save anything
             if result is not None and self._not_worth_it(span, result):
                 break
             attempts += 1

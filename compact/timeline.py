@@ -298,7 +298,9 @@ class TimelineFold:
         old = self._records[index]
         note = None if data.status == "ok" else data.reason
         if data.status == "cut":
-            note = f"{data.reason}; asking for a terser one"
+            # Short: it shares a status line with the trigger and the elapsed time.
+            cap = f" {data.max_tokens} tokens" if data.max_tokens else " the output cap"
+            note = f"cut off at{cap}; asking for a terser one"
         return self._set(
             index,
             dataclasses.replace(

@@ -122,3 +122,34 @@ async def test_a_failed_compaction_shows_failed_with_its_reason(
         assert any("could not produce a useful summary" in n.plain for n in app.query(Notice))
         assert not app.query(CompactionMarker)
         assert app.status.activity == "idle"
+
+
+async def test_a_running_compaction_says_what_it_is_doing(
+    ui: UI, openai_server: OpenAIServer
+) -> None:
+    """The status line and the timeline row follow the summarizer's calls: a cut reply, then
+    the terser retry in flight, with the elapsed time; then the outcome."""
+    openai_server.push(
+        *({"text": f"Answer {n}.", "words": 600} for n in range(2)),
+        {"text": "## Primary", "finish_reason": "length"},
+        {"text": "## Primary request and intent\n- terse", "stall_after": 1, "stall_s": 1.5},
+        {"text": "Short."},
+    )
+    runtime = ui.runtime(
+        base_url=openai_server.base_url, model="m", demo=False, context_window=3_000
+    )
+    app = ui.app(runtime)
+    async with app.run_test(size=(140, 40)) as pilot:
+        for n in range(2):  # ~2.9k of a 3k window: the next step compacts first
+            await ui.send(pilot, f"write a lot, part {n}")
+        await ui.type(pilot, "thanks")
+        panel = app.query_one(TimelinePanel)
+        await ui.until(pilot, lambda: any(r.note for r in panel.records), timeout=15)
+        assert app.status.activity == "compacting"
+        assert "auto" in app.status.detail and "terser" in app.status.detail
+        assert "terser" in rows(app)[0]
+        await ui.settle(pilot)
+        [record] = [r for r in panel.records if r.kind == "compaction"]
+        assert record.status == "done", record.error
+        assert record.calls == 2 and record.note is None
+        assert app.status.activity == "idle"
