@@ -4,8 +4,9 @@ Each command runs in a process group of its own; a cancelled or timed-out comman
 group killed by the bash tool. If reefline itself is killed, nothing would be left to do
 that: a one-line shell loop would go on forever. So a small watchdog process, started on the
 first command and not part of any terminal's process group, keeps the list of running groups
-(reefline tells it ``+pgid`` / ``-pgid`` on a pipe only reefline holds) and, when that pipe
-closes — reefline exited or died — kills every group still listed.
+(reefline tells it ``+ pgid start`` / ``- pgid`` on a pipe only reefline holds) and, when
+that pipe closes — reefline exited or died — kills every group still listed whose leader has
+not been replaced by another process under the same number (numbers are reused).
 """
 
 from __future__ import annotations
@@ -17,12 +18,25 @@ import threading
 
 _WATCHDOG = """
 import os, signal, sys
-groups = set()
+def started(pid):
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[19].decode()
+    except (OSError, IndexError):
+        return None
+groups = {}
 for line in sys.stdin:
-    op, pgid = line[:1], line[1:].strip()
+    op, _, rest = line.strip().partition(" ")
+    pgid, _, start = rest.partition(" ")
     if pgid.isdigit():
-        (groups.add if op == "+" else groups.discard)(int(pgid))
-for pgid in groups:
+        if op == "+":
+            groups[int(pgid)] = start
+        else:
+            groups.pop(int(pgid), None)
+for pgid, start in groups.items():
+    now = started(pgid)
+    if now is not None and start and now != start:
+        continue  # the number was reused by another process: not our group any more
     try:
         os.killpg(pgid, signal.SIGKILL)
     except OSError:
@@ -38,12 +52,13 @@ class Reaper:
         self._lock = threading.Lock()
 
     def track(self, pgid: int) -> None:
-        """``pgid`` is running: kill it if reefline dies."""
-        self._send(f"+{pgid}\n")
+        """``pgid`` is running: kill it if reefline dies. Its leader's start time goes
+        along, so a number the system has since given to another process is left alone."""
+        self._send(f"+ {pgid} {_start_time(pgid) or ''}\n")
 
     def untrack(self, pgid: int) -> None:
         """``pgid`` is done (or was killed): forget it."""
-        self._send(f"-{pgid}\n")
+        self._send(f"- {pgid}\n")
 
     def _send(self, line: str) -> None:
         with self._lock:
@@ -66,3 +81,12 @@ class Reaper:
 
 
 REAPER = Reaper()
+
+
+def _start_time(pid: int) -> str | None:
+    """The start time of process ``pid`` (clock ticks since boot, /proc/PID/stat field 22)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[19].decode()
+    except (OSError, IndexError):
+        return None
