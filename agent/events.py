@@ -84,6 +84,17 @@ class Usage(Data):
     cached_tokens: int = 0
     reasoning_tokens: int = 0
 
+    def plus(self, other: Usage | None) -> Usage:
+        """The usage of both requests (``other`` None: this one)."""
+        if other is None:
+            return self
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+        )
+
 
 TurnEndReason = Literal["completed", "cancelled", "error", "max-steps", "interrupted"]
 

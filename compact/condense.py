@@ -225,14 +225,10 @@ def _items(units: list[Unit]) -> int:
 
 
 def _total(usages: list[Usage]) -> Usage | None:
-    if not usages:
-        return None
-    return Usage(
-        prompt_tokens=sum(u.prompt_tokens for u in usages),
-        completion_tokens=sum(u.completion_tokens for u in usages),
-        cached_tokens=sum(u.cached_tokens for u in usages),
-        reasoning_tokens=sum(u.reasoning_tokens for u in usages),
-    )
+    total: Usage | None = None
+    for usage in usages:
+        total = usage.plus(total)
+    return total
 
 
 def _model_free(messages: list[ChatMessage], usage: Usage | None) -> Summary:

@@ -309,7 +309,7 @@ class TimelineFold:
                 chunks=data.chunks,
                 chunks_done=data.chunk if data.status == "ok" else old.chunks_done,
                 note=note,
-                usage=_add(old.usage, data.usage),
+                usage=data.usage.plus(old.usage) if data.usage else old.usage,
                 model=data.model or old.model,
             ),
         )
@@ -473,19 +473,6 @@ class TimelineFold:
         )
 
 
-def _add(total: Usage | None, more: Usage | None) -> Usage | None:
-    if more is None:
-        return total
-    if total is None:
-        return more
-    return Usage(
-        prompt_tokens=total.prompt_tokens + more.prompt_tokens,
-        completion_tokens=total.completion_tokens + more.completion_tokens,
-        cached_tokens=total.cached_tokens + more.cached_tokens,
-        reasoning_tokens=total.reasoning_tokens + more.reasoning_tokens,
-    )
-
-
 def _repair_closer(event: Event) -> bool:
     """Could ``event`` have been written by crash repair (:mod:`agent.repair`)?"""
     if isinstance(event, TurnEnd):
@@ -564,6 +551,22 @@ def one_line(text: str, limit: int | None = None) -> str:
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+CompactionNews = tuple[Literal["start", "progress", "end"], TimelineRecord]
+
+
+def compaction_news(fold: TimelineFold, event: Event) -> CompactionNews | None:
+    """What a line-oriented front end prints about ``event`` (already fed to ``fold``): a
+    compaction that started, one of its summarizer calls, or its end; None otherwise."""
+    if not isinstance(event, CompactStart | CompactProgress | CompactEnd):
+        return None
+    record = fold.record(event.data.compaction_id)
+    if record is None:
+        return None
+    if isinstance(event, CompactStart):
+        return "start", record
+    return ("progress" if isinstance(event, CompactProgress) else "end"), record
 
 
 def progress_text(record: TimelineRecord, now: float) -> str:

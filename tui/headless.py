@@ -16,8 +16,7 @@ from typing import TextIO
 
 from agent.events import Event, LlmRetry, ToolResult
 from agent.loop import TurnCancelled, TurnResult
-from compact.contract import CompactEnd, CompactProgress, CompactStart
-from compact.timeline import TimelineFold, describe, label, progress_text
+from compact.timeline import TimelineFold, compaction_news, describe, label, progress_text
 from tools.bash import NOT_RUN
 from tools.terminal import json_safe
 from tui.widgets.format import clean
@@ -69,14 +68,13 @@ class EventPrinter:
 
     def _compaction(self, event: Event) -> None:
         """A compaction starting, each of its summarizer calls, and how it ended."""
-        if not isinstance(event, CompactStart | CompactProgress | CompactEnd):
+        news = compaction_news(self.fold, event)
+        if news is None:
             return
-        record = self.fold.record(event.data.compaction_id)
-        if record is None:
-            return
-        if isinstance(event, CompactStart):
+        kind, record = news
+        if kind == "start":
             self.say(f"reefline: compacting the conversation ({label(record)})…")
-        elif isinstance(event, CompactProgress):
+        elif kind == "progress":
             self.say(f"reefline: compaction {progress_text(record, event.time)}")
         else:
             self.say(f"reefline: compaction {describe(record)}")

@@ -37,8 +37,8 @@ from agent.session import Session
 from agent.settings import SettingsError
 from agent.store import ensure_private_dir
 from compact.command import SLASH_COMMANDS, parse_slash, slash_help, unknown_command_text
-from compact.contract import CompactEnd, CompactNotice, CompactProgress, CompactStart
-from compact.timeline import TimelineFold, describe, progress_text, timeline
+from compact.contract import CompactNotice
+from compact.timeline import TimelineFold, compaction_news, describe, progress_text, timeline
 from tools.base import ApprovalDecision
 from tools.terminal import visible
 from tui.history import history_path
@@ -149,13 +149,12 @@ class PlainRepl:
         return GaugeReading.of(runtime.meter.measure(), runtime.threshold_tokens).line()
 
     def _on_event(self, event: Event) -> None:
-        if self.fold.feed(event) and isinstance(event, CompactStart | CompactProgress | CompactEnd):
-            record = self.fold.record(event.data.compaction_id)
-            if record is None:
-                pass
-            elif isinstance(event, CompactStart):
+        news = compaction_news(self.fold, event) if self.fold.feed(event) else None
+        if news is not None:
+            kind, record = news
+            if kind == "start":
                 self.say(f"… compacting ({record.trigger})")
-            elif isinstance(event, CompactProgress):
+            elif kind == "progress":
                 self.say(f"… compaction {clean(progress_text(record, event.time))}")
             else:
                 self.say(f"── {clean(describe(record))} ──")
