@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 ARGS   ?=
 
-.PHONY: run test lint bench screenshots clean
+.PHONY: run test lint bench screenshots conformance clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,14 @@ lint: $(VENV)/.installed-dev
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python -m tests.bench.run
+
+# Real local servers (llama.cpp's llama-server, llama-cpp-python), built from their sources on
+# PyPI and cached under the user cache dir: the first run compiles for about 15 minutes.
+# Re-records tests/fixtures/wire/ (REEFLINE_RECORD_WIRE=0 leaves them alone).
+conformance: $(VENV)/.installed-dev
+	@command -v cmake >/dev/null || { [ "$$(id -u)" = 0 ] && \
+		(apt-get install -y cmake || (apt-get update && apt-get install -y cmake)) >/dev/null; }
+	$(BIN)/python -m pytest -m conformance tests/conformance -v -rs
 
 screenshots: $(VENV)/.installed-dev
 	@command -v rsvg-convert >/dev/null || { [ "$$(id -u)" = 0 ] && \

@@ -10,8 +10,9 @@ exhausted or when retrying cannot help.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
-import uuid
+import re
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass, field
@@ -19,9 +20,7 @@ from typing import Any, Protocol
 
 import httpx2
 import openai
-from openai.types.chat import ChatCompletionChunk
 
-from agent.call_bounds import MAX_ARGUMENT_CHARS, MAX_CALLS, too_big
 from agent.events import ToolCall, Usage
 from agent.llm_errors import (
     AuthError,
@@ -29,6 +28,7 @@ from agent.llm_errors import (
     ConnectionFailed,
     ContextOverflow,
     DeadlineExceeded,
+    EmptyReply,
     ErrorContext,
     LLMError,
     MalformedResponse,
@@ -36,8 +36,20 @@ from agent.llm_errors import (
     RateLimited,
     ServerError,
     StreamIncomplete,
+    error_in_body,
     from_sdk_error,
     is_context_overflow,
+)
+from agent.replies import (
+    Completed,
+    Notice,
+    ReasoningDelta,
+    Reply,
+    ReplyBuilder,
+    Retrying,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
 )
 from agent.windows import KNOWN_CONTEXT_WINDOWS, known_context_window
 
@@ -50,8 +62,10 @@ __all__ = [
     "Completed",
     "ConnectionFailed",
     "ContextOverflow",
+    "EmptyReply",
     "LLMError",
     "MalformedResponse",
+    "Notice",
     "OpenAICompatible",
     "ProviderTimeout",
     "RateLimited",
@@ -73,25 +87,6 @@ __all__ = [
 
 
 @dataclass
-class Reply:
-    """One complete assistant reply. ``reasoning`` is for display only: it is never sent back.
-    ``model`` is the model the server says answered, else the one requested."""
-
-    text: str
-    reasoning: str | None
-    tool_calls: list[ToolCall]
-    finish_reason: str
-    usage: Usage | None
-    model: str
-    refused: dict[str, str] = field(default_factory=dict)
-    """Calls that are not to run, by id, with the error the model gets instead (arguments
-    past :data:`~agent.call_bounds.MAX_ARGUMENT_CHARS`; their text is not kept)."""
-    dropped_calls: int = 0
-    """Calls past :data:`~agent.call_bounds.MAX_CALLS` that the reply asked for and that
-    were not kept."""
-
-
-@dataclass
 class ChatRequest:
     """``messages`` in OpenAI chat format, system message first; ``tools`` as function specs."""
 
@@ -102,47 +97,6 @@ class ChatRequest:
     temperature: float | None = None
     tool_choice: str | None = None
     """``"none"``/``"auto"``/``"required"``, sent only with tools (None: the server's default)."""
-
-
-@dataclass(frozen=True)
-class TextDelta:
-    text: str
-
-
-@dataclass(frozen=True)
-class ReasoningDelta:
-    text: str
-
-
-@dataclass(frozen=True)
-class ToolCallDelta:
-    """A piece of tool call ``index`` (its position in ``Reply.tool_calls``). ``id`` and
-    ``name`` arrive on the first piece, argument text on the later ones."""
-
-    index: int
-    id: str | None
-    name: str | None
-    arguments: str
-
-
-@dataclass(frozen=True)
-class Retrying:
-    """Attempt number ``attempt`` (1-based) failed with ``error``; everything streamed for
-    this request so far is void. The next attempt starts after ``delay_s`` seconds."""
-
-    attempt: int
-    error: str
-    delay_s: float
-
-
-@dataclass(frozen=True)
-class Completed:
-    """The last item of every successful stream."""
-
-    reply: Reply
-
-
-StreamEvent = TextDelta | ReasoningDelta | ToolCallDelta | Retrying | Completed
 
 
 class ChatModel(Protocol):
@@ -192,121 +146,6 @@ class RetryPolicy:
         return max(0.0, min(backoff * spread, self.max_delay_s))
 
 
-class _ReplyBuilder:
-    """Folds chunks into a Reply and turns each into the deltas to show."""
-
-    def __init__(self, requested_model: str) -> None:
-        self.model = requested_model
-        self.text: list[str] = []
-        self.reasoning: list[str] = []
-        self.calls: list[dict[str, Any]] = []  # {"id", "name", "args": list[str]}
-        self.slot_of_index: dict[int, int] = {}
-        self.finish_reason: str | None = None
-        self.usage: Usage | None = None
-        self.chunks = 0
-        self.dropped = 0
-        self.dropped_indexes: set[int] = set()
-
-    def feed(self, chunk: ChatCompletionChunk) -> list[StreamEvent]:
-        self.chunks += 1
-        events: list[StreamEvent] = []
-        if chunk.model:
-            self.model = chunk.model
-        if chunk.usage is not None:
-            # Some servers repeat running usage on every chunk: the last one wins.
-            self.usage = _usage(chunk.usage)
-        for choice in chunk.choices or []:
-            if choice.index not in (0, None):
-                continue  # we never ask for n > 1
-            delta = choice.delta
-            extra = delta.model_extra or {}
-            # DeepSeek and vLLM say reasoning_content; OpenRouter and others say reasoning.
-            thought = extra.get("reasoning_content") or extra.get("reasoning")
-            if isinstance(thought, str) and thought:
-                self.reasoning.append(thought)
-                events.append(ReasoningDelta(thought))
-            for text in (delta.content, delta.refusal):
-                if text:
-                    self.text.append(text)
-                    events.append(TextDelta(text))
-            for call in delta.tool_calls or []:
-                if (piece := self._tool_delta(call)) is not None:
-                    events.append(piece)
-            if choice.finish_reason:
-                self.finish_reason = choice.finish_reason
-        return events
-
-    def _tool_delta(self, call: Any) -> ToolCallDelta | None:
-        function = call.function
-        name = function.name if function is not None else None
-        args = (function.arguments if function is not None else None) or ""
-        slot = self.slot_of_index.get(call.index)
-        if slot is not None and call.id and self.calls[slot]["id"] not in (None, call.id):
-            # A new id on a known index: a server that numbers every call 0. Treat it as the
-            # next call instead of gluing two argument strings together.
-            slot = None
-        if slot is None:
-            if len(self.calls) >= MAX_CALLS:
-                # Past the bound: counted, not kept (and not shown).
-                if call.index not in self.dropped_indexes or call.id:
-                    self.dropped += 1
-                    self.dropped_indexes.add(call.index)
-                return None
-            slot = len(self.calls)
-            self.slot_of_index[call.index] = slot
-            self.calls.append({"id": call.id, "name": name or "", "args": [], "size": 0})
-        entry = self.calls[slot]
-        if call.id and entry["id"] is None:
-            entry["id"] = call.id
-        if name and not entry["name"]:
-            entry["name"] = name
-        entry["size"] += len(args)
-        if entry["size"] > MAX_ARGUMENT_CHARS:
-            entry["args"] = []  # counted from here on, never held
-            return None
-        entry["args"].append(args)
-        return ToolCallDelta(slot, call.id, name, args)
-
-    def reply(self) -> Reply:
-        if self.finish_reason is None:
-            raise StreamIncomplete(
-                f"the stream ended after {self.chunks} chunks without a finish reason"
-            )
-        calls = []
-        refused = {}
-        for c in self.calls:
-            # Some local servers omit call ids; tool results must still pair with their call.
-            call_id = c["id"] or f"call_{uuid.uuid4().hex[:24]}"
-            calls.append(ToolCall(id=call_id, name=c["name"], arguments="".join(c["args"])))
-            if c["size"] > MAX_ARGUMENT_CHARS:
-                refused[call_id] = too_big(c["size"])
-        return Reply(
-            text="".join(self.text),
-            reasoning="".join(self.reasoning) if self.reasoning else None,
-            tool_calls=calls,
-            finish_reason=self.finish_reason,
-            usage=self.usage,
-            model=self.model,
-            refused=refused,
-            dropped_calls=self.dropped,
-        )
-
-
-def _usage(raw: Any) -> Usage:
-    prompt_details = getattr(raw, "prompt_tokens_details", None)
-    completion_details = getattr(raw, "completion_tokens_details", None)
-    cached = getattr(prompt_details, "cached_tokens", None)
-    if cached is None:
-        # DeepSeek reports its prompt cache in a top-level field of its own.
-        cached = (getattr(raw, "model_extra", None) or {}).get("prompt_cache_hit_tokens")
-    return Usage(
-        prompt_tokens=raw.prompt_tokens or 0,
-        completion_tokens=raw.completion_tokens or 0,
-        cached_tokens=int(cached or 0),
-        reasoning_tokens=int(getattr(completion_details, "reasoning_tokens", None) or 0),
-    )
-
-
 CONNECT_TIMEOUT_S = 15.0
 """Upper bound for opening a connection, whatever ``request_timeout`` is."""
 
@@ -337,6 +176,8 @@ class OpenAICompatible:
         self.request_deadline = request_deadline
         self.retry = retry or RetryPolicy()
         self._windows = dict(context_windows or {})
+        self._whole_only: set[bool] = set()
+        """Request kinds (with tools: True) this server does not stream: asked whole."""
         self._client = openai.AsyncOpenAI(
             base_url=base_url,
             # The SDK refuses to start without a key; a local server does not check it.
@@ -389,17 +230,16 @@ class OpenAICompatible:
                 await asyncio.sleep(delay)
                 attempt += 1
 
-    def _arguments(self, request: ChatRequest) -> dict[str, Any]:
-        args: dict[str, Any] = {
-            "model": request.model,
-            "messages": request.messages,
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
+    def _arguments(self, request: ChatRequest, *, streamed: bool) -> dict[str, Any]:
+        args: dict[str, Any] = {"model": request.model, "messages": request.messages}
+        if streamed:
+            args["stream"] = True
+            args["stream_options"] = {"include_usage": True}
         if request.tools:  # some servers reject an empty tools list
             args["tools"] = request.tools
-            if request.tool_choice is not None:
-                args["tool_choice"] = request.tool_choice
+            # Said, not left to the server: llama-cpp-python reads a missing tool_choice as
+            # "none" and drops the tools.
+            args["tool_choice"] = request.tool_choice or "auto"
         if request.max_tokens is not None:
             # OpenAI's reasoning models refuse max_tokens; most other servers only know it.
             key = "max_completion_tokens" if self.provider == "openai" else "max_tokens"
@@ -409,17 +249,68 @@ class OpenAICompatible:
         return args
 
     async def _attempt(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
-        """One HTTP request, no retries, within ``request_deadline`` in all: the per-read
-        timeout alone lets a server that sends a byte now and then hold a turn forever."""
+        """One request, no retries. A server known not to stream this kind of request gets
+        it whole; a stream refused for its tools, or one that carried nothing at all (an
+        empty HTTP 200 is how llama-cpp-python reports a failure), is asked once more
+        without streaming, which gets either the reply or the server's own error."""
+        tools = bool(request.tools)
+        if tools in self._whole_only:
+            async for event in self._whole(request):
+                yield event
+            return
+        try:
+            async with aclosing(self._streamed(request)) as events:
+                async for event in events:
+                    yield event
+            return
+        except _NothingStreamed as nothing:
+            reason = nothing.reason
+        except (BadRequest, ServerError) as exc:
+            if not (tools and _REFUSES_STREAMING.search(exc.detail)):
+                raise
+            reason = f"it refused to stream a reply with tools ({exc.detail})"
+        try:
+            reply = await self._whole_again(request)
+        except (ContextOverflow, MalformedResponse, AuthError):
+            raise
+        except LLMError as exc:
+            raise EmptyReply(f"{reason}; asked again without streaming: {exc.detail}") from exc
+        self._whole_only.add(tools)
+        kind = "with tools" if tools else "at all"
+        yield Notice(
+            f"The server does not stream replies {kind} ({reason}): reefline asks it for "
+            "whole replies from now on, so each reply appears when it is complete."
+        )
+        for event in reply:
+            yield event
+
+    async def _whole_again(self, request: ChatRequest) -> list[StreamEvent]:
+        """The request whole, after a stream that failed. A server that broke off that
+        stream may leave its dropped connection in the pool: one more try on a connection
+        error, which opens a fresh one."""
+        for last in (False, True):
+            try:
+                async with aclosing(self._whole(request)) as whole:
+                    return [event async for event in whole]
+            except (ConnectionFailed, StreamIncomplete):
+                if last:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def _streamed(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
+        """One streamed HTTP request within ``request_deadline`` in all: the per-read
+        timeout alone lets a server that sends a byte now and then hold a turn forever.
+        Raises :class:`_NothingStreamed` when the body held no chunk at all."""
         deadline = asyncio.get_running_loop().time() + self.request_deadline
+        args = self._arguments(request, streamed=True)
         try:
             async with asyncio.timeout_at(deadline):
-                sdk_stream = await self._client.chat.completions.create(**self._arguments(request))
+                sdk_stream = await self._client.chat.completions.create(**args)
         except openai.OpenAIError as exc:
             raise from_sdk_error(exc, self._errors, mid_stream=False) from exc
         except TimeoutError:
             raise self._past_deadline() from None
-        builder = _ReplyBuilder(request.model)
+        builder = ReplyBuilder(request.model)
         async with sdk_stream:
             chunks = aiter(sdk_stream)
             while True:
@@ -440,9 +331,58 @@ class OpenAICompatible:
                 for event in events:
                     yield event
             content_type = sdk_stream.response.headers.get("content-type", "")
-        if builder.chunks == 0 and "event-stream" not in content_type:
-            raise MalformedResponse(f"expected an event stream, got {content_type or 'no type'}")
+        if builder.chunks == 0:
+            shape = (
+                "an empty event stream"
+                if "event-stream" in content_type
+                else (f"a body that is not an event stream ({content_type or 'no content type'})")
+            )
+            raise _NothingStreamed(f"it answered HTTP 200 with {shape}")
         yield Completed(builder.reply())
+
+    async def _whole(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
+        """The same request without streaming; its reply is shown as one delta per part."""
+        args = self._arguments(request, streamed=False)
+        try:
+            async with asyncio.timeout(self.request_deadline):
+                raw = await self._client.chat.completions.with_raw_response.create(**args)
+        except openai.OpenAIError as exc:
+            raise from_sdk_error(exc, self._errors, mid_stream=False) from exc
+        except TimeoutError:
+            raise self._past_deadline() from None
+        body = raw.http_response.content
+        try:
+            payload = json.loads(body)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            snippet = self._errors.redact(body[:120].decode("utf-8", "replace"))
+            raise MalformedResponse(
+                f"HTTP {raw.http_response.status_code} with a body that is not JSON: "
+                f"{snippet or 'empty'!r}"
+            ) from None
+        error = error_in_body(payload, self._errors)
+        if error is not None:
+            raise error
+        builder = ReplyBuilder(request.model)
+        try:
+            events = builder.feed_whole(payload)
+        except (AttributeError, TypeError, KeyError) as exc:
+            raise MalformedResponse(f"unexpected reply shape ({exc})") from exc
+        for event in events:
+            yield event
+        yield Completed(builder.reply())
+
+
+_REFUSES_STREAMING = re.compile(r"\bstream(ing|ed)?\b.*\btools?\b|\btools?\b.*\bstream", re.I)
+"""An error that says streaming is not supported with tools ("Automatic streaming tool
+choice is not supported", llama-cpp-python)."""
+
+
+class _NothingStreamed(Exception):
+    """A streamed request whose body held no chunk at all (internal to the client)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 async def collect(stream: AsyncIterator[StreamEvent]) -> Reply:

@@ -128,6 +128,18 @@ class MalformedResponse(LLMError):
     hint = "Check that --base-url points at an OpenAI-compatible API (usually ending in /v1)."
 
 
+class EmptyReply(LLMError):
+    """A server answered a streamed request with nothing at all, and asked again without
+    streaming it gave an error that is not an overflow. Not retried: the same request
+    fails the same way."""
+
+    title = "The server sent an empty reply"
+    hint = (
+        "Its own words are above; its log has the details (often an option it does not "
+        "support, or a prompt longer than its context)."
+    )
+
+
 # Codes and types that providers use for a prompt that does not fit.
 _OVERFLOW_CODES = frozenset(
     {"context_length_exceeded", "context_window_exceeded", "exceed_context_size_error"}
@@ -270,6 +282,27 @@ def from_sdk_error(exc: Exception, ctx: ErrorContext, *, mid_stream: bool) -> LL
         snippet = ctx.redact(exc.doc[:120])
         return MalformedResponse(f"a stream event is not valid JSON ({exc.msg}): {snippet!r}")
     return LLMError(ctx.redact(f"{type(exc).__name__}: {exc}"))
+
+
+def error_in_body(payload: object, ctx: ErrorContext) -> LLMError | None:
+    """The error a JSON body reports in place of a reply (``{"error": ...}`` sent with HTTP
+    200, as some local servers do), or None when the body is not an error."""
+    if not isinstance(payload, dict):
+        return MalformedResponse(f"the reply is JSON but not an object ({type(payload).__name__})")
+    error = payload.get("error")
+    if error is None or "choices" in payload:
+        return None
+    if isinstance(error, dict):
+        message = str(error.get("message") or error)
+        code, kind = error.get("code"), error.get("type")
+    else:
+        message, code, kind = str(error), None, None
+    message = ctx.redact(" ".join(message.split())[:400])
+    code = code if isinstance(code, str) else None
+    kind = kind if isinstance(kind, str) else None
+    if is_context_overflow(message, code, kind):
+        return ContextOverflow(message, limit=context_limit(message))
+    return BadRequest(f"{ctx.provider} answered HTTP 200 with an error: {message}")
 
 
 def _from_status(exc: openai.APIStatusError, ctx: ErrorContext) -> LLMError:

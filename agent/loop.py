@@ -48,6 +48,7 @@ from agent.llm import (
     Completed,
     ContextOverflow,
     LLMError,
+    Notice,
     ReasoningDelta,
     Reply,
     Retrying,
@@ -56,6 +57,7 @@ from agent.llm import (
     ToolCallDelta,
 )
 from agent.session import Session
+from agent.windows import WindowBook
 from agent.workspace import workspace_context
 from tools.base import Tool, ToolOutput
 
@@ -91,13 +93,33 @@ class LoopSettings:
     max_steps: int = 40
     """A turn that needs more steps ends with reason ``max-steps``."""
     max_output_tokens: int | None = None
-    """Cap on reply tokens (None: the server's default). Always clamped to what the window
-    leaves after the prompt."""
+    """Cap on reply tokens (None: :func:`default_output_cap` of the window). Always clamped
+    to what the window leaves after the prompt."""
     max_overflow_retries: int = 1
     """How often ``request_error`` may ask for a retry within one step."""
     system_prompt: str = SYSTEM_PROMPT
     workspace_context: bool = True
     """Append the working directory, the date and AGENTS.md as a ``context/message``."""
+
+
+DEFAULT_OUTPUT_CAP = 8_192
+
+
+def default_output_cap(window: int | None) -> int:
+    """The reply cap when none is set: the smaller of 8,192 and a quarter of the window. A
+    request without one lets a looping model fill the whole server context."""
+    if window is None:
+        return DEFAULT_OUTPUT_CAP
+    return max(1, min(DEFAULT_OUTPUT_CAP, window // 4))
+
+
+def cut_text(cap: int | None) -> str:
+    """What every front end says about a reply that stopped at the output cap."""
+    at = f" of {cap:,} tokens" if cap else ""
+    return (
+        f"The reply was cut off at the output cap{at}: it is incomplete. Ask for a shorter "
+        "answer or to continue, or raise max_output_tokens in the settings."
+    )
 
 
 @dataclass(frozen=True)
@@ -107,6 +129,9 @@ class TurnResult:
     text: str
     """The final assistant text of the turn (may be empty)."""
     error: str | None = None
+    cut_at: int | None = None
+    """The final reply stopped at the output cap (``finish_reason: length``) of this many
+    tokens; None when it ended naturally or the turn went on past a cut reply."""
 
 
 class TurnError(Exception):
@@ -140,16 +165,20 @@ class Agent:
         *,
         settings: LoopSettings | None = None,
         hooks: Hooks | None = None,
-        context_window: int | None = None,
+        context_window: int | WindowBook | None = None,
         estimate_tokens: Callable[[list[dict[str, Any]]], int] | None = None,
     ) -> None:
         self.session = session
         self.model = model
-        self.model_name = model_name
         self.tools = {tool.name: tool for tool in tools}
         self.settings = settings or LoopSettings()
         self.hooks = hooks or Hooks()
-        self.context_window = context_window
+        self.windows = (
+            context_window
+            if isinstance(context_window, WindowBook)
+            else WindowBook.fixed(context_window)
+        )
+        self.model_name = model_name
         self.estimate_tokens = estimate_tokens
         self.stream_listeners: list[StreamListener] = []
         self._steering: list[str] = []
@@ -164,6 +193,20 @@ class Agent:
     @property
     def pending_steering(self) -> list[str]:
         return list(self._steering)
+
+    @property
+    def model_name(self) -> str:
+        return self.windows.model
+
+    @model_name.setter
+    def model_name(self, name: str) -> None:
+        """Switch model for the next request (the window follows: see WindowBook)."""
+        self.windows.select(name)
+
+    @property
+    def context_window(self) -> int | None:
+        """The window of the model in use (read from the shared :class:`WindowBook`)."""
+        return self.windows.current.tokens
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         return [tool.schema() for tool in self.tools.values()]
@@ -249,6 +292,8 @@ class Agent:
             self._close_step(state)
             return True
         state.text = reply.text
+        if reply.tool_calls:
+            state.cut_at = None  # the turn goes on past a cut reply
         if not reply.tool_calls:
             self._close_step(state)
             # A message typed while the model wrote its final answer still reaches it: one
@@ -286,6 +331,7 @@ class Agent:
             try:
                 reply = await self._stream(state, request)
             except ContextOverflow as exc:
+                self._learn_limit(exc)
                 if overflow_retries < self.settings.max_overflow_retries:
                     overflow_retries += 1
                     retry = False
@@ -299,7 +345,18 @@ class Agent:
             except LLMError as exc:
                 state.error = exc.user_message
                 return None
+            state.cut_at = request.max_tokens if reply.finish_reason == "length" else None
             return reply
+
+    def _learn_limit(self, exc: ContextOverflow) -> None:
+        """An overflow error that states the window lowers it for the rest of the session
+        (the next ``request/header`` records it; compaction aims at it at once)."""
+        if exc.limit is None or not self.windows.lower(exc.limit, "stated in an overflow error"):
+            return
+        self.notify(
+            f"The server says its context window is {exc.limit:,} tokens; reefline uses that "
+            "from now on (set --context-window to change it)."
+        )
 
     def _build_request(self, system: str, tools: list[dict[str, Any]]) -> ChatRequest:
         history = self.session.derive_messages()
@@ -336,13 +393,14 @@ class Agent:
             self.session.append("request/header", header)
         return request
 
-    def _clamp_output(self, request: ChatRequest) -> int | None:
-        wanted = self.settings.max_output_tokens
-        if self.context_window is None or self.estimate_tokens is None:
+    def _clamp_output(self, request: ChatRequest) -> int:
+        """The reply cap: the setting, else :func:`default_output_cap`, never more than the
+        window leaves after the prompt (vLLM refuses such a request as an overflow)."""
+        window = self.context_window
+        wanted = self.settings.max_output_tokens or default_output_cap(window)
+        if window is None or self.estimate_tokens is None:
             return wanted
-        room = self.context_window - self.estimate_tokens(request.messages)
-        if wanted is None:
-            return None
+        room = window - self.estimate_tokens(request.messages)
         return max(1, min(wanted, room))
 
     async def _stream(self, state: _TurnState, request: ChatRequest) -> Reply:
@@ -375,7 +433,7 @@ class Agent:
                     )
                     self._emit(item)
                     return reply
-                elif not isinstance(item, ReasoningDelta | ToolCallDelta):
+                elif not isinstance(item, ReasoningDelta | ToolCallDelta | Notice):
                     raise TypeError(f"unexpected stream item {item!r}")
                 self._emit(item)
         raise RuntimeError("the model stream ended without a Completed item")
@@ -383,6 +441,11 @@ class Agent:
     def _emit(self, item: StreamEvent) -> None:
         for listener in list(self.stream_listeners):
             listener(item)
+
+    def notify(self, text: str) -> None:
+        """Tell the front ends something about how requests are made (a :class:`Notice`
+        to the stream listeners; not logged)."""
+        self._emit(Notice(text))
 
     # --- tools --------------------------------------------------------------------------------
 
@@ -459,7 +522,8 @@ class Agent:
                 "send another message to continue"
             )
         self.session.append("turn/end", {"turn": state.turn, "reason": reason, "error": error})
-        return TurnResult(state.turn, reason, state.text, error)
+        cut_at = state.cut_at if reason == "completed" else None
+        return TurnResult(state.turn, reason, state.text, error, cut_at)
 
     def _close_cancelled(self, state: _TurnState) -> TurnResult:
         """Record what the user saw and balance the surface, then end the turn ``cancelled``."""
@@ -521,6 +585,7 @@ class _TurnState:
     partial: list[str] = field(default_factory=list)
     pending_calls: list[ToolCall] = field(default_factory=list)
     running_call: str | None = None
+    cut_at: int | None = None
     started_at: float = field(default_factory=time.time)
 
 

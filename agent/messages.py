@@ -27,7 +27,8 @@ def event_message(event: Event) -> ChatMessage | None:
         data = event.data
         if not data.text and not data.tool_calls:
             return None
-        message: ChatMessage = {"role": "assistant", "content": data.text or None}
+        # "" rather than null beside tool calls: llama-cpp-python refuses a null content.
+        message: ChatMessage = {"role": "assistant", "content": data.text}
         if data.tool_calls:
             message["tool_calls"] = [
                 {

@@ -16,8 +16,9 @@ used instead.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agent.events import (
@@ -34,6 +35,7 @@ from agent.events import (
 from agent.messages import event_message
 from agent.session import Session
 from agent.tokens import Estimator, tools_json
+from agent.windows import Window, WindowBook
 
 __all__ = ["BREAKDOWN_KEYS", "Measurement", "SessionUsage", "TokenMeter"]
 
@@ -63,6 +65,8 @@ class Measurement:
     measured: bool
     context_window: int | None
     breakdown: dict[str, int]
+    window: Window | None = field(default=None, compare=False)
+    """``context_window`` with where it came from, for the gauge and /context."""
 
     @property
     def percent(self) -> float | None:
@@ -86,6 +90,15 @@ class SessionUsage:
     input: int = 0
     output: int = 0
     cached: int = 0
+    replies: int = 0
+    """Replies the server finished (a cancelled one is not counted)."""
+    reports: int = 0
+    """How many of them carried usage; 0 of N: the server reports none ("not reported")."""
+
+    @property
+    def reported(self) -> bool:
+        """False when replies came and none carried usage (the totals mean nothing)."""
+        return self.reports > 0 or self.replies == 0
 
     @property
     def total(self) -> int:
@@ -124,16 +137,23 @@ class TokenMeter:
             construction; later appends are folded as they happen.
         estimator: prices text. It is called once per surface node and once per distinct
             system prompt / tool set, never per :meth:`measure`.
-        context_window: the window of the model in use, None when unknown. Settable: the
-            composition root updates it when the user switches model or window.
+        context_window: the window owner (:class:`~agent.windows.WindowBook`) shared with
+            the loop, or a fixed figure (None: unknown).
     """
 
     def __init__(
-        self, session: Session, estimator: Estimator, context_window: int | None = None
+        self,
+        session: Session,
+        estimator: Estimator,
+        context_window: int | WindowBook | None = None,
     ) -> None:
         self.session = session
         self.estimator = estimator
-        self.context_window = context_window
+        self.windows = (
+            context_window
+            if isinstance(context_window, WindowBook)
+            else WindowBook.fixed(context_window)
+        )
         self._prices: dict[int, int] = {}
         self._categories: dict[int, str] = {}
         self._surface_tokens = 0
@@ -203,11 +223,18 @@ class TokenMeter:
 
     def _on_reply(self, event: AssistantMessage) -> None:
         usage = event.data.usage
+        if event.data.finish_reason != "cancelled":  # a reply cut short by the user has none
+            self._usage = dataclasses.replace(
+                self._usage,
+                replies=self._usage.replies + 1,
+                reports=self._usage.reports + (usage is not None),
+            )
         if usage is None:
             # No usage (e.g. llama.cpp when streaming): keep the previous anchor, which stays
             # correct by adding surface growth; without one, measure() estimates in full.
             return
-        self._usage = SessionUsage(
+        self._usage = dataclasses.replace(
+            self._usage,
             input=self._usage.input + usage.prompt_tokens,
             output=self._usage.output + usage.completion_tokens,
             cached=self._usage.cached + usage.cached_tokens,
@@ -307,7 +334,17 @@ class TokenMeter:
             measured=measured,
             context_window=self.context_window,
             breakdown=breakdown,
+            window=self.windows.current,
         )
+
+    @property
+    def context_window(self) -> int | None:
+        """The window of the model in use (read from the shared :class:`WindowBook`)."""
+        return self.windows.current.tokens
+
+    @context_window.setter
+    def context_window(self, tokens: int | None) -> None:
+        self.windows.configured = tokens
 
     def estimate_messages(self, messages: list[dict[str, Any]]) -> int:
         """Estimated tokens of chat messages, framing included (no header)."""

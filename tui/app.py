@@ -31,6 +31,7 @@ from agent.events import (
     TurnEnd,
     TurnStart,
 )
+from agent.llm import Notice
 from agent.loop import TurnCancelled, TurnResult
 from compact.command import SLASH_COMMANDS, parse_slash
 from compact.contract import CompactEnd, CompactProgress, CompactStart
@@ -244,6 +245,8 @@ class ReeflineApp(SlashCommands, App[None]):
     async def on_stream_item_received(self, message: StreamItemReceived) -> None:
         if self.runtime.agent.busy:
             await self.transcript.stream(message.item)
+        if isinstance(message.item, Notice):
+            self._update_gauge()  # a lowered window moves the gauge
 
     async def on_compaction_noticed(self, message: CompactionNoticed) -> None:
         await self.transcript.add_notice(message.notice.text, message.notice.level)

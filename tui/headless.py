@@ -15,7 +15,8 @@ import sys
 from typing import TextIO
 
 from agent.events import Event, LlmRetry, ToolResult
-from agent.loop import TurnCancelled, TurnResult
+from agent.llm import Notice, StreamEvent
+from agent.loop import TurnCancelled, TurnResult, cut_text
 from compact.timeline import TimelineFold, compaction_news, describe, label, progress_text
 from tools.bash import NOT_RUN
 from tools.terminal import json_safe
@@ -79,6 +80,11 @@ class EventPrinter:
         else:
             self.say(f"reefline: compaction {describe(record)}")
 
+    def stream(self, item: StreamEvent) -> None:
+        """Stream listener: only notices concern a person here (deltas are not shown)."""
+        if isinstance(item, Notice):
+            self.say(f"reefline: {item.text}")
+
     def say(self, line: str) -> None:
         """One line on stderr, through the terminal-safety filter (provider error bodies,
         retry reasons and notices carry text a server chose)."""
@@ -104,6 +110,7 @@ async def run_prompt(
     unlisten = runtime.compaction.add_listener(
         lambda notice: printer.say(f"reefline: {notice.text}")
     )
+    runtime.agent.stream_listeners.append(printer.stream)
     task = asyncio.ensure_future(runtime.agent.run_turn(prompt))
     loop = asyncio.get_running_loop()
     with _cancel_on(loop, task, signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -115,11 +122,16 @@ async def run_prompt(
         finally:
             unsubscribe()
             unlisten()
+            runtime.agent.stream_listeners.remove(printer.stream)
     if not json_mode and result.text:
         out.write(clean(result.text.rstrip("\n")) + "\n")
         out.flush()
-    if result.reason == "completed":
+    if result.reason == "completed" and result.cut_at is None:
         return EXIT_OK
+    if result.cut_at is not None:
+        printer.say(f"reefline: {cut_text(result.cut_at)}")
+        printer.say(f"reefline: session {runtime.session.id} saved; continue it with --continue")
+        return EXIT_ERROR
     printer.say(f"reefline: {result.error or result.reason}")
     printer.say(f"reefline: session {runtime.session.id} saved; continue it with --continue")
     return EXIT_ERROR

@@ -32,7 +32,8 @@ from agent.events import (
     ToolStart,
     TurnEnd,
 )
-from agent.loop import TurnCancelled, TurnResult
+from agent.llm import Notice, StreamEvent
+from agent.loop import StreamListener, TurnCancelled, TurnResult, cut_text
 from agent.session import Session
 from agent.settings import SettingsError
 from agent.store import ensure_private_dir
@@ -162,8 +163,11 @@ class PlainRepl:
             self._show_command(raw_command(event.data.arguments), indent="")
         elif isinstance(event, ToolResult) and event.surface_op and event.surface_op.op == "append":
             self._tool_result(event)
-        elif isinstance(event, AssistantMessage) and event.data.text.strip():
-            self.say(clean(event.data.text).rstrip())
+        elif isinstance(event, AssistantMessage):
+            if event.data.text.strip():
+                self.say(clean(event.data.text).rstrip())
+            if event.data.finish_reason == "length":
+                self.say(f"! {cut_text(None)}")
         elif isinstance(event, LlmRetry):
             self.say(f"! model request failed ({clean(event.data.error)}); retrying")
         elif isinstance(event, TurnEnd) and event.data.reason != "completed":
@@ -186,6 +190,10 @@ class PlainRepl:
     def _on_notice(self, notice: CompactNotice) -> None:
         self.say(f"! {notice.text}")
 
+    def _on_stream(self, item: StreamEvent) -> None:
+        if isinstance(item, Notice):
+            self.say(f"! {clean(item.text)}")
+
     # --- lifecycle ----------------------------------------------------------------------------
 
     def attach(self, runtime: Runtime) -> None:
@@ -198,6 +206,7 @@ class PlainRepl:
         self._detach = [
             runtime.session.subscribe(self._on_event),
             runtime.compaction.add_listener(self._on_notice),
+            _listen(runtime.agent.stream_listeners, self._on_stream),
         ]
 
     def detach(self) -> None:
@@ -320,10 +329,17 @@ class PlainRepl:
         self.say(self.gauge_line())
         for label, tokens, share in breakdown_rows(measurement):
             self.say(f"  {label:<15} {tokens:>8,}  {100 * share:3.0f}%")
+        window = self.runtime.windows.current
+        how = f" ({window.detail})" if window.detail else ""
+        self.say(f"  {window.label()}{how}")
         usage = meter.session_usage
-        self.say(
-            f"  session totals: {usage.input:,} in · {usage.output:,} out · {usage.cached:,} cached"
-        )
+        if not usage.reported:
+            self.say("  session totals: not reported by the server")
+        else:
+            self.say(
+                f"  session totals: {usage.input:,} in · {usage.output:,} out · "
+                f"{usage.cached:,} cached"
+            )
 
     async def cmd_timeline(self, args: str) -> None:
         records = timeline(self.runtime.session.events)
@@ -353,11 +369,11 @@ class PlainRepl:
             self.say(f"Model: {runtime.model_label}")
             return
         name = args.split()[0]
-        window = runtime.settings.context_window or runtime.model.context_window(name)
-        runtime.agent.model_name = runtime.model_name = name
-        if window is not None:
-            runtime.agent.context_window = runtime.meter.context_window = window
-        self.say(f"Model set to {name} for the next request.")
+        runtime.agent.model_name = runtime.model_name = name  # the window follows the model
+        await runtime.window_asker.ensure()
+        window = runtime.windows.current
+        known = window.label() if window.tokens else "window unknown — set --context-window"
+        self.say(f"Model set to {name} for the next request ({known}).")
 
     async def cmd_approve(self, args: str) -> None:
         policy = args.strip().lower()
@@ -421,3 +437,9 @@ async def run_repl(
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.remove_signal_handler(sig)
         repl.runtime.close()
+
+
+def _listen(listeners: list[StreamListener], listener: StreamListener) -> Callable[[], None]:
+    """Add ``listener``; returns the function that removes it."""
+    listeners.append(listener)
+    return lambda: listeners.remove(listener)

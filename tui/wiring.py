@@ -9,10 +9,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from agent.discovery import WindowAsker
 from agent.events import EventRegistry
 from agent.llm import ChatModel, OpenAICompatible, RetryPolicy
-from agent.loop import Agent, LoopSettings
+from agent.loop import Agent, LoopSettings, PreStep
 from agent.meter import TokenMeter
 from agent.scripted import DEMO_CONTEXT_WINDOW, ScriptedModel
 from agent.session import Session
@@ -26,6 +28,7 @@ from agent.settings import (
 )
 from agent.store import SessionBusy, default_home
 from agent.tokens import Estimator
+from agent.windows import WindowBook
 from compact.basic import BasicCompactService, CompactionSettings, load_compaction_settings
 from compact.command import CompactCommand
 from compact.contract import CompactService, register_events
@@ -53,6 +56,8 @@ class Runtime:
     compaction: CompactService
     compaction_settings: CompactionSettings
     compact_command: CompactCommand
+    windows: WindowBook
+    window_asker: WindowAsker
     notices: list[str] = field(default_factory=list)
 
     @property
@@ -88,6 +93,26 @@ def _compaction_source() -> str:
     except SettingsError:
         in_file = False
     return str(path) if in_file else "settings"
+
+
+def _asking_hook(asker: WindowAsker) -> PreStep:
+    """Before each step (first of the pre-step hooks, so compaction sees the answer): ask
+    the server about the model in use, once per model; say so when it stays unknown."""
+
+    async def ask(
+        agent: Agent, turn: int, step: int, system: str, tools: list[dict[str, Any]]
+    ) -> None:
+        if await asker.ensure() or not asker.enabled:
+            return
+        if asker.book.current.tokens is None and asker.book.model not in asker.told:
+            asker.told.add(asker.book.model)
+            agent.notify(
+                f"The server did not say the context window of {asker.book.model} and it is "
+                "not in the table: the gauge shows tokens only and automatic compaction is "
+                "off. Set it with --context-window N."
+            )
+
+    return ask
 
 
 def build_registry() -> EventRegistry:
@@ -155,12 +180,22 @@ def build_runtime(
     model = build_model(provider, settings, estimator)
     if isinstance(model, ScriptedModel):
         model.delay_s = scripted_delay_s
-    window = settings.context_window or model.context_window(provider.model)
+    windows = WindowBook(
+        provider.model, configured=settings.context_window, lookup=model.context_window
+    )
+    asker = WindowAsker(
+        windows,
+        provider.base_url,
+        provider.api_key,
+        # The hosted APIs' windows are in the table; a window the user set is not asked.
+        enabled=provider.name in ("local", "openai-compatible") and not settings.context_window,
+    )
+    window = windows.current.tokens
     try:
         compaction_settings = load_compaction_settings(settings.compaction, window)
     except ValueError as exc:
         raise SettingsError(f"{_compaction_source()}: {exc}") from None
-    if window is None:
+    if window is None and not asker.enabled:
         notices.append(
             f"The context window of {provider.model} is unknown: the gauge shows tokens only "
             "and automatic compaction is off. Set it with --context-window N."
@@ -174,7 +209,7 @@ def build_runtime(
         cwd=(cwd or Path.cwd()).resolve(),
     )
     notices += session.report.notices()
-    meter = TokenMeter(session, estimator, window)
+    meter = TokenMeter(session, estimator, windows)
     work_dir = session.cwd if os.path.isdir(session.cwd) else str(cwd or Path.cwd())
     bash = BashTool(
         cwd=work_dir,
@@ -193,9 +228,10 @@ def build_runtime(
             max_output_tokens=settings.max_output_tokens,
             max_overflow_retries=compaction_settings.max_overflow_retries,
         ),
-        context_window=window,
+        context_window=windows,
         estimate_tokens=meter.estimate_messages,
     )
+    agent.hooks.pre_step.append(_asking_hook(asker))
     service = BasicCompactService(
         session, meter, model, compaction_settings, pruner=Pruner(session, meter)
     )
@@ -214,5 +250,7 @@ def build_runtime(
         compaction=service,
         compaction_settings=compaction_settings,
         compact_command=CompactCommand(service, session),
+        windows=windows,
+        window_asker=asker,
         notices=notices,
     )

@@ -41,6 +41,10 @@ def breakdown_lines(
             )
         )
     lines.append(Content(""))
+    if measurement.window is not None and measurement.window.tokens:
+        window = measurement.window
+        how = f" ({window.detail})" if window.detail else ""
+        lines.append(Content.assemble(("window         ", ""), (window.label() + how, "bold")))
     if measurement.context_window:
         free = measurement.context_window - measurement.total
         lines.append(
@@ -53,10 +57,22 @@ def breakdown_lines(
     lines += [
         Content(""),
         Content.styled("Session totals (provider-reported)", "bold $text-accent"),
-        Content.assemble(("input          ", ""), (f"{fmt_tokens(usage.input):>7}", "bold")),
-        Content.assemble(("output         ", ""), (f"{fmt_tokens(usage.output):>7}", "bold")),
-        Content.assemble(("cached         ", ""), (f"{fmt_tokens(usage.cached):>7}", "bold")),
     ]
+    if not usage.reported:
+        lines.append(Content.styled("not reported by the server", "$text-muted"))
+    else:
+        lines += [
+            Content.assemble(("input          ", ""), (f"{fmt_tokens(usage.input):>7}", "bold")),
+            Content.assemble(("output         ", ""), (f"{fmt_tokens(usage.output):>7}", "bold")),
+            Content.assemble(("cached         ", ""), (f"{fmt_tokens(usage.cached):>7}", "bold")),
+        ]
+        if usage.reports < usage.replies:
+            lines.append(
+                Content.styled(
+                    f"{usage.replies - usage.reports} of {usage.replies} replies reported no usage",
+                    "$text-muted",
+                )
+            )
     if not measurement.measured:
         lines += [
             Content(""),

@@ -94,10 +94,15 @@ class GaugeReading:
     window: int | None
     threshold: int | None
     measured: bool
+    where: str = ""
+    """Where the window figure came from: ``from server``, ``from table``, ``set``..."""
 
     @classmethod
     def of(cls, measurement: Measurement, threshold: int | None) -> GaugeReading:
-        return cls(measurement.total, measurement.context_window, threshold, measurement.measured)
+        where = measurement.window.where if measurement.window is not None else ""
+        return cls(
+            measurement.total, measurement.context_window, threshold, measurement.measured, where
+        )
 
     @property
     def fraction(self) -> float | None:
@@ -145,6 +150,8 @@ class GaugeReading:
         threshold = self.threshold_fraction
         parts.append(f"auto at {100 * threshold:.0f}%" if threshold is not None else "auto off")
         parts.append("measured" if self.measured else "~estimated")
+        if self.where:
+            parts.append(f"window {self.where}")
         return parts
 
     def bar_cells(self, width: int) -> tuple[int, int | None]:

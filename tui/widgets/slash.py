@@ -107,19 +107,16 @@ class SlashCommands:
             )
             return
         name = args.split()[0]
-        window = runtime.settings.context_window or runtime.model.context_window(name)
-        runtime.agent.model_name = name
-        runtime.model_name = name
-        if window is not None:
-            runtime.agent.context_window = window
-            runtime.meter.context_window = window
+        runtime.agent.model_name = runtime.model_name = name  # the window follows the model
+        await runtime.window_asker.ensure()
+        window = runtime.windows.current
         self.part(AppHeader).show(
             model=runtime.model_name,
             session=runtime.session.id,
             cwd=runtime.session.cwd,
             demo=runtime.is_demo,
         )
-        known = f"window {window:,} tokens" if window else "window unknown — set --context-window"
+        known = window.label() if window.tokens else "window unknown — set --context-window"
         await self.transcript.add_notice(f"Model set to {name} for the next request ({known}).")
         self._update_gauge()
 

@@ -30,7 +30,9 @@ from agent.events import (
     TurnEnd,
     UserMessage,
 )
+from agent.llm import Notice as StreamNotice
 from agent.llm import ReasoningDelta, Retrying, StreamEvent, TextDelta
+from agent.loop import cut_text
 from tui.widgets.entries import AssistantEntry, Notice, UserEntry
 from tui.widgets.format import clean, one_line
 from tui.widgets.marker import CompactionMarker
@@ -147,6 +149,9 @@ class Transcript(VerticalScroll):
 
     async def stream(self, item: StreamEvent) -> None:
         """Show a transient streaming item."""
+        if isinstance(item, StreamNotice):
+            await self.add_notice(clean(item.text), "info")
+            return
         if isinstance(item, Retrying):
             if self._live is not None:
                 live, self._live = self._live, None
@@ -276,7 +281,7 @@ class Transcript(VerticalScroll):
     def _reply_notice(event: AssistantMessage) -> Widget | None:
         reason = event.data.finish_reason
         if reason == "length":
-            return Notice("The reply was cut off at the output token limit.", "warning")
+            return Notice(cut_text(None), "warning")
         return None
 
 

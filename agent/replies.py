@@ -1,0 +1,221 @@
+"""Replies and stream events: what a model's stream yields, and the fold of OpenAI chat
+completion chunks (streamed) or of one whole completion (not streamed) into them.
+
+Both paths go through :class:`ReplyBuilder`, so a non-streamed reply is parsed, bounded and
+shown exactly like a streamed one (as one delta per part).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from openai.types.chat import ChatCompletionChunk
+
+from agent.call_bounds import MAX_ARGUMENT_CHARS, MAX_CALLS, too_big
+from agent.events import ToolCall, Usage
+from agent.llm_errors import StreamIncomplete
+
+
+@dataclass
+class Reply:
+    """One complete assistant reply. ``reasoning`` is for display only: it is never sent back.
+    ``model`` is the model the server says answered, else the one requested."""
+
+    text: str
+    reasoning: str | None
+    tool_calls: list[ToolCall]
+    finish_reason: str
+    usage: Usage | None
+    model: str
+    refused: dict[str, str] = field(default_factory=dict)
+    """Calls that are not to run, by id, with the error the model gets instead (arguments
+    past :data:`~agent.call_bounds.MAX_ARGUMENT_CHARS`; their text is not kept)."""
+    dropped_calls: int = 0
+    """Calls past :data:`~agent.call_bounds.MAX_CALLS` that the reply asked for and that
+    were not kept."""
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ReasoningDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallDelta:
+    """A piece of tool call ``index`` (its position in ``Reply.tool_calls``). ``id`` and
+    ``name`` arrive on the first piece, argument text on the later ones."""
+
+    index: int
+    id: str | None
+    name: str | None
+    arguments: str
+
+
+@dataclass(frozen=True)
+class Retrying:
+    """Attempt number ``attempt`` (1-based) failed with ``error``; everything streamed for
+    this request so far is void. The next attempt starts after ``delay_s`` seconds."""
+
+    attempt: int
+    error: str
+    delay_s: float
+
+
+@dataclass(frozen=True)
+class Completed:
+    """The last item of every successful stream."""
+
+    reply: Reply
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the user should know about how requests are made from now on (the server
+    needs replies without streaming, the window was lowered...). Shown once; not logged."""
+
+    text: str
+
+
+StreamEvent = TextDelta | ReasoningDelta | ToolCallDelta | Retrying | Completed | Notice
+
+
+class ReplyBuilder:
+    """Folds chunks into a Reply and turns each into the deltas to show."""
+
+    def __init__(self, requested_model: str) -> None:
+        self.model = requested_model
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls: list[dict[str, Any]] = []  # {"id", "name", "args": list[str]}
+        self.slot_of_index: dict[int, int] = {}
+        self.finish_reason: str | None = None
+        self.usage: Usage | None = None
+        self.chunks = 0
+        self.dropped = 0
+        self.dropped_indexes: set[int] = set()
+
+    def feed(self, chunk: ChatCompletionChunk) -> list[StreamEvent]:
+        self.chunks += 1
+        events: list[StreamEvent] = []
+        if chunk.model:
+            self.model = chunk.model
+        if chunk.usage is not None:
+            # Some servers repeat running usage on every chunk: the last one wins.
+            self.usage = _usage(chunk.usage)
+        for choice in chunk.choices or []:
+            if choice.index not in (0, None):
+                continue  # we never ask for n > 1
+            delta = choice.delta
+            extra = delta.model_extra or {}
+            # DeepSeek and vLLM say reasoning_content; OpenRouter and others say reasoning.
+            thought = extra.get("reasoning_content") or extra.get("reasoning")
+            if isinstance(thought, str) and thought:
+                self.reasoning.append(thought)
+                events.append(ReasoningDelta(thought))
+            for text in (delta.content, delta.refusal):
+                if text:
+                    self.text.append(text)
+                    events.append(TextDelta(text))
+            for call in delta.tool_calls or []:
+                if (piece := self._tool_delta(call)) is not None:
+                    events.append(piece)
+            if choice.finish_reason:
+                self.finish_reason = choice.finish_reason
+        return events
+
+    def feed_whole(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        """Fold a whole (non-streamed) chat completion as if it were one chunk: the same
+        parsing, bounds, usage and deltas as a stream, one delta per part."""
+        choices = []
+        for choice in payload.get("choices") or []:
+            message = dict(choice.get("message") or {})
+            calls = [
+                {**call, "index": i} for i, call in enumerate(message.pop("tool_calls", None) or [])
+            ]
+            message.pop("role", None)
+            choices.append(
+                {
+                    "index": choice.get("index", 0),
+                    "delta": {**message, "tool_calls": calls or None},
+                    "finish_reason": choice.get("finish_reason"),
+                }
+            )
+        chunk = {**payload, "object": "chat.completion.chunk", "choices": choices}
+        return self.feed(ChatCompletionChunk.construct(**chunk))
+
+    def _tool_delta(self, call: Any) -> ToolCallDelta | None:
+        function = call.function
+        name = function.name if function is not None else None
+        args = (function.arguments if function is not None else None) or ""
+        slot = self.slot_of_index.get(call.index)
+        if slot is not None and call.id and self.calls[slot]["id"] not in (None, call.id):
+            # A new id on a known index: a server that numbers every call 0. Treat it as the
+            # next call instead of gluing two argument strings together.
+            slot = None
+        if slot is None:
+            if len(self.calls) >= MAX_CALLS:
+                # Past the bound: counted, not kept (and not shown).
+                if call.index not in self.dropped_indexes or call.id:
+                    self.dropped += 1
+                    self.dropped_indexes.add(call.index)
+                return None
+            slot = len(self.calls)
+            self.slot_of_index[call.index] = slot
+            self.calls.append({"id": call.id, "name": name or "", "args": [], "size": 0})
+        entry = self.calls[slot]
+        if call.id and entry["id"] is None:
+            entry["id"] = call.id
+        if name and not entry["name"]:
+            entry["name"] = name
+        entry["size"] += len(args)
+        if entry["size"] > MAX_ARGUMENT_CHARS:
+            entry["args"] = []  # counted from here on, never held
+            return None
+        entry["args"].append(args)
+        return ToolCallDelta(slot, call.id, name, args)
+
+    def reply(self) -> Reply:
+        if self.finish_reason is None:
+            raise StreamIncomplete(
+                f"the stream ended after {self.chunks} chunks without a finish reason"
+            )
+        calls = []
+        refused = {}
+        for c in self.calls:
+            # Some local servers omit call ids; tool results must still pair with their call.
+            call_id = c["id"] or f"call_{uuid.uuid4().hex[:24]}"
+            calls.append(ToolCall(id=call_id, name=c["name"], arguments="".join(c["args"])))
+            if c["size"] > MAX_ARGUMENT_CHARS:
+                refused[call_id] = too_big(c["size"])
+        return Reply(
+            text="".join(self.text),
+            reasoning="".join(self.reasoning) if self.reasoning else None,
+            tool_calls=calls,
+            finish_reason=self.finish_reason,
+            usage=self.usage,
+            model=self.model,
+            refused=refused,
+            dropped_calls=self.dropped,
+        )
+
+
+def _usage(raw: Any) -> Usage:
+    prompt_details = getattr(raw, "prompt_tokens_details", None)
+    completion_details = getattr(raw, "completion_tokens_details", None)
+    cached = getattr(prompt_details, "cached_tokens", None)
+    if cached is None:
+        # DeepSeek reports its prompt cache in a top-level field of its own.
+        cached = (getattr(raw, "model_extra", None) or {}).get("prompt_cache_hit_tokens")
+    return Usage(
+        prompt_tokens=raw.prompt_tokens or 0,
+        completion_tokens=raw.completion_tokens or 0,
+        cached_tokens=int(cached or 0),
+        reasoning_tokens=int(getattr(completion_details, "reasoning_tokens", None) or 0),
+    )
