@@ -89,16 +89,16 @@ def known_context_window(model: str, overrides: Mapping[str, int] | None = None)
     return _lookup(_normalize(model), KNOWN_CONTEXT_WINDOWS)
 
 
-WindowSource = Literal["set", "server", "table", "overflow"]
+WindowSource = Literal["set", "server", "table", "overflow", "demo"]
 """Where a window figure came from: the user's setting, the server's own answer, the table
-above (or what the model object knows, for the offline demo), or a context-overflow error
-that stated the limit."""
+above, a context-overflow error that stated the limit, or the offline demo model's own."""
 
 _SOURCE_WORDS: Mapping[str, str] = {
     "set": "set",
     "server": "from server",
     "table": "from table",
     "overflow": "from the server's error",
+    "demo": "of the demo",
 }
 
 
@@ -140,10 +140,12 @@ class WindowBook:
         *,
         configured: int | None = None,
         lookup: Callable[[str], int | None] | None = None,
+        lookup_source: WindowSource = "table",
     ) -> None:
         self.model = model
         self.configured = configured
         self._lookup = lookup or (lambda name: None)
+        self._lookup_source: WindowSource = lookup_source
         self._server: dict[str, Window] = {}
         self._lowered: dict[str, Window] = {}
         self.asked: set[str] = set()
@@ -166,7 +168,7 @@ class WindowBook:
             chosen = self._server[model]
         else:
             table = self._lookup(model)
-            chosen = Window(table, "table" if table is not None else None)
+            chosen = Window(table, self._lookup_source if table is not None else None)
         lowered = self._lowered.get(model)
         below = lowered is not None and (chosen.tokens or 0) > (lowered.tokens or 0) > 0
         if lowered is not None and (below or chosen.tokens is None):

@@ -224,6 +224,13 @@ class ReeflineApp(SlashCommands, App[None]):
         self._timeline_changed()
         self._update_gauge()
         self.status.set_activity("idle")
+        self.run_worker(self._ask_window(runtime), group="window")
+
+    async def _ask_window(self, runtime: Runtime) -> None:
+        """Ask the server its window while the first screen is up (the first step would
+        ask anyway), so the gauge is right before anything is sent."""
+        if await runtime.window_asker.ensure() and runtime is self.runtime:
+            self._update_gauge()
 
     # --- core -> UI ---------------------------------------------------------------------------
 

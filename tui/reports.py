@@ -25,6 +25,7 @@ from agent.events import (
     TurnStart,
     UserMessage,
 )
+from agent.loop import cut_text
 from agent.session import Session
 from compact.contract import CompactPrune
 from compact.timeline import (
@@ -369,6 +370,8 @@ def export_markdown(session: Session) -> str:
                 calls[call.id] = call
             if event.data.text.strip():
                 blocks.append(f"**Assistant**\n\n{event.data.text}")
+            if event.data.finish_reason == "length":
+                blocks.append(f"> *{cut_text(None)}*")
         elif isinstance(event, ToolResult):
             if isinstance(event.surface_op, SurfaceReplace):
                 continue  # a pruned result's placeholder: the original was shown already

@@ -181,7 +181,10 @@ def build_runtime(
     if isinstance(model, ScriptedModel):
         model.delay_s = scripted_delay_s
     windows = WindowBook(
-        provider.model, configured=settings.context_window, lookup=model.context_window
+        provider.model,
+        configured=settings.context_window,
+        lookup=model.context_window,
+        lookup_source="demo" if provider.kind == "scripted" else "table",
     )
     asker = WindowAsker(
         windows,

@@ -123,7 +123,7 @@ def test_derive_excludes_shadowed_and_empty_assistant(session: Session) -> None:
     messages = session.derive_messages()
     assert [m["role"] for m in messages] == ["user", "assistant", "tool"]
     assert messages[1]["tool_calls"][0]["id"] == "c9"
-    assert messages[1]["content"] is None
+    assert messages[1]["content"] == ""  # not null: llama-cpp-python refuses a null
     s = replace(session, session.surface[0], call.seq, "cp", cite=list(session.surface[:3]))
     assert session.derive_messages() == [
         {"role": "user", "content": "cp"},

@@ -219,9 +219,12 @@ def test_context_overflow_the_client_did_not_foresee_is_recovered_by_compaction(
     assert end["data"].get("error") is None
     answer = [e for e in printed if e["type"] == "assistant/message"][-1]
     assert answer["data"]["text"] == "recovered after compaction"
-    # overflowed request, summary request, the retried (smaller) request
-    failed, summary, retried = openai_server.requests[sent:]
-    assert "## Primary request and intent" in summary["messages"][-1]["content"]
+    # overflowed request, the summary requests (in chunks: the error stated a 2,048-token
+    # window, which is now the one in use), the retried (smaller) request
+    failed, *summaries, retried = openai_server.requests[sent:]
+    assert summaries
+    assert all("## Primary request and intent" in s["messages"][-1]["content"] for s in summaries)
+    assert "2,048 tokens" in out.stderr
     assert len(json.dumps(retried["messages"])) < len(json.dumps(failed["messages"]))
     assert retried["messages"][-1]["content"] == "and now?"
     assert events[-1]["data"]["reason"] == "completed"

@@ -128,3 +128,38 @@ def test_the_history_file_is_private_whatever_the_umask(tmp_path) -> None:
     finally:
         os.umask(old)
     assert oct(history_path(tmp_path / "home").stat().st_mode & 0o777) == "0o600"
+
+
+def test_plain_says_a_reply_was_cut_a_lowered_window_and_usage_not_reported(
+    tmp_path: Path, workdir: Path
+) -> None:
+    """``--plain`` against a loopback server: the cut reply, the notice, /context totals."""
+    from tests.openai_server import OpenAIServer
+
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "DEEPSEEK_", "REEFLINE_"))
+    }
+    env.update(REEFLINE_HOME=str(tmp_path / "home"), REEFLINE_CONFIG=str(tmp_path / "c.toml"))
+    message = "request (9000 tokens) exceeds the available context size (6000 tokens)"
+    WINDOW = ("--context-window", "20000")
+    with OpenAIServer() as server:
+        server.push(
+            {"text": "Once upon", "usage": False, "finish_reason": "length"},
+            {"status": 400, "message": message, "type": "exceed_context_size_error"},
+        )
+        proc = subprocess.run(
+            [REEFLINE, "--plain", "--base-url", server.base_url, "--model", "m", *WINDOW],
+            input="a story\nmore\n/context\n/quit\n",
+            capture_output=True,
+            text=True,
+            cwd=workdir,
+            env=env,
+            timeout=60,
+        )
+    out = proc.stdout
+    assert "Once upon" in out and "! The reply was cut off at the output cap" in out
+    assert "! The server says its context window is 6,000 tokens" in out
+    assert "window 6,000 from the server's error" in out
+    assert "session totals: not reported by the server" in out

@@ -214,3 +214,17 @@ def test_cap_output_limits_characters() -> None:
     assert len(capped) < 8_200
     assert "characters omitted" in capped
     assert cap_output("short\ntext") == "short\ntext"
+
+
+def test_export_marks_a_reply_cut_at_the_output_cap(session: Session) -> None:
+    user_turn(session, 1, "a story")
+    session.append("step/start", {"turn": 1, "step": 1})
+    session.append(
+        "assistant/message",
+        {"turn": 1, "step": 1, "text": "Once upon a", "finish_reason": "length", "model": "m"},
+    )
+    answer(session, 2, 1, "A short one.")
+    md = export_markdown(session)
+    cut = md.index("cut off at the output cap")
+    assert md.index("Once upon a") < cut < md.index("A short one.")
+    assert md.count("cut off at the output cap") == 1  # the natural stop is not marked

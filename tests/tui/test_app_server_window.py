@@ -1,0 +1,62 @@
+"""The app with a server that says its own window, does not report usage, cuts a reply,
+and states its limit in an overflow error: what the gauge, /context and the transcript say."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tests.openai_server import OpenAIServer
+from tests.tui.conftest import UI
+from tests.wire import Exchange, ReplayServer
+from tui.screens.context import ContextScreen
+from tui.widgets.entries import Notice
+from tui.widgets.gauge import TokenGauge
+
+
+def notices(app: Any) -> list[str]:
+    return [n.plain for n in app.query(Notice)]
+
+
+async def test_the_gauge_and_context_say_the_window_came_from_the_server(ui: UI) -> None:
+    props = json.dumps({"default_generation_settings": {"n_ctx": 3072}})
+    with ReplayServer([Exchange("GET", "/props", None, 200, "application/json", [props])]) as srv:
+        runtime = ui.runtime(base_url=srv.base_url, model="smollm2", demo=False)
+        assert runtime.windows.current.label() == "window 8,192 from table"  # before asking
+        app = ui.app(runtime)
+        async with app.run_test(size=(160, 40)) as pilot:
+            gauge = app.query_one(TokenGauge)
+            await ui.until(
+                pilot, lambda: gauge.reading is not None and gauge.reading.window == 3072
+            )
+            assert "window from server" in gauge.render().plain
+            await ui.send(pilot, "/context")
+            assert isinstance(app.screen, ContextScreen)
+            text = "\n".join(line.plain for line in app.screen.lines)
+            assert "window 3,072 from server (llama.cpp /props n_ctx)" in text
+
+
+async def test_usage_not_reported_cut_replies_and_a_lowered_window(
+    ui: UI, openai_server: OpenAIServer
+) -> None:
+    runtime = ui.runtime(
+        base_url=openai_server.base_url, model="m", demo=False, context_window=32_000
+    )
+    app = ui.app(runtime)
+    message = "request (40000 tokens) exceeds the available context size (16000 tokens)"
+    openai_server.push(
+        {"text": "Once upon a time", "usage": False, "finish_reason": "length"},
+        {"status": 400, "message": message, "type": "exceed_context_size_error"},
+        {"text": "fine", "usage": False},
+    )
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ui.send(pilot, "a story")
+        assert any("cut off at the output cap" in n for n in notices(app))
+        await ui.send(pilot, "more")
+        assert any("16,000 tokens" in n for n in notices(app))  # said once, where one looks
+        gauge = app.query_one(TokenGauge)
+        assert gauge.reading is not None and gauge.reading.window == 16_000
+        assert "window from the server's error" in gauge.render().plain
+        await ui.send(pilot, "/context")
+        text = "\n".join(line.plain for line in app.screen.lines)  # type: ignore[attr-defined]
+        assert "not reported by the server" in text
