@@ -213,3 +213,14 @@ async def test_llama_cpp_python_tools_go_whole_for_the_rest_of_the_session() -> 
     assert reply.usage is not None
     assert reply.usage.prompt_tokens == json.loads(whole.body)["usage"]["prompt_tokens"]
     assert [("stream" in body) for body in asked] == [True, False, False]
+
+
+async def test_llama_server_props_is_asked_when_the_listing_says_nothing() -> None:
+    """With its /v1/models answer gone, the recorded /props alone gives the window."""
+    rec = Recording.load(FIXTURES / "llama-server" / "window.json")
+    props = next(e for e in rec.exchanges if e.path == "/props")
+    listing = json.loads(next(e for e in rec.exchanges if e.path == "/v1/models").body)
+    with ReplayServer([props]) as server:
+        answer = await ask_window(server.base_url, "smollm2")
+    assert answer is not None and answer.detail == "llama.cpp /props n_ctx"
+    assert answer.tokens == listing["data"][0]["meta"]["n_ctx"]  # the two agree

@@ -8,15 +8,21 @@ Each run records its HTTP exchanges for the replay tests of the default run.
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from agent.discovery import ask_window, from_props
 from tests.conformance.conftest import Drive
 from tests.conformance.provision import Provisioned
 from tests.conformance.scenarios import AND_THESE, REMEMBER, REPEAT_CALL, STORY
-from tests.conformance.servers import Running, llama_cpp_python, llama_server
+from tests.conformance.servers import ALIAS, Running, llama_cpp_python, llama_server
+from tests.wire import FIXTURES, Recording, RecordingProxy
 
 pytestmark = pytest.mark.conformance
 
@@ -148,3 +154,20 @@ def test_llama_cpp_python_empty_200_overflow_is_classified(drive: Drive, pyllama
     assert "2,048 tokens" in stderr, stderr  # the limit it stated lowered the window
     assert turn.of("compact/start"), stderr  # overflow recovery ran
     assert headers(turn)[-1]["context_window"] == 2048
+
+
+def test_llama_server_window_answers(llama: Running) -> None:
+    """Both places llama-server states its context agree with what it was started with."""
+    with RecordingProxy(llama.host, llama.port) as proxy:
+        answer = asyncio.run(ask_window(proxy.base_url, ALIAS))
+        root = proxy.base_url.removesuffix("/v1")
+        with urllib.request.urlopen(f"{root}/props") as response:
+            props = json.loads(response.read())
+        exchanges = proxy.take()
+    recording = Recording(llama.name, "SmolLM2-135M-Instruct Q4_1", "window", exchanges)
+    recording.scrub(str(Path.home()), "~")
+    if os.environ.get("REEFLINE_RECORD_WIRE", "1") != "0":
+        recording.save(FIXTURES / llama.name / "window.json")
+    assert answer is not None and answer.tokens == llama.ctx
+    found = from_props(props)
+    assert found is not None and found.tokens == llama.ctx
