@@ -2,8 +2,8 @@
 
 A local server is often started with a smaller context than the weights support
 (llama.cpp's ``-c``, vLLM's ``--max-model-len``, Ollama's ``num_ctx``), so the built-in table
-is a guess there; the server knows. :func:`ask_window` tries, in order, with a short timeout
-each and silence on failure:
+is a guess there; the server knows. :func:`ask_window` tries, in order, within one short
+budget for them all, and is silent on failure:
 
 - ``GET {base}/models`` (OpenAI's listing; ``base`` ends in ``/v1``): vLLM's
   ``max_model_len``, llama.cpp's ``meta.n_ctx``, LM Studio's ``loaded_context_length``,
@@ -30,7 +30,8 @@ import httpx2
 from agent.windows import WindowBook
 
 ASK_TIMEOUT_S = 2.0
-"""Per probe. A server that takes longer to list its models is not worth the wait at start."""
+"""For all the probes together: a server that takes longer to say its window is not worth
+the wait before the first request."""
 
 
 @dataclass(frozen=True)
@@ -151,17 +152,34 @@ async def ask_window(
     async with httpx2.AsyncClient(
         timeout=timeout_s, headers=headers, transport=transport, follow_redirects=False
     ) as client:
-        for method, url, payload, parse in probes:
-            try:
-                response = await client.request(method, url, json=payload)
-                if response.status_code != 200 or len(response.content) > 1 << 20:
-                    continue
-                found = parse(response.json())
-            except (httpx2.HTTPError, ValueError):
-                continue
-            if found is not None:
-                return found
+        try:
+            # One budget for all the probes: a server that hangs costs ``timeout_s`` once.
+            async with asyncio.timeout(timeout_s):
+                for method, url, payload, parse in probes:
+                    found = await _probe(client, method, url, payload, parse)
+                    if found is not None:
+                        return found
+        except (TimeoutError, httpx2.TransportError):
+            pass  # nothing there, or too slow to be worth the wait: the table stands
     return None
+
+
+async def _probe(
+    client: httpx2.AsyncClient,
+    method: str,
+    url: str,
+    payload: dict[str, Any] | None,
+    parse: Callable[[Any], Answer | None],
+) -> Answer | None:
+    """One question; None when it gets no usable answer. Transport errors (nothing
+    listening) propagate: the other probes would meet the same."""
+    try:
+        response = await client.request(method, url, json=payload)
+        if response.status_code != 200 or len(response.content) > 1 << 20:
+            return None
+        return parse(response.json())
+    except (httpx2.HTTPStatusError, httpx2.DecodingError, ValueError):
+        return None
 
 
 class WindowAsker:

@@ -2,7 +2,9 @@
 
 A model turns a ``ChatRequest`` into a stream of ``StreamEvent`` values: text, reasoning and
 tool-call deltas for display, ``Retrying`` when an attempt failed and is about to be repeated,
-and ``Completed`` with the assembled ``Reply`` as the last item of every successful stream.
+``Notice`` when the way requests are made changes (whole replies from a server that will not
+stream), and ``Completed`` with the assembled ``Reply`` as the last item of every successful
+stream. A reply asked for whole (not streamed) goes through the same parsing as a stream.
 Failures are raised as ``LLMError`` subclasses (see ``agent.llm_errors``) once retries are
 exhausted or when retrying cannot help.
 """
@@ -96,7 +98,8 @@ class ChatRequest:
     max_tokens: int | None = None
     temperature: float | None = None
     tool_choice: str | None = None
-    """``"none"``/``"auto"``/``"required"``, sent only with tools (None: the server's default)."""
+    """``"none"``/``"auto"``/``"required"``, sent only with tools (None: ``"auto"``, said
+    rather than left to a server that may read its absence as ``"none"``)."""
 
 
 class ChatModel(Protocol):
