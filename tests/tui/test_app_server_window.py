@@ -33,7 +33,7 @@ async def test_the_gauge_and_context_say_the_window_came_from_the_server(ui: UI)
             await ui.send(pilot, "/context")
             assert isinstance(app.screen, ContextScreen)
             text = "\n".join(line.plain for line in app.screen.lines)
-            assert "window 3,072 from server (llama.cpp /props n_ctx)" in text
+            assert "window         3,072 from server (llama.cpp /props n_ctx)" in text
 
 
 async def test_usage_not_reported_cut_replies_and_a_lowered_window(
@@ -60,3 +60,21 @@ async def test_usage_not_reported_cut_replies_and_a_lowered_window(
         await ui.send(pilot, "/context")
         text = "\n".join(line.plain for line in app.screen.lines)  # type: ignore[attr-defined]
         assert "not reported by the server" in text
+
+
+async def test_a_resumed_session_still_shows_the_cut(ui: UI, openai_server: OpenAIServer) -> None:
+    settings = {"base_url": openai_server.base_url, "model": "m", "demo": False}
+    first = ui.runtime(**settings, context_window=32_000)
+    openai_server.push({"text": "Once upon a time", "finish_reason": "length"})
+    app = ui.app(first)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ui.send(pilot, "a story")
+        live = app.transcript.dump()
+    session_id = first.session.id
+    first.close()
+    again = ui.app(ui.runtime(**settings, context_window=32_000, resume=session_id))
+    async with again.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        resumed = again.transcript.dump()
+    cut = [line for line in live if "cut off at the output cap" in line]
+    assert cut and [line for line in resumed if "cut off at the output cap" in line] == cut

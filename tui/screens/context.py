@@ -44,7 +44,10 @@ def breakdown_lines(
     if measurement.window is not None and measurement.window.tokens:
         window = measurement.window
         how = f" ({window.detail})" if window.detail else ""
-        lines.append(Content.assemble(("window         ", ""), (window.label() + how, "bold")))
+        said = f"{window.tokens:,} {window.where}".rstrip()
+        lines.append(
+            Content.assemble(("window         ", ""), (said, "bold"), (how, "$text-muted"))
+        )
     if measurement.context_window:
         free = measurement.context_window - measurement.total
         lines.append(

@@ -91,9 +91,7 @@ class Transcript(VerticalScroll):
         """Render existing events (a resumed session); only the newest entries mount."""
         widgets: list[Widget] = []
         for event in history:
-            widget = self._build(event)
-            if widget is not None:
-                widgets.append(widget)
+            widgets += self._entries(event)
         self._hidden = widgets[:-REPLAY_WINDOW] if len(widgets) > REPLAY_WINDOW else []
         shown = widgets[len(self._hidden) :]
         if self._hidden:
@@ -145,7 +143,8 @@ class Transcript(VerticalScroll):
                 self._last_answer = event.data.text
             await self._add(self._reply_notice(event))
             return
-        await self._add(self._build(event))
+        for widget in self._entries(event):
+            await self._add(widget)
 
     async def stream(self, item: StreamEvent) -> None:
         """Show a transient streaming item."""
@@ -193,7 +192,18 @@ class Transcript(VerticalScroll):
         if widget is not None:
             await self.mount(widget)
 
-    # --- one event -> at most one new widget --------------------------------------------------
+    # --- one event -> its new widgets --------------------------------------------------------
+
+    def _entries(self, event: Event) -> list[Widget]:
+        """The widgets ``event`` adds: :meth:`_build`'s, and a reply's notice (cut off at
+        the output cap) after its text."""
+        widget = self._build(event)
+        widgets = [widget] if widget is not None else []
+        if isinstance(event, AssistantMessage) and isinstance(widget, AssistantEntry):
+            notice = self._reply_notice(event)
+            if notice is not None:
+                widgets.append(notice)
+        return widgets
 
     def _build(self, event: Event) -> Widget | None:
         if isinstance(event, UserMessage):
