@@ -224,3 +224,23 @@ async def test_llama_server_props_is_asked_when_the_listing_says_nothing() -> No
         answer = await ask_window(server.base_url, "smollm2")
     assert answer is not None and answer.detail == "llama.cpp /props n_ctx"
     assert answer.tokens == listing["data"][0]["meta"]["n_ctx"]  # the two agree
+
+
+async def test_deepseek_reasoning_is_never_sent_back(tmp_path: Path) -> None:
+    from agent.loop import Agent
+    from agent.session import Session
+
+    rec = fixture("documented", "deepseek-reasoning")
+    (chat,) = rec.chats()
+    session = Session.create(tmp_path / "home", cwd=str(tmp_path))
+    with ReplayServer([chat, chat]) as server:
+        agent = Agent(session, client(server.base_url), "deepseek-reasoner", [])
+        await agent.run_turn("what is 2+2?")
+        await agent.run_turn("and 3+3?")
+        second = server.chat_requests()[1]
+    session.close()
+    logged = [e.data for e in session.events if e.type == "assistant/message"]
+    assert logged[0].reasoning  # kept in the log, shown to the user
+    sent = json.dumps(second["messages"])
+    assert "reasoning_content" not in sent and logged[0].reasoning not in sent
+    assert logged[0].text in sent  # the answer itself is history
