@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent.envelope import Envelope
 from agent.events import (
     AssistantMessage,
     ContextMessage,
@@ -294,19 +295,24 @@ class TokenMeter:
 
     def measure(
         self,
+        envelope: Envelope | None = None,
+        *,
         system: str | None = None,
         tools: list[dict[str, Any]] | None = None,
         model: str | None = None,
     ) -> Measurement:
         """The context size of the next request.
 
-        With ``system``/``tools``/``model`` given, measure as if the next request carried them
-        (parts left out come from the latest logged header); otherwise use the latest logged
-        header, or no header at all before the first request. Provider-anchored while that
-        header equals the one of the anchoring reply; a full estimate otherwise.
+        With an ``envelope`` (or some of ``system``/``tools``/``model``), measure as if the
+        next request carried it (parts left out come from the latest logged header);
+        otherwise use the latest logged header, or no header at all before the first
+        request. Provider-anchored while that header equals the one of the anchoring reply;
+        a full estimate otherwise.
         """
         self._catch_up()
         logged = self._header
+        if envelope is not None:
+            system, tools, model = envelope.system, envelope.tools, envelope.model
         if system is None and tools is None and model is None:
             key = self._header_key
             sys_tokens, tool_tokens = self._header_parts

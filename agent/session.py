@@ -134,6 +134,7 @@ class Session:
         self._derived_nodes = 0
         self._derived_generation = 0
         self._last_resume: int | None = None
+        self._open_turn: int | None = None
         self._shadowed: dict[int, list[int]] = {}
 
     # --- construction -------------------------------------------------------------------------
@@ -309,6 +310,12 @@ class Session:
         """Seq of the newest ``session/resume``: events before it came from an earlier process."""
         return self._last_resume
 
+    @property
+    def open_turn(self) -> int | None:
+        """The number of the turn in progress (``turn/start`` without its ``turn/end``),
+        None between turns: the one answer to "is a turn running?"."""
+        return self._open_turn
+
     def shadowed(self, seq: int) -> list[int]:
         """The seqs (in surface order) that the replace event ``seq`` took off the surface;
         empty for any other event."""
@@ -398,6 +405,10 @@ class Session:
         self._surface.apply(event, span)
         if event.type == "session/resume":
             self._last_resume = event.seq
+        elif event.type == "turn/start":
+            self._open_turn = event.data.turn  # type: ignore[attr-defined]
+        elif event.type == "turn/end":
+            self._open_turn = None
 
     def subscribe(self, observer: Observer) -> Callable[[], None]:
         """Call ``observer(event)`` after each append; returns the unsubscribe function."""

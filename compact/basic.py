@@ -34,9 +34,11 @@ import asyncio
 import contextlib
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-from agent.events import Event, EventError, TurnEnd, TurnStart, UserMessage
+from agent.envelope import Envelope
+from agent.events import Event, EventError, UserMessage
+from agent.hooks import Hooks
 from agent.llm import ChatModel, ContextOverflow
 from agent.meter import Measurement, TokenMeter
 from agent.session import Session
@@ -61,9 +63,6 @@ from compact.policy import CompactionSettings, load_compaction_settings
 from compact.prune import Pruner
 from compact.reading import RangeReader
 from compact.summarizer import ModelSummarizer
-
-if TYPE_CHECKING:
-    from agent.loop import Agent, Hooks
 
 __all__ = [
     "CHECKPOINT_PREAMBLE",
@@ -165,7 +164,7 @@ class BasicCompactService(CompactService):
     @property
     def paused(self) -> str | None:
         """Why auto compaction is paused for the current turn, or None."""
-        turn = _open_turn(self.session)
+        turn = self.session.open_turn
         if self._breaker_turn is not None and turn == self._breaker_turn:
             return "circuit breaker"
         if self._thrash_turn is not None and turn == self._thrash_turn:
@@ -175,14 +174,12 @@ class BasicCompactService(CompactService):
     @property
     def model_off(self) -> bool:
         """True while automatic compactions skip the model (it failed too often this turn)."""
-        turn = _open_turn(self.session)
+        turn = self.session.open_turn
         return self._model_off_turn is not None and turn == self._model_off_turn
 
     # --- listeners ----------------------------------------------------------------------------
 
-    async def _on_pre_step(
-        self, agent: Agent, turn: int, step: int, system: str, tools: list[dict[str, Any]]
-    ) -> None:
+    async def _on_pre_step(self, envelope: Envelope, turn: int, step: int) -> None:
         if self._breaker_turn is not None and turn != self._breaker_turn:
             self._breaker_turn = None
             self._failures = 0
@@ -192,7 +189,7 @@ class BasicCompactService(CompactService):
         if self.paused:
             return
         try:
-            result = await self.compact_if_needed(agent, "pressure")
+            result = await self.compact_if_needed(envelope, "pressure")
         except CompactionError as exc:
             self._failures += 1
             self.announce(
@@ -211,11 +208,11 @@ class BasicCompactService(CompactService):
             self._failures = 0
 
     async def _on_request_error(
-        self, agent: Agent, error: ContextOverflow, turn: int, step: int
+        self, envelope: Envelope, error: ContextOverflow, turn: int, step: int
     ) -> bool:
         generation = self.session.replace_generation
         try:
-            await self.compact_if_needed(agent, "overflow")
+            await self.compact_if_needed(envelope, "overflow")
         except CompactionError as exc:
             self.announce("warning", f"Could not recover from the context overflow: {exc.detail}")
         # Retry only on proof that the surface shrank (a prune alone counts).
@@ -223,19 +220,24 @@ class BasicCompactService(CompactService):
 
     # --- the contract -------------------------------------------------------------------------
 
+    def threshold(self, window: int | None) -> int | None:
+        if window is None or not self.settings.auto:
+            return None
+        return self.settings.threshold(window)
+
     async def compact_if_needed(
         self,
-        agent: Agent,
+        envelope: Envelope,
         trigger: Literal["pressure", "overflow"],
         signal: asyncio.Event | None = None,
     ) -> CompactionResult | None:
         if trigger == "overflow":
-            return await self._recover_overflow(agent, signal)
-        window = self.meter.context_window
+            return await self._recover_overflow(envelope, signal)
+        window = envelope.window
         if window is None:
             return None
         threshold = self.settings.threshold(window)
-        measure = self._measurer(agent)
+        measure = self._measurer(envelope)
         total = measure().total
         if total < self.settings.prune_at(window):
             return None
@@ -260,7 +262,7 @@ class BasicCompactService(CompactService):
             attempts += 1
             try:
                 result = await self._transaction(
-                    agent, span, "auto", turn=_open_turn(self.session), signal=signal
+                    envelope, span, "auto", turn=self.session.open_turn, signal=signal
                 )
             except CompactionError as exc:
                 if result is None:
@@ -274,7 +276,7 @@ class BasicCompactService(CompactService):
         return result
 
     async def compact_region(
-        self, start: int, end: int, agent: Agent, signal: asyncio.Event | None = None
+        self, start: int, end: int, envelope: Envelope, signal: asyncio.Event | None = None
     ) -> CompactionResult:
         nodes = list(self.session.surface)
         if start not in nodes or end not in nodes:
@@ -286,17 +288,17 @@ class BasicCompactService(CompactService):
         if cuts[i] != 0 or cuts[j + 1] != 0:
             raise ValueError(f"range {start}..{end} splits a tool call from its result")
         return await self._transaction(
-            agent, nodes[i : j + 1], "region", turn=_open_turn(self.session), signal=signal
+            envelope, nodes[i : j + 1], "region", turn=self.session.open_turn, signal=signal
         )
 
     async def compact_now(
         self,
-        agent: Agent,
+        envelope: Envelope,
         signal: asyncio.Event | None = None,
         focus: str | None = None,
         source_command_id: str | None = None,
     ) -> CompactionResult | None:
-        if agent.busy:
+        if self.session.open_turn is not None:
             raise CompactionError("busy", "a turn is running; /compact runs between turns")
         if signal is not None and signal.is_set():
             raise CompactionError("cancelled")
@@ -304,7 +306,7 @@ class BasicCompactService(CompactService):
         if span is None or self._new_tokens(span) < MIN_MANUAL_TOKENS:
             return None
         return await self._transaction(
-            agent,
+            envelope,
             span,
             "manual",
             turn=None,
@@ -353,18 +355,17 @@ class BasicCompactService(CompactService):
         fresh = sum(self.meter.price(seq) for seq in span if seq != previous.replacement_seq)
         return fresh < previous.summary_tokens
 
-    def header(self, agent: Agent) -> Header:
+    def header(self, envelope: Envelope) -> Header:
         """The header the coming request carries, as the summary calls replay it."""
-        system, tools = agent.system_prompt(), agent.tool_schemas()
-        tokens = self.meter.measure(system=system, tools=tools, model=agent.model_name).header
-        model = self.settings.summarizer_model or agent.model_name
-        return Header(model, system, tools, tokens, self.meter.context_window)
+        tokens = self.meter.measure(envelope).header
+        model = self.settings.summarizer_model or envelope.model
+        return Header(model, envelope.system, envelope.tools, tokens, envelope.window)
 
     # --- the transaction ----------------------------------------------------------------------
 
     async def _transaction(
         self,
-        agent: Agent,
+        envelope: Envelope,
         span: list[int],
         trigger: Trigger,
         *,
@@ -378,7 +379,7 @@ class BasicCompactService(CompactService):
         session = self.session
         compaction_id = "cmp-" + os.urandom(4).hex()
         snapshot = tuple(session.surface)
-        header = self.header(agent)
+        header = self.header(envelope)
         try:
             start = session.append(
                 "compact/start",
@@ -500,7 +501,7 @@ class BasicCompactService(CompactService):
             "checkpoint took its place.",
         )
         if self._model_failures >= BREAKER_FAILURES:
-            self._model_off_turn = _open_turn(self.session)
+            self._model_off_turn = self.session.open_turn
             self.announce(
                 "warning",
                 f"The model failed to summarize {self._model_failures} times in a row; "
@@ -539,7 +540,7 @@ class BasicCompactService(CompactService):
     # --- overflow and guards ------------------------------------------------------------------
 
     async def _recover_overflow(
-        self, agent: Agent, signal: asyncio.Event | None
+        self, envelope: Envelope, signal: asyncio.Event | None
     ) -> CompactionResult | None:
         if self.pruner is not None:
             self.pruner.prune(
@@ -549,7 +550,7 @@ class BasicCompactService(CompactService):
         if span is None:
             return None
         return await self._transaction(
-            agent, span, "overflow", turn=_open_turn(self.session), signal=signal
+            envelope, span, "overflow", turn=self.session.open_turn, signal=signal
         )
 
     def _guard(self, measurement: Measurement, threshold: int, window: int, attempts: int) -> None:
@@ -557,7 +558,7 @@ class BasicCompactService(CompactService):
         below the threshold: retrying every step would only churn (thrash guard)."""
         if threshold - measurement.total >= THRASH_MARGIN * window:
             return
-        self._thrash_turn = _open_turn(self.session)
+        self._thrash_turn = self.session.open_turn
         if measurement.total >= threshold:
             why = (
                 f"the context is still above the auto-compact threshold after {attempts} "
@@ -575,18 +576,5 @@ class BasicCompactService(CompactService):
             "a focus.",
         )
 
-    def _measurer(self, agent: Agent) -> Callable[[], Measurement]:
-        system, tools, model = agent.system_prompt(), agent.tool_schemas(), agent.model_name
-        return lambda: self.meter.measure(system=system, tools=tools, model=model)
-
-
-def _open_turn(session: Session) -> int | None:
-    """The number of the turn in progress, or None between turns."""
-    events = session.events
-    for i in range(len(events) - 1, -1, -1):
-        event = events[i]
-        if isinstance(event, TurnEnd):
-            return None
-        if isinstance(event, TurnStart):
-            return event.data.turn
-    return None
+    def _measurer(self, envelope: Envelope) -> Callable[[], Measurement]:
+        return lambda: self.meter.measure(envelope)

@@ -20,15 +20,12 @@ import difflib
 import re
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from agent.envelope import Envelope
 from agent.events import CommandDoneData, CommandRunData, UserMessage
 from agent.session import Session
 from compact.contract import ERROR_SENTENCES, CompactionError, CompactionResult, CompactService
 from compact.timeline import fmt_tokens
-
-if TYPE_CHECKING:
-    from agent.loop import Agent
 
 NOTHING_TO_COMPACT = "Nothing to compact yet."
 NOTHING_NEW = "Nothing new to compact since the last checkpoint."
@@ -87,7 +84,7 @@ class CompactCommand:
             await self._idle.wait()
 
     async def run(
-        self, agent: Agent, args: str = "", signal: asyncio.Event | None = None
+        self, envelope: Envelope, args: str = "", signal: asyncio.Event | None = None
     ) -> CommandOutcome:
         """Compact now, focused on ``args`` (stripped; empty means no focus).
 
@@ -103,7 +100,7 @@ class CompactCommand:
             "command/run", CommandRunData(command_id=command_id, name=self.name, args=focus or "")
         )
         # Claimed before the first await: a turn started after wait_idle() cannot slip in.
-        if agent.busy or self._running:
+        if self.session.open_turn is not None or self._running:
             return self._done(command_id, CommandOutcome(False, BUSY))
         if signal is not None and signal.is_set():
             return self._done(command_id, CommandOutcome(False, CANCELLED))
@@ -112,7 +109,7 @@ class CompactCommand:
         try:
             try:
                 result = await self.service.compact_now(
-                    agent, signal=signal, focus=focus, source_command_id=command_id
+                    envelope, signal=signal, focus=focus, source_command_id=command_id
                 )
             except CompactionError as exc:
                 cancelled = exc.code == "cancelled" or (signal is not None and signal.is_set())

@@ -25,16 +25,14 @@ import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
+from agent.envelope import Envelope
 from agent.events import AssistantMessage, Data, Event, EventRegistry, ToolResult, Usage
 from agent.session import Session
 from agent.surface import SurfaceError
-
-if TYPE_CHECKING:
-    from agent.loop import Agent
 
 Trigger = Literal["auto", "manual", "overflow", "region"]
 ErrorCode = Literal["busy", "cancelled", "changed", "summary", "commit", "persistence"]
@@ -230,7 +228,9 @@ NoticeListener = Callable[[CompactNotice], None]
 class CompactService(ABC):
     """The compaction capability. The composition root builds one backend and hands it,
     typed as this contract, to its consumers (``/compact``, the timeline); the backend
-    installs its own listeners on the loop's hooks.
+    installs its own listeners on the loop's hooks. Every method takes the request's
+    :class:`~agent.envelope.Envelope` (model, system prompt, tools, window) as a value: what
+    a summary replays and what the context is measured against.
 
     ``signal`` is an optional :class:`asyncio.Event`; setting it asks the compaction to stop
     (it then fails with ``cancelled``). Cancelling the calling task works too.
@@ -253,9 +253,14 @@ class CompactService(ABC):
             listener(notice)
 
     @abstractmethod
+    def threshold(self, window: int | None) -> int | None:
+        """The context size at which automatic compaction runs for ``window`` (None: the
+        window is unknown or automatic compaction is off)."""
+
+    @abstractmethod
     async def compact_if_needed(
         self,
-        agent: Agent,
+        envelope: Envelope,
         trigger: Literal["pressure", "overflow"],
         signal: asyncio.Event | None = None,
     ) -> CompactionResult | None:
@@ -265,7 +270,7 @@ class CompactService(ABC):
 
     @abstractmethod
     async def compact_region(
-        self, start: int, end: int, agent: Agent, signal: asyncio.Event | None = None
+        self, start: int, end: int, envelope: Envelope, signal: asyncio.Event | None = None
     ) -> CompactionResult:
         """Compact the surface range from seq ``start`` to seq ``end`` (by position). Raises
         ``ValueError`` for a range that is not on the surface or splits a tool call from its
@@ -274,14 +279,14 @@ class CompactService(ABC):
     @abstractmethod
     async def compact_now(
         self,
-        agent: Agent,
+        envelope: Envelope,
         signal: asyncio.Event | None = None,
         focus: str | None = None,
         source_command_id: str | None = None,
     ) -> CompactionResult | None:
         """Manual compaction between turns, whatever the pressure. None when there is
-        nothing to compact yet. Raises :class:`CompactionError` (``busy`` while a turn or
-        another compaction runs)."""
+        nothing to compact yet. Raises :class:`CompactionError` (``busy`` while a turn is
+        open in the log or another compaction runs)."""
 
 
 # --- tool pairing -----------------------------------------------------------------------------

@@ -320,7 +320,7 @@ class PlainRepl:
         self.say(slash_help())
 
     async def cmd_compact(self, args: str) -> None:
-        await self.runtime.compact_command.run(self.runtime.agent, args)
+        await self.runtime.compact_command.run(self.runtime.agent.envelope(), args)
         self.say(self.gauge_line())
 
     async def cmd_context(self, args: str) -> None:

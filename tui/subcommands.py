@@ -133,7 +133,9 @@ def _compact(args: argparse.Namespace) -> int:
     except OSError as exc:
         return _fail(f"cannot open the session log: {exc}", EXIT_ERROR)
     try:
-        outcome = asyncio.run(runtime.compact_command.run(runtime.agent, args.focus or ""))
+        outcome = asyncio.run(
+            runtime.compact_command.run(runtime.agent.envelope(), args.focus or "")
+        )
     except OSError as exc:
         return _fail(f"cannot write the session log: {exc}", EXIT_ERROR)
     finally:

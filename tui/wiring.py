@@ -9,12 +9,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from agent.discovery import WindowAsker
 from agent.events import EventRegistry
+from agent.hooks import Prepare
 from agent.llm import ChatModel, OpenAICompatible, RetryPolicy
-from agent.loop import Agent, LoopSettings, PreStep
+from agent.loop import Agent, LoopSettings
 from agent.meter import TokenMeter
 from agent.scripted import DEMO_CONTEXT_WINDOW, ScriptedModel
 from agent.session import Session
@@ -29,7 +29,7 @@ from agent.settings import (
 from agent.store import SessionBusy, default_home
 from agent.tokens import Estimator
 from agent.windows import WindowBook
-from compact.basic import BasicCompactService, CompactionSettings, load_compaction_settings
+from compact.basic import BasicCompactService, load_compaction_settings
 from compact.command import CompactCommand
 from compact.contract import CompactService, register_events
 from compact.prune import Pruner
@@ -54,7 +54,6 @@ class Runtime:
     bash: BashTool
     agent: Agent
     compaction: CompactService
-    compaction_settings: CompactionSettings
     compact_command: CompactCommand
     windows: WindowBook
     window_asker: WindowAsker
@@ -63,10 +62,7 @@ class Runtime:
     @property
     def threshold_tokens(self) -> int | None:
         """The auto-compact threshold in tokens (None: window unknown or auto off)."""
-        window = self.meter.context_window
-        if window is None or not self.compaction_settings.auto:
-            return None
-        return self.compaction_settings.threshold(window)
+        return self.compaction.threshold(self.windows.current.tokens)
 
     @property
     def is_demo(self) -> bool:
@@ -95,13 +91,11 @@ def _compaction_source() -> str:
     return str(path) if in_file else "settings"
 
 
-def _asking_hook(asker: WindowAsker) -> PreStep:
-    """Before each step (first of the pre-step hooks, so compaction sees the answer): ask
-    the server about the model in use, once per model; say so when it stays unknown."""
+def _asking_hook(asker: WindowAsker, agent: Agent) -> Prepare:
+    """Before each step's envelope is built (so compaction sees the answer): ask the server
+    about the model in use, once per model; say so when it stays unknown."""
 
-    async def ask(
-        agent: Agent, turn: int, step: int, system: str, tools: list[dict[str, Any]]
-    ) -> None:
+    async def ask() -> None:
         if await asker.ensure() or not asker.enabled:
             return
         if asker.book.current.tokens is None and asker.book.model not in asker.told:
@@ -234,7 +228,7 @@ def build_runtime(
         context_window=windows,
         estimate_tokens=meter.estimate_messages,
     )
-    agent.hooks.pre_step.append(_asking_hook(asker))
+    agent.hooks.prepare.append(_asking_hook(asker, agent))
     service = BasicCompactService(
         session, meter, model, compaction_settings, pruner=Pruner(session, meter)
     )
@@ -251,7 +245,6 @@ def build_runtime(
         bash=bash,
         agent=agent,
         compaction=service,
-        compaction_settings=compaction_settings,
         compact_command=CompactCommand(service, session),
         windows=windows,
         window_asker=asker,

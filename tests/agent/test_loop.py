@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.envelope import Envelope
 from agent.events import Event
 from agent.llm import ContextOverflow, OpenAICompatible, RetryPolicy, TextDelta
 from agent.loop import Agent, LoopSettings, TurnCancelled
@@ -43,8 +44,8 @@ async def test_two_step_turn_event_order(
     agent = make_agent(openai_server, session, tmp_path)
     seen_at_pre_step: list[tuple[int, int, str]] = []
 
-    async def pre_step(a: Agent, turn: int, step: int, system: str, tools: list) -> None:
-        seen_at_pre_step.append((turn, step, a.session.events[-1].type))
+    async def pre_step(envelope: Envelope, turn: int, step: int) -> None:
+        seen_at_pre_step.append((turn, step, session.events[-1].type))
 
     agent.hooks.pre_step.append(pre_step)
     result = await agent.run_turn("say hi")
@@ -152,7 +153,7 @@ async def test_overflow_goes_to_request_error_hook(
     agent = make_agent(openai_server, session, tmp_path)
     calls: list[tuple[int, int]] = []
 
-    async def on_error(a: Agent, error: ContextOverflow, turn: int, step: int) -> bool:
+    async def on_error(envelope: Envelope, error: ContextOverflow, turn: int, step: int) -> bool:
         calls.append((turn, step))
         return recovers
 
@@ -278,9 +279,9 @@ async def test_unanswered_call_on_surface_is_never_sent(
     )
     agent = make_agent(openai_server, session, tmp_path)
 
-    async def orphan(a: Agent, turn: int, step: int, system: str, tools: list) -> None:
+    async def orphan(envelope: Envelope, turn: int, step: int) -> None:
         # A listener that breaks the pairing mid-turn: the request must not go out.
-        a.session.append(
+        session.append(
             "assistant/message",
             {"turn": turn, "step": step, "finish_reason": "tool_calls", "model": "m",
              "tool_calls": [{"id": "orphan2", "name": "bash", "arguments": "{}"}]},
@@ -319,12 +320,12 @@ async def test_workspace_context_comes_back_after_it_is_shadowed(
     openai_server.push({"tool_calls": [bash_call("true")]}, {"text": "done"})
     agent = make_agent(openai_server, session, tmp_path)
 
-    async def compact_head(a: Agent, turn: int, step: int, system: str, tools: list) -> None:
+    async def compact_head(envelope: Envelope, turn: int, step: int) -> None:
         if step != 2:
             return
-        nodes = list(a.session.surface)
+        nodes = list(session.surface)
         span = nodes[:2]  # the context message and the user's request
-        a.session.append(
+        session.append(
             "user/message",
             {"content": "summary", "source": "compact"},
             surface_op={"op": "replace", "start": span[0], "end": span[-1]},

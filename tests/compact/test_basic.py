@@ -49,7 +49,7 @@ async def test_below_threshold_does_nothing(make_rig) -> None:
     fill_to(rig, 0.7)
     n = len(rig.session.events)
     assert total(rig) < THRESHOLD
-    assert await rig.service.compact_if_needed(rig.agent, "pressure") is None
+    assert await rig.service.compact_if_needed(rig.agent.envelope(), "pressure") is None
     assert len(rig.session.events) == n
 
 
@@ -59,7 +59,7 @@ async def test_above_threshold_compacts_a_head_range(make_rig) -> None:
     before = total(rig)
     surface_before = list(rig.session.surface)
     assert before >= THRESHOLD
-    result = await rig.service.compact_if_needed(rig.agent, "pressure")
+    result = await rig.service.compact_if_needed(rig.agent.envelope(), "pressure")
     assert result is not None
     events = rig.session.events
     start, summary, repl, end = (
@@ -153,7 +153,7 @@ async def test_declines_when_the_only_unit_is_one_tool_pair(make_rig) -> None:
         {"turn": 1, "step": 1, "call_id": "a", "name": "bash", "content": "y " * 7000},
     )
     assert total(rig) > THRESHOLD
-    assert await rig.service.compact_if_needed(rig.agent, "pressure") is None
+    assert await rig.service.compact_if_needed(rig.agent.envelope(), "pressure") is None
     assert rig.compact_events() == []
 
 
@@ -161,24 +161,24 @@ async def test_big_system_prompt_counts_toward_pressure(make_rig) -> None:
     small = make_rig()
     fill_to(small, 0.7)
     turns = small.agent.next_turn_number() - 1
-    assert await small.service.compact_if_needed(small.agent, "pressure") is None
+    assert await small.service.compact_if_needed(small.agent.envelope(), "pressure") is None
     big = make_rig(system="Follow the house rules. " * 250)
     fill(big, turns)
     assert total(big) >= THRESHOLD
-    assert await big.service.compact_if_needed(big.agent, "pressure") is not None
+    assert await big.service.compact_if_needed(big.agent.envelope(), "pressure") is not None
 
 
 async def test_second_auto_compaction_merges_the_first_checkpoint(make_rig) -> None:
     rig = make_rig()
     fill_to(rig, 0.85)
-    first = await rig.service.compact_if_needed(rig.agent, "pressure")
+    first = await rig.service.compact_if_needed(rig.agent.envelope(), "pressure")
     assert first is not None
     # One big new turn: the tail walk stops right before it, so the next range is the first
     # checkpoint plus the older retained tail, whose seqs are all lower than the checkpoint's.
     rig.session.append("turn/start", {"turn": next_turn(rig)})
     rig.session.append("user/message", {"content": "please read this log: " + "q " * 4500})
     assert total(rig) >= THRESHOLD
-    second = await rig.service.compact_if_needed(rig.agent, "pressure")
+    second = await rig.service.compact_if_needed(rig.agent.envelope(), "pressure")
     assert second is not None
     # CBR-001: the range starts at the first checkpoint, whose seq is higher than the
     # seq at the range's end; positions, not numbers, decide.
@@ -239,7 +239,7 @@ async def test_manual_compaction_rejects_what_is_not_a_summary(
     surface = list(rig.session.surface)
     openai_server.push(*specs)
     with pytest.raises(CompactionError) as info:
-        await rig.service.compact_now(rig.agent)
+        await rig.service.compact_now(rig.agent.envelope())
     assert info.value.code == "summary" and detail in info.value.detail
     assert list(rig.session.surface) == surface
     types = rig.compact_events()
@@ -262,7 +262,7 @@ async def test_automatic_compaction_falls_back_to_the_model_free_checkpoint(
     specs, detail = FAILING_REPLIES[kind]
     fill_to(rig, 0.85)
     openai_server.push(*specs)
-    result = await rig.service.compact_if_needed(rig.agent, "pressure")
+    result = await rig.service.compact_if_needed(rig.agent.envelope(), "pressure")
     assert result is not None and result.model == "fallback"
     summary = rig.session.events[result.summary_seq]
     assert detail in (summary.data.fallback_reason or "")
@@ -280,7 +280,7 @@ async def test_a_summary_far_over_its_cap_is_rejected(
     fill_to(rig, 0.6)
     openai_server.push({"words": 3000})
     with pytest.raises(CompactionError, match="far over its"):
-        await rig.service.compact_now(rig.agent)
+        await rig.service.compact_now(rig.agent.envelope())
     assert len(openai_server.requests) == 1  # not a cut: no terser retry
 
 
@@ -291,7 +291,7 @@ async def test_a_cut_summary_gets_one_terser_retry(make_rig, openai_server: Open
         {"text": "## Primary", "finish_reason": "length"},
         {"text": "## Primary request and intent\n- terse"},
     )
-    result = await rig.service.compact_now(rig.agent)
+    result = await rig.service.compact_now(rig.agent.envelope())
     assert result is not None and "terse" in result.summary
     first, second = openai_server.requests
     assert "terser" not in first["messages"][-1]["content"]
@@ -307,7 +307,7 @@ async def test_summary_cap_is_a_quarter_of_what_it_replaces(
     rig = make_rig(model=server_model(openai_server), max_tokens=8192)
     fill_to(rig, 0.85)
     openai_server.push({"text": "## Primary request and intent\n- short"})
-    result = await rig.service.compact_now(rig.agent)
+    result = await rig.service.compact_now(rig.agent.envelope())
     assert result is not None
     cap = openai_server.requests[0]["max_tokens"]
     assert 256 <= cap <= result.shadowed_tokens // 4 + 1
@@ -321,13 +321,13 @@ async def test_a_server_that_refuses_tool_choice_is_asked_without_tools(
     openai_server.summarize = True
     openai_server.reject_tool_choice = True
     fill_to(rig, 0.6)  # one chunk
-    assert await rig.service.compact_now(rig.agent) is not None
+    assert await rig.service.compact_now(rig.agent.envelope()) is not None
     refused, retried = openai_server.requests
     assert refused["tool_choice"] == "none" and refused["tools"] == rig.agent.tool_schemas()
     assert "tools" not in retried and "tool_choice" not in retried
     # Remembered for the session: the next summary goes without tools at once.
     fill_to(rig, 0.6)
-    assert await rig.service.compact_now(rig.agent) is not None
+    assert await rig.service.compact_now(rig.agent.envelope()) is not None
     assert len(openai_server.requests) == 3 and "tools" not in openai_server.requests[2]
     assert sum("refused tool_choice" in n for n in rig.notices) == 1
 
@@ -338,7 +338,7 @@ async def test_summary_request_replays_the_prefix_and_ends_with_the_instruction(
     rig = make_rig(model=server_model(openai_server))
     fill_to(rig, 0.85)
     openai_server.push({"text": "## Primary request and intent\n- short"})
-    result = await rig.service.compact_if_needed(rig.agent, "pressure")
+    result = await rig.service.compact_if_needed(rig.agent.envelope(), "pressure")
     assert result is not None
     request = openai_server.requests[0]
     derived_before = [rig.session.events[s] for s in result.shadowed_seqs]
@@ -380,7 +380,7 @@ async def test_injected_instructions_in_tool_output_stay_data(make_rig) -> None:
     )
     rig.session.append("turn/end", {"turn": turn, "reason": "completed"})
     fill_to(rig, 0.85)
-    result = await rig.service.compact_if_needed(rig.agent, "pressure")
+    result = await rig.service.compact_if_needed(rig.agent.envelope(), "pressure")
     assert result is not None
     summary = result.summary
     assert summary.strip() != "PWNED"
@@ -394,7 +394,7 @@ async def test_surface_change_during_summarization_aborts(
     rig = make_rig(model=server_model(openai_server))
     fill_to(rig, 0.85)
     openai_server.push({"text": "## Primary request and intent\n- x", "delay_s": 0.2})
-    task = asyncio.create_task(rig.service.compact_if_needed(rig.agent, "pressure"))
+    task = asyncio.create_task(rig.service.compact_if_needed(rig.agent.envelope(), "pressure"))
     while not openai_server.requests:
         await asyncio.sleep(0.01)
     rig.session.append("llm/retry", {"attempt": 1, "error": "log-only", "delay_s": 0})
@@ -411,7 +411,7 @@ async def test_log_only_appends_during_summarization_are_fine(
     rig = make_rig(model=server_model(openai_server))
     fill_to(rig, 0.85)
     openai_server.push({"text": "## Primary request and intent\n- x", "delay_s": 0.2})
-    task = asyncio.create_task(rig.service.compact_if_needed(rig.agent, "pressure"))
+    task = asyncio.create_task(rig.service.compact_if_needed(rig.agent.envelope(), "pressure"))
     while not openai_server.requests:
         await asyncio.sleep(0.01)
     rig.session.append("command/run", {"command_id": "k", "name": "help"})
@@ -423,7 +423,7 @@ async def test_live_lock_is_busy_and_a_crash_orphan_is_not(make_rig, tmp_path) -
     fill_to(rig, 0.85)
     rig.session.append("compact/start", {"compaction_id": "ghost", "trigger": "auto", "turn": None})
     with pytest.raises(CompactionError) as info:
-        await rig.service.compact_now(rig.agent)
+        await rig.service.compact_now(rig.agent.envelope())
     assert info.value.code == "busy"
     # After a crash and reopen the same unmatched start is an inert orphan.
     rig.session.close()
@@ -434,7 +434,7 @@ async def test_live_lock_is_busy_and_a_crash_orphan_is_not(make_rig, tmp_path) -
     service = BasicCompactService(reopened, meter, rig.agent.model)
     rig.agent.session = reopened
     assert not service.locked
-    result = await service.compact_now(rig.agent)
+    result = await service.compact_now(rig.agent.envelope())
     assert result is not None and result.trigger == "manual"
     service.close()
     reopened.close()
@@ -450,7 +450,7 @@ async def test_a_range_larger_than_one_call_is_summarized_in_chunks(
     openai_server.summarize = True
     fill_to(rig, 1.6)
     rig.session.append("turn/start", {"turn": next_turn(rig)})
-    result = await rig.service.compact_if_needed(rig.agent, "pressure")
+    result = await rig.service.compact_if_needed(rig.agent.envelope(), "pressure")
     assert result is not None and result.model != "fallback"
     assert rig.compact_events().count("compact/start") == 1
     progress = [e.data for e in rig.session.events if e.type == "compact/progress"]
@@ -494,14 +494,14 @@ async def test_model_breaker_stops_asking_a_failing_model_until_the_next_turn(
     for step in range(1, 4):
         big_message(rig)
         openai_server.push({"status": 500, "message": "down", "type": "server_error"})
-        await rig.service._on_pre_step(rig.agent, turn, step, "", [])
+        await rig.service._on_pre_step(rig.agent.envelope(), turn, step)
     models = [e.data.model for e in rig.session.events if e.type == "compact/summary"]
     assert models == ["fallback"] * 3 and len(openai_server.requests) == 3
     assert rig.service.model_off and rig.service.paused is None
     assert any("uses the model-free checkpoint until your next message" in n for n in rig.notices)
     # The 4th compaction of the turn does not ask the model, and still lands.
     big_message(rig)
-    await rig.service._on_pre_step(rig.agent, turn, 4, "", [])
+    await rig.service._on_pre_step(rig.agent.envelope(), turn, 4)
     assert len(openai_server.requests) == 3
     last = [e for e in rig.session.events if e.type == "compact/summary"][-1]
     assert last.data.model == "fallback" and "3 times in a row" in last.data.fallback_reason
@@ -511,7 +511,7 @@ async def test_model_breaker_stops_asking_a_failing_model_until_the_next_turn(
     rig.session.append("turn/start", {"turn": turn + 1})
     big_message(rig)
     openai_server.push({"text": "## Primary request and intent\n- ok"})
-    await rig.service._on_pre_step(rig.agent, turn + 1, 1, "", [])
+    await rig.service._on_pre_step(rig.agent.envelope(), turn + 1, 1)
     assert not rig.service.model_off and len(openai_server.requests) == 4
     last = [e for e in rig.session.events if e.type == "compact/summary"][-1]
     assert last.data.model != "fallback" and last.data.fallback_reason is None
@@ -540,13 +540,13 @@ async def test_circuit_breaker_pauses_auto_until_the_next_turn(make_rig, tmp_pat
     turn = next_turn(rig)
     rig.session.append("turn/start", {"turn": turn})
     for step in range(1, 5):
-        await service._on_pre_step(rig.agent, turn, step, "", [])
+        await service._on_pre_step(rig.agent.envelope(), turn, step)
     assert rig.compact_events().count("compact/start") == 3  # the 4th step was skipped
     assert service.paused == "circuit breaker"
     assert any("paused until your next message" in n for n in notices)
     rig.session.append("turn/end", {"turn": turn, "reason": "completed"})
     rig.session.append("turn/start", {"turn": turn + 1})
-    await service._on_pre_step(rig.agent, turn + 1, 1, "", [])
+    await service._on_pre_step(rig.agent.envelope(), turn + 1, 1)
     assert service.paused is None
     assert rig.compact_events()[-1] == "compact/end" and rig.session.events[-1].data.error is None
     service.close()
@@ -558,13 +558,13 @@ async def test_thrash_guard_pauses_auto_for_the_turn(make_rig) -> None:
     fill_to(rig, 0.85)
     turn = next_turn(rig)
     rig.session.append("turn/start", {"turn": turn})
-    await rig.service._on_pre_step(rig.agent, turn, 1, "", [])
+    await rig.service._on_pre_step(rig.agent.envelope(), turn, 1)
     assert rig.compact_events()[-1] == "compact/end" and rig.session.events[-1].data.error is None
     assert rig.service.paused == "thrash guard"
     assert any("cannot free enough room" in n for n in rig.notices)
     # Paused: the next step does not try again.
     n = len(rig.session.events)
-    await rig.service._on_pre_step(rig.agent, turn, 2, "", [])
+    await rig.service._on_pre_step(rig.agent.envelope(), turn, 2)
     assert len(rig.session.events) == n
 
 
@@ -586,30 +586,32 @@ async def test_compact_region_validates_and_compacts(make_rig) -> None:
     nodes = list(rig.session.surface)
     call = next(s for s in nodes if rig.session.events[s].type == "assistant/message")
     with pytest.raises(ValueError, match="splits a tool call"):
-        await rig.service.compact_region(nodes[0], call, rig.agent)
+        await rig.service.compact_region(nodes[0], call, rig.agent.envelope())
     with pytest.raises(ValueError, match="not on the surface"):
-        await rig.service.compact_region(nodes[0], 99999, rig.agent)
+        await rig.service.compact_region(nodes[0], 99999, rig.agent.envelope())
     with pytest.raises(ValueError, match="comes after"):
-        await rig.service.compact_region(nodes[5], nodes[1], rig.agent)
+        await rig.service.compact_region(nodes[5], nodes[1], rig.agent.envelope())
     # A middle range: from the second turn's request to that turn's answer.
     users = [s for s in nodes if rig.session.events[s].type == "user/message"]
     start, end = users[1], nodes[nodes.index(users[2]) - 1]
-    result = await rig.service.compact_region(start, end, rig.agent)
+    result = await rig.service.compact_region(start, end, rig.agent.envelope())
     assert result.trigger == "region"
     assert rig.session.surface[nodes.index(start)] == result.replacement_seq
 
 
 async def test_compact_now_between_turns_only(make_rig) -> None:
     rig = make_rig()
-    assert await rig.service.compact_now(rig.agent) is None  # nothing to compact yet
+    assert await rig.service.compact_now(rig.agent.envelope()) is None  # nothing to compact yet
     assert rig.compact_events() == []
     fill(rig, 3)
-    rig.agent.busy = True
+    rig.session.append("turn/start", {"turn": 9})  # a turn is open in the log
     with pytest.raises(CompactionError) as info:
-        await rig.service.compact_now(rig.agent)
+        await rig.service.compact_now(rig.agent.envelope())
     assert info.value.code == "busy"
-    rig.agent.busy = False
-    result = await rig.service.compact_now(rig.agent, focus="the parser", source_command_id="k1")
+    rig.session.append("turn/end", {"turn": 9, "reason": "completed"})
+    result = await rig.service.compact_now(
+        rig.agent.envelope(), focus="the parser", source_command_id="k1"
+    )
     assert result is not None
     start = rig.session.events[result.start_seq]
     assert start.data.trigger == "manual" and start.data.turn is None
@@ -624,7 +626,7 @@ async def test_cancelled_signal(make_rig) -> None:
     signal = asyncio.Event()
     signal.set()
     with pytest.raises(CompactionError) as info:
-        await rig.service.compact_now(rig.agent, signal=signal)
+        await rig.service.compact_now(rig.agent.envelope(), signal=signal)
     assert info.value.code == "cancelled"
 
 

@@ -90,7 +90,7 @@ async def test_success_reports_items_and_tokens_and_logs_the_command(rig: Rig) -
     await chat(rig)
     mark = len(rig.session.events)
 
-    outcome = await rig.command.run(rig.agent, "  the parser  ")
+    outcome = await rig.command.run(rig.agent.envelope(), "  the parser  ")
 
     assert outcome.ok
     result = outcome.result
@@ -132,13 +132,13 @@ async def test_success_reports_items_and_tokens_and_logs_the_command(rig: Rig) -
 
 async def test_command_ids_are_unique(rig: Rig) -> None:
     for _ in range(3):
-        await rig.command.run(rig.agent)
+        await rig.command.run(rig.agent.envelope())
     ids = [e.data.command_id for e in rig.session.events if e.type == "command/run"]  # type: ignore[attr-defined]
     assert len(set(ids)) == 3
 
 
 async def test_nothing_to_compact_writes_no_bracket(rig: Rig) -> None:
-    outcome = await rig.command.run(rig.agent, "")
+    outcome = await rig.command.run(rig.agent.envelope(), "")
     assert (outcome.ok, outcome.text, outcome.result) == (True, NOTHING_TO_COMPACT, None)
     assert rig.types(1) == ["command/run", "command/done"]
     assert rig.session.events[1].data.args == ""  # type: ignore[attr-defined]
@@ -146,16 +146,16 @@ async def test_nothing_to_compact_writes_no_bracket(rig: Rig) -> None:
 
 async def test_compact_twice_says_nothing_new_since_the_checkpoint(rig: Rig) -> None:
     await chat(rig)
-    first = await rig.command.run(rig.agent)
+    first = await rig.command.run(rig.agent.envelope())
     assert first.ok and first.result is not None
     mark = len(rig.session.events)
-    second = await rig.command.run(rig.agent)
+    second = await rig.command.run(rig.agent.envelope())
     assert (second.ok, second.text, second.result) == (True, NOTHING_NEW, None)
     assert rig.types(mark) == ["command/run", "command/done"]
     assert [r.status for r in timeline(rig.session.events)] == ["done"]
     # New history since the checkpoint is compacted again.
     await chat(rig, turns=2)
-    third = await rig.command.run(rig.agent)
+    third = await rig.command.run(rig.agent.envelope())
     assert third.ok and third.result is not None
     assert third.result.shadowed_seqs[0] == first.result.replacement_seq
 
@@ -172,7 +172,7 @@ async def test_a_failed_compaction_gives_its_plain_sentence(
         retry=RetryPolicy(max_attempts=1),
     )
     openai_server.push({"status": 500, "message": "down", "type": "server_error"})
-    outcome = await rig.command.run(rig.agent)
+    outcome = await rig.command.run(rig.agent.envelope())
     assert (outcome.ok, outcome.text, outcome.result) == (False, ERROR_SENTENCES["summary"], None)
     assert rig.last("compact/end").data.error  # type: ignore[attr-defined]
     assert rig.last("command/done").data.ok is False  # type: ignore[attr-defined]
@@ -182,9 +182,9 @@ async def test_a_failed_compaction_gives_its_plain_sentence(
 
 async def test_busy_agent_is_refused_without_calling_the_service(rig: Rig) -> None:
     await chat(rig, turns=2)
+    rig.session.append("turn/start", {"turn": 9})  # a turn is open in the log
     mark = len(rig.session.events)
-    rig.agent.busy = True
-    outcome = await rig.command.run(rig.agent, "focus")
+    outcome = await rig.command.run(rig.agent.envelope(), "focus")
     assert (outcome.ok, outcome.text) == (False, BUSY)
     assert rig.types(mark) == ["command/run", "command/done"]
     assert not rig.command.running
@@ -195,7 +195,7 @@ async def test_signal_set_before_the_run_cancels_at_once(rig: Rig) -> None:
     mark = len(rig.session.events)
     signal = asyncio.Event()
     signal.set()
-    outcome = await rig.command.run(rig.agent, signal=signal)
+    outcome = await rig.command.run(rig.agent.envelope(), signal=signal)
     assert (outcome.ok, outcome.text) == (False, CANCELLED)
     assert rig.types(mark) == ["command/run", "command/done"]
 
@@ -206,7 +206,7 @@ async def test_signal_set_while_compacting_cancels(rig: Rig) -> None:
     rig.session.subscribe(lambda e: signal.set() if e.type == "compact/start" else None)
     before = list(rig.session.surface)
 
-    outcome = await rig.command.run(rig.agent, signal=signal)
+    outcome = await rig.command.run(rig.agent.envelope(), signal=signal)
 
     assert (outcome.ok, outcome.text) == (False, CANCELLED)
     assert list(rig.session.surface) == before
@@ -220,7 +220,7 @@ async def test_cancelling_the_task_logs_done_and_propagates(
     rig = build(tmp_path, estimator, summarizer_delay=0.01)
     try:
         await chat(rig)
-        task = asyncio.create_task(rig.command.run(rig.agent))
+        task = asyncio.create_task(rig.command.run(rig.agent.envelope()))
         rig.session.subscribe(lambda e: task.cancel() if e.type == "compact/start" else None)
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -247,11 +247,11 @@ async def test_a_prompt_waits_until_compact_has_committed(
             seen.append(rig.session.events[-1].type)
             await rig.agent.run_turn("and then?")
 
-        compacting = asyncio.create_task(rig.command.run(rig.agent))
+        compacting = asyncio.create_task(rig.command.run(rig.agent.envelope()))
         await asyncio.sleep(0)
         assert rig.command.running
         prompt = asyncio.create_task(submit_prompt())
-        second = await rig.command.run(rig.agent)  # one /compact at a time
+        second = await rig.command.run(rig.agent.envelope())  # one /compact at a time
         assert (second.ok, second.text) == (False, BUSY)
 
         outcome = await compacting

@@ -224,7 +224,7 @@ async def test_summary_max_tokens_fits_the_window(make_rig, openai_server: OpenA
         if rig.meter.measure().total > 6700:
             break
     openai_server.push({"text": "## Primary request and intent\n- c"})
-    assert await rig.service.compact_if_needed(rig.agent, "pressure") is not None
+    assert await rig.service.compact_if_needed(rig.agent.envelope(), "pressure") is not None
     request = openai_server.requests[0]
     estimator = Estimator()
     prompt = estimator.messages_tokens(request["messages"]) + estimator.tools_tokens(
@@ -238,6 +238,8 @@ async def test_focus_reaches_the_summarizer_prompt(make_rig, openai_server: Open
     rig = make_rig(model=server_model(openai_server))
     history(rig)
     openai_server.push({"text": "## Primary request and intent\n- c"})
-    assert await rig.service.compact_now(rig.agent, focus="the header parser") is not None
+    assert (
+        await rig.service.compact_now(rig.agent.envelope(), focus="the header parser") is not None
+    )
     instruction = openai_server.requests[0]["messages"][-1]["content"]
     assert instruction.endswith("focus the summary on: the header parser")

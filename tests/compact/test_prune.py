@@ -107,7 +107,7 @@ async def test_pruning_alone_can_relieve_pressure_without_a_summary(
     add_turn(rig.session, 4)
     a = rig.agent
     assert rig.meter.measure(system=a.system_prompt(), tools=a.tool_schemas()).total >= 12_800
-    assert await rig.service.compact_if_needed(rig.agent, "pressure") is None
+    assert await rig.service.compact_if_needed(rig.agent.envelope(), "pressure") is None
     assert openai_server.requests == []  # no summary call
     assert (
         next(e.type for e in rig.session.events if e.type.startswith("compact/")) == "compact/prune"
@@ -120,7 +120,7 @@ async def test_manual_compaction_never_prunes(make_rig) -> None:
     for t in range(1, 4):
         big_result(rig, t, 9_000)
     add_turn(rig.session, 4)
-    assert await rig.service.compact_now(rig.agent) is not None
+    assert await rig.service.compact_now(rig.agent.envelope()) is not None
     assert "compact/prune" not in [e.type for e in rig.session.events]
 
 
@@ -176,7 +176,7 @@ async def test_masking_starts_below_the_threshold_in_whole_passes(make_rig) -> N
         turn += 1
         big_result(rig, turn, 3000)
     assert total() < 12_800
-    assert await rig.service.compact_if_needed(rig.agent, "pressure") is None
+    assert await rig.service.compact_if_needed(rig.agent.envelope(), "pressure") is None
     masked = [e for e in rig.session.events if e.type == "compact/prune"]
     assert len(masked) >= 2 and {e.data.kind for e in masked} == {"mask"}
     assert total() < 8_000
@@ -187,7 +187,7 @@ async def test_masking_starts_below_the_threshold_in_whole_passes(make_rig) -> N
         turn += 1
         add_turn(rig.session, turn, words=60)
         before, n = total(), len(rig.session.events)
-        assert await rig.service.compact_if_needed(rig.agent, "pressure") is None
+        assert await rig.service.compact_if_needed(rig.agent.envelope(), "pressure") is None
         if any(e.type == "compact/prune" for e in rig.session.events[n:]):
             passes.append(before - total())
     assert 1 <= len(passes) <= 30 // 4

@@ -57,7 +57,7 @@ async def test_a_masked_result_reaches_the_summary_as_its_original(
     on_surface = rig.session.derive_messages()
     assert all("54329" not in str(m.get("content")) for m in on_surface)  # masked
     openai_server.push({"text": "## Primary request and intent\n- read notes"})
-    assert await rig.service.compact_now(rig.agent) is not None
+    assert await rig.service.compact_now(rig.agent.envelope()) is not None
     [request] = openai_server.requests
     tool_messages = [m for m in request["messages"] if m["role"] == "tool"]
     assert {"role": "tool", "tool_call_id": "n1", "content": body} in tool_messages
@@ -74,7 +74,7 @@ async def test_a_huge_original_is_read_head_and_tail_and_names_its_file(
     planted(rig, 1, body)
     add_turn(rig.session, 2)
     openai_server.push({"text": "## Primary request and intent\n- read notes"})
-    assert await rig.service.compact_now(rig.agent) is not None
+    assert await rig.service.compact_now(rig.agent.envelope()) is not None
     text = sent_text(openai_server)
     assert "HEAD-MARK" in text and "TAIL-MARK" in text and "MIDDLE-MARK" not in text
     marker = next(line for line in text.splitlines() if TRIM_MARK in line)

@@ -64,7 +64,7 @@ class SlashCommands:
     async def _compact(self: ReeflineApp, args: str) -> None:
         runtime = self.runtime
         try:
-            await runtime.compact_command.run(runtime.agent, args)
+            await runtime.compact_command.run(runtime.agent.envelope(), args)
         finally:
             if runtime is self.runtime and self._main_mounted():
                 self.status.set_activity("idle")

@@ -1,0 +1,32 @@
+"""The loop's extension points, as types: what each hook is given and may do.
+
+Compaction installs its listeners here (``compact`` imports this module, never the loop):
+every hook is handed values — the step's :class:`~agent.envelope.Envelope` — not the agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from agent.envelope import Envelope
+from agent.llm import ChatRequest, ContextOverflow
+
+Prepare = Callable[[], Awaitable[None]]
+"""Awaited before a step's envelope is built (asking the server its window, say)."""
+PreStep = Callable[[Envelope, int, int], Awaitable[None]]
+"""``(envelope, turn, step)``: awaited before ``step/start``; may change the surface."""
+RequestTransform = Callable[[Envelope, ChatRequest], ChatRequest]
+"""A pure transform of the request about to be sent (it must not change the messages)."""
+RequestErrorHandler = Callable[[Envelope, ContextOverflow, int, int], Awaitable[bool]]
+"""``(envelope, error, turn, step)`` -> True to ask for one more attempt inside the same step."""
+
+
+@dataclass
+class Hooks:
+    """Extension points of the loop. Listeners run in registration order."""
+
+    prepare: list[Prepare] = field(default_factory=list)
+    pre_step: list[PreStep] = field(default_factory=list)
+    request: list[RequestTransform] = field(default_factory=list)
+    request_error: list[RequestErrorHandler] = field(default_factory=list)
