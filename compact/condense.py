@@ -13,7 +13,7 @@ and merges them. Each call:
 - when cut at its cap, is asked once more for a terser checkpoint.
 
 When the model cannot deliver and the caller allows it (automatic and overflow compactions),
-the model-free checkpoint (:mod:`compact.fallback`) condenses what is left instead — the
+the model-free checkpoint (:mod:`compact.summarizers`) condenses what is left instead — the
 checkpoint so far included — so the compaction still lands.
 """
 
@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from agent.events import Usage
 from agent.messages import ChatMessage
-from compact import fallback
+from compact import summarizers
 from compact.checkpoint import (
     SUMMARY_INSTRUCTION,
     Call,
@@ -232,4 +232,4 @@ def _total(usages: list[Usage]) -> Usage | None:
 
 
 def _model_free(messages: list[ChatMessage], usage: Usage | None) -> Summary:
-    return Summary(fallback.fallback_summary(messages), usage, fallback.MODEL, None)
+    return Summary(summarizers.fallback_summary(messages), usage, summarizers.MODEL, None)

@@ -361,6 +361,6 @@ def tool_pairing_balanced_after(session: Session, seq: int) -> bool:
     return cache.open_after[i + 1] == 0
 
 
-def balanced_cuts(session: Session) -> list[int]:
+def open_calls_at_cuts(session: Session) -> list[int]:
     """``open_after`` for every cut of the current surface (index ``i`` = before node ``i``)."""
     return list(_pairing(session).open_after)

@@ -13,7 +13,7 @@ from compact.contract import (
     COMPACT_EVENTS,
     ERROR_SENTENCES,
     CompactionError,
-    balanced_cuts,
+    open_calls_at_cuts,
     register_events,
     tool_pairing_balanced_after,
     tool_pairing_balanced_before,
@@ -108,9 +108,9 @@ def test_cache_folds_appends_and_rebuilds_after_replace(session: Session) -> Non
     u = user(session)
     a = call(session, "c1")
     r = result(session, "c1")
-    assert balanced_cuts(session) == [0, 0, 1, 0]
+    assert open_calls_at_cuts(session) == [0, 0, 1, 0]
     u2 = user(session, "more")  # appended: folded into the same cache
-    assert balanced_cuts(session) == [0, 0, 1, 0, 0]
+    assert open_calls_at_cuts(session) == [0, 0, 1, 0, 0]
     cp = session.append(
         "user/message",
         {"content": "summary", "source": "compact"},
@@ -118,7 +118,7 @@ def test_cache_folds_appends_and_rebuilds_after_replace(session: Session) -> Non
         source_event_seqs=[u, a, r],
     ).seq
     # Rebuilt for the new generation: the checkpoint at position 0, the old seqs gone.
-    assert balanced_cuts(session) == [0, 0, 0]
+    assert open_calls_at_cuts(session) == [0, 0, 0]
     assert tool_pairing_balanced_before(session, cp) and tool_pairing_balanced_after(session, u2)
     with pytest.raises(SurfaceError, match="not on the surface"):
         tool_pairing_balanced_before(session, a)

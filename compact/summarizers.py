@@ -1,0 +1,213 @@
+"""The summarizers: the model's checkpoint, and the model-free one that takes its place.
+
+**The model summarizer** writes one checkpoint per :class:`~compact.checkpoint.SummaryJob`,
+asked of a chat model and accepted only when it really is one. The request replays the
+conversation's system prompt and tools (a provider's prefix cache still applies) with
+``tool_choice: "none"``, then the messages and the instruction. A server that refuses
+``tool_choice`` (HTTP 400 naming it) is asked again without tools, and is not offered them
+again by this summarizer. A reply is accepted only when it ended naturally (``stop``) with
+text and no tool call. Anything else raises :class:`~compact.checkpoint.SummaryRejected` with
+the reason; a reply cut at its output cap is marked ``cut`` (the backend then asks once for a
+terser one).
+
+**The model-free checkpoint** is used when an automatic or overflow compaction cannot get a
+summary from the model. Weak local models often fail to summarize (they ramble past the
+output cap, call a tool, or the request overflows the window that just overflowed). It is
+built from the messages alone: the user's messages verbatim within a budget, the commands run
+with their exit codes, the last error lines seen, and the file paths mentioned, merged with
+the sections of an earlier checkpoint (or of the model's checkpoint so far) when one leads.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from agent.llm import BadRequest, ChatModel, ChatRequest, LLMError, Reply, collect
+from agent.tokens import Estimator
+from compact.checkpoint import Call, Summary, SummaryJob, SummaryRejected
+from compact.policy import MIN_SUMMARY_TOKENS
+from compact.prune import command_text
+
+
+class ModelSummarizer:
+    """Asks ``model`` for checkpoints. ``notice`` hears, once, that tools are dropped."""
+
+    def __init__(
+        self, model: ChatModel, estimator: Estimator, notice: Callable[[str], None]
+    ) -> None:
+        self.model = model
+        self.estimator = estimator
+        self.notice = notice
+        self.without_tools = False
+        """The server refused ``tool_choice``: summaries are requested without tools."""
+
+    async def __call__(self, job: SummaryJob) -> Summary:
+        request = self.request(job)
+        try:
+            reply = await self._ask(request)
+        except LLMError as exc:
+            raise SummaryRejected(f"the summarizer failed: {exc}") from exc
+        return accept(reply, request)
+
+    def request(self, job: SummaryJob) -> ChatRequest:
+        """The chat request for ``job``, its output cap clamped to what the window leaves."""
+        messages = [
+            {"role": "system", "content": job.system},
+            *job.messages,
+            {"role": "user", "content": job.instruction()},
+        ]
+        tools = [] if self.without_tools else list(job.tools)
+        max_tokens = job.max_tokens
+        if job.window is not None:
+            prompt = self.estimator.messages_tokens(messages) + self.estimator.tools_tokens(tools)
+            max_tokens = min(max_tokens, job.window - prompt)
+            if max_tokens < MIN_SUMMARY_TOKENS:
+                raise SummaryRejected(
+                    "the history to summarize leaves no room in the window for a summary"
+                )
+        choice = "none" if tools else None
+        return ChatRequest(job.model, messages, tools, max_tokens=max_tokens, tool_choice=choice)
+
+    async def _ask(self, request: ChatRequest) -> Reply:
+        try:
+            return await collect(self.model.stream(request))
+        except BadRequest as exc:
+            if not request.tools or not refuses_tool_choice(exc):
+                raise
+        self.without_tools = True
+        self.notice(
+            "The model server refused tool_choice; summaries are requested without tools for "
+            "the rest of this session."
+        )
+        return await collect(
+            self.model.stream(dataclasses.replace(request, tools=[], tool_choice=None))
+        )
+
+
+def refuses_tool_choice(error: BadRequest) -> bool:
+    """Does this 400 say the server does not take ``tool_choice`` (or tools at all)?"""
+    text = str(error).lower()
+    return "tool_choice" in text or "tool choice" in text
+
+
+def accept(reply: Reply, request: ChatRequest) -> Summary:
+    """``reply`` as a summary, or :class:`SummaryRejected` saying why it is not one."""
+    call = Call(reply.model or request.model, reply.usage)
+    if reply.tool_calls:
+        names = ", ".join(sorted({c.name or "?" for c in reply.tool_calls}))
+        raise SummaryRejected(
+            f"the summarizer called a tool ({names}) instead of writing a summary", call
+        )
+    if reply.finish_reason == "length":
+        raise SummaryRejected(
+            f"the summary was cut off at its {request.max_tokens}-token limit", call, cut=True
+        )
+    if reply.finish_reason != "stop":
+        raise SummaryRejected(
+            f"the summarizer stopped before finishing (finish reason {reply.finish_reason!r})",
+            call,
+        )
+    text = reply.text.strip()
+    if not text:
+        raise SummaryRejected("the summarizer returned no text", call)
+    return Summary(text, reply.usage, call.model or request.model, request.max_tokens)
+
+
+# --- the model-free checkpoint ---------------------------------------------------------------
+
+MODEL = "fallback"
+_PATH = re.compile(
+    r"(?<![\w/.-])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.\w{1,8}\b"
+    r"|\b[\w-]+\.(?:py|md|txt|toml|json|ya?ml|js|ts|rs|go|c|h|cpp|sh|cfg|ini|lock)\b"
+)
+_ERROR = re.compile(r"error|Error|ERROR|failed|FAILED|Traceback|exception|Exception")
+_EXIT = re.compile(r"\[exit (-?\d+)")
+EARLIER_BULLETS = 12
+"""Bullets kept per section from an earlier checkpoint being merged."""
+NONE_BULLETS = {"- (none)", "(none)", "- (none seen)", "- (none recorded)"}
+
+
+def fallback_summary(messages: Sequence[Mapping[str, Any]], budget_chars: int = 6000) -> str:
+    """An extractive checkpoint in the usual sections, at most about ``budget_chars``."""
+    requests: list[str] = []
+    commands: list[str] = []
+    errors: list[str] = []
+    paths: dict[str, None] = {}
+    pending: dict[str, str] = {}
+    earlier: dict[str, list[str]] = {}
+    for message in messages:
+        role = message.get("role")
+        content = message.get("content") or ""
+        text = content if isinstance(content, str) else json.dumps(content)
+        if role == "user" and "<compacted-summary>" in text:
+            # An earlier checkpoint (or the model's checkpoint so far): merged, not quoted.
+            for heading, bullets in checkpoint_sections(text).items():
+                earlier.setdefault(heading, []).extend(bullets)
+            continue
+        if role == "user":
+            requests.append(text.strip())
+        for call in message.get("tool_calls") or ():
+            fn = call.get("function", {})
+            pending[call.get("id", "")] = command_text(
+                fn.get("name", "tool"), fn.get("arguments", ""), limit=120
+            )
+        if role == "tool":
+            command = pending.pop(message.get("tool_call_id", ""), "tool call")
+            codes = _EXIT.findall(text)
+            commands.append(f"`{command}` → exit {codes[-1]}" if codes else f"`{command}`")
+            errors += [line.strip() for line in text.splitlines() if _ERROR.search(line)]
+        for match in _PATH.findall(text):
+            paths.setdefault(match, None)
+
+    share = budget_chars // 2
+    kept: list[str] = []
+    used = 0
+    for request in reversed(requests):  # the newest requests matter most
+        piece = request if len(request) <= share - used else request[: max(0, share - used)] + "…"
+        if used >= share:
+            break
+        kept.insert(0, piece)
+        used += len(piece)
+    sections = {
+        "Primary request and intent": [f"User: {r}" for r in kept] or ["(none recorded)"],
+        "Key technical concepts": ["(not extracted: model-free checkpoint)"],
+        "Files and code": list(paths)[-20:] or ["(none seen)"],
+        "Errors and fixes": errors[-8:] or ["(none seen)"],
+        "Pending tasks": ["(unknown: review the last request)"],
+        "Current work": commands[-15:] or ["(no commands run)"],
+        "Next step": ["Continue with the user's latest request."],
+        "Critical context": [
+            "This checkpoint was built without a model (the model could not summarize); "
+            "re-read files or re-run commands for exact details."
+        ],
+    }
+    out = []
+    for heading, items in sections.items():
+        older = earlier.get(heading.lower(), [])[-EARLIER_BULLETS:]
+        out.append(f"## {heading}")
+        out += [f"- {_one_line(item, 1500)}" for item in dict.fromkeys([*older, *items])]
+        out.append("")
+    return "\n".join(out).strip()[: budget_chars + 2000]
+
+
+def checkpoint_sections(text: str) -> dict[str, list[str]]:
+    """The bullets of each ``## Heading`` inside a framed checkpoint (headings lowercased)."""
+    body = text.split("<compacted-summary>", 1)[-1].split("</compacted-summary>", 1)[0]
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in body.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("## "):
+            current = sections.setdefault(stripped[3:].strip().lower(), [])
+        elif stripped and current is not None and stripped not in NONE_BULLETS:
+            current.append(stripped.removeprefix("- ").strip())
+    return sections
+
+
+def _one_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -1,0 +1,178 @@
+"""The bracketed transaction: the RFC's ``compact/start`` → summary → replacement →
+``compact/end``, independent of how a backend chooses its range or writes its summary.
+
+``compact/start`` is the lock (:class:`Lock` follows it in the log). The summary is written
+while the bracket is open; then the framed checkpoint must be smaller than what it shadows,
+the surface must be as it was (log-only appends are fine), and ``compact/summary``, the
+replacement ``user/message`` (``surface_op replace``, citing the start, the summary and
+every shadowed seq) and ``compact/end`` land in that order. Any failure writes exactly one
+``compact/end {error}`` and leaves the surface untouched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agent.events import Event, EventError
+from agent.meter import TokenMeter
+from agent.session import Session
+from compact.checkpoint import frame
+from compact.condense import Condensed
+from compact.contract import CompactEnd, CompactionError, CompactionResult, CompactStart, Trigger
+
+
+class Lock:
+    """Open brackets of this process: ``compact/start`` without its ``compact/end`` since
+    the newest ``session/resume`` (one before it is an inert crash orphan)."""
+
+    def __init__(self, session: Session) -> None:
+        self._open: set[str] = set()
+        for event in session.events[session.last_resume_seq or 0 :]:
+            self._track(event)
+        self._unsubscribe = session.subscribe(self._track)
+
+    def _track(self, event: Event) -> None:
+        if isinstance(event, CompactStart):
+            self._open.add(event.data.compaction_id)
+        elif isinstance(event, CompactEnd):
+            self._open.discard(event.data.compaction_id)
+        elif event.type == "session/resume":
+            self._open.clear()
+
+    @property
+    def held(self) -> bool:
+        return bool(self._open)
+
+    def close(self) -> None:
+        self._unsubscribe()
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """What one compaction replaces, and why."""
+
+    span: list[int]
+    trigger: Trigger
+    turn: int | None
+    focus: str | None = None
+    source_command_id: str | None = None
+
+
+Condense = Callable[[str, list[int], int], Awaitable[Condensed]]
+"""``(compaction_id, span, shadowed_tokens)`` → the summary, written inside the bracket
+(its ``compact/progress`` records carry the compaction id)."""
+
+
+def append(session: Session, type: str, data: dict[str, Any], **kwargs: Any) -> Event:
+    """``session.append`` with log failures as :class:`CompactionError`."""
+    try:
+        return session.append(type, data, **kwargs)
+    except OSError as exc:
+        raise CompactionError("persistence", f"writing the session log failed: {exc}") from exc
+    except EventError as exc:
+        raise CompactionError("commit", f"the replacement was refused: {exc}") from exc
+
+
+async def bracketed(
+    session: Session,
+    meter: TokenMeter,
+    lock: Lock,
+    attempt: Attempt,
+    condense: Condense,
+    signal: asyncio.Event | None = None,
+) -> CompactionResult:
+    """Run ``attempt`` as one bracket (see the module docstring). Raises
+    :class:`CompactionError`; cancellation closes the bracket and propagates."""
+    if lock.held:
+        raise CompactionError("busy", "another compaction is in progress")
+    compaction_id = "cmp-" + os.urandom(4).hex()
+    span, turn = attempt.span, attempt.turn
+    snapshot = tuple(session.surface)
+    start = append(
+        session,
+        "compact/start",
+        {
+            "compaction_id": compaction_id,
+            "trigger": attempt.trigger,
+            "turn": turn,
+            "focus": attempt.focus,
+            "source_command_id": attempt.source_command_id,
+        },
+    )
+
+    def end(error: str | None) -> Event:
+        data = {"compaction_id": compaction_id, "turn": turn, "error": error}
+        return append(session, "compact/end", data)
+
+    try:
+        shadowed_tokens = sum(meter.price(seq) for seq in span)
+        condensed = await condense(compaction_id, span, shadowed_tokens)
+        summary = condensed.summary
+        framed = frame(summary.text)
+        summary_tokens = meter.estimate_messages([{"role": "user", "content": framed}])
+        if summary_tokens >= shadowed_tokens:
+            raise CompactionError(
+                "summary",
+                f"the summary (~{summary_tokens} tokens) is not smaller than the history it "
+                f"would replace (~{shadowed_tokens} tokens)",
+            )
+        if signal is not None and signal.is_set():
+            raise CompactionError("cancelled")
+        if tuple(session.surface) != snapshot:
+            raise CompactionError(
+                "changed", "the conversation changed while the summary was written"
+            )
+        summary_event = append(
+            session,
+            "compact/summary",
+            {
+                "compaction_id": compaction_id,
+                "summary": summary.text,
+                "shadowed_range": {"start": span[0], "end": span[-1]},
+                "shadowed_seqs": span,
+                "shadowed_tokens": shadowed_tokens,
+                "summary_tokens": summary_tokens,
+                "model": summary.model,
+                "usage": summary.usage.model_dump() if summary.usage else None,
+                "max_tokens": summary.max_tokens,
+                "fallback_reason": condensed.fallback_reason,
+            },
+        )
+        replacement = append(
+            session,
+            "user/message",
+            {"content": framed, "source": "compact", "compaction_id": compaction_id},
+            surface_op={"op": "replace", "start": span[0], "end": span[-1]},
+            source_event_seqs=sorted({start.seq, summary_event.seq, *span}),
+        )
+    except asyncio.CancelledError:
+        with contextlib.suppress(CompactionError):
+            end("cancelled")
+        raise
+    except CompactionError as exc:
+        end(exc.detail)
+        raise
+    except Exception as exc:
+        with contextlib.suppress(CompactionError):
+            end(f"internal error: {exc}")
+        raise
+    closed = end(None)
+    return CompactionResult(
+        compaction_id=compaction_id,
+        trigger=attempt.trigger,
+        start_seq=start.seq,
+        summary_seq=summary_event.seq,
+        replacement_seq=replacement.seq,
+        end_seq=closed.seq,
+        shadowed_range=(span[0], span[-1]),
+        shadowed_seqs=list(span),
+        shadowed_tokens=shadowed_tokens,
+        summary_tokens=summary_tokens,
+        summary=summary.text,
+        model=summary.model,
+    )
