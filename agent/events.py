@@ -182,6 +182,10 @@ class ToolResultData(Data):
     duration_s: float | None = None
     truncated: bool | None = None
     spill_path: str | None = None
+    cwd: str | None = None
+    """The working directory after the call: a resumed session goes on there."""
+    approval: Literal["once", "always", "deny"] | None = None
+    """How the user answered the approval question for the call (None: not asked)."""
 
 
 class LlmRetryData(Data):

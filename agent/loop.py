@@ -500,6 +500,8 @@ class Agent:
                 "duration_s": output.duration_s,
                 "truncated": output.truncated or None,
                 "spill_path": output.spill_path,
+                "cwd": output.cwd,
+                "approval": output.approval,
             },
         )
 

@@ -39,6 +39,10 @@ class ToolOutput:
     """The content shows only the head and tail of the output."""
     spill_path: str | None = None
     """File holding the complete output when ``truncated`` is set."""
+    cwd: str | None = None
+    """The working directory after the call (logged, so a resumed session goes on there)."""
+    approval: ApprovalDecision | None = None
+    """How the user answered the approval question for this call (None: not asked)."""
 
 
 class Tool(Protocol):

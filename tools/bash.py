@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import itertools
 import os
 import re
@@ -22,7 +23,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any
 
-from tools.base import ApprovalPolicy, Approver, ToolOutput
+from tools.base import ApprovalDecision, ApprovalPolicy, Approver, ToolOutput
 from tools.reaper import REAPER
 
 _POLICIES: tuple[ApprovalPolicy, ...] = ("ask", "auto", "deny")
@@ -332,10 +333,26 @@ class BashTool:
         if isinstance(parsed, ToolOutput):
             return parsed
         command, timeout = parsed
+        asked = self.policy == "ask" and self.approver is not None
         refusal = await self._approve(command)
         if refusal is not None:
             return refusal
-        return await self._execute(command, timeout)
+        output = await self._execute(command, timeout)
+        approval: ApprovalDecision | None = None
+        if asked:
+            approval = "always" if self.policy == "auto" else "once"
+        return dataclasses.replace(output, cwd=str(self._cwd), approval=approval)
+
+    def resume_in(self, cwd: str) -> str | None:
+        """Go on in ``cwd`` (where the last logged call left off). When it no longer exists
+        the session's own directory stays, and the sentence returned says so."""
+        if os.path.isdir(cwd):
+            self._cwd = Path(cwd)
+            return None
+        return (
+            f"The working directory the last command left, {cwd}, no longer exists; "
+            f"commands run in {self._home}."
+        )
 
     def _parse(self, arguments: dict[str, Any]) -> tuple[str, float] | ToolOutput:
         command = arguments.get("command")

@@ -378,11 +378,11 @@ class PlainRepl:
     async def cmd_approve(self, args: str) -> None:
         policy = args.strip().lower()
         if policy in ("ask", "auto", "deny"):
-            self.runtime.bash.policy = policy  # type: ignore[assignment]
+            self.runtime.set_approval(policy)  # type: ignore[arg-type]  # shown from the log
         elif policy:
             self.say("Usage: /approve ask|auto|deny")
-            return
-        self.say(f"Bash approval policy: {self.runtime.bash.policy}.")
+        else:
+            self.say(f"Bash approval policy: {self.runtime.bash.policy}.")
 
     async def _switch(self, resume: str | None) -> None:
         old = self.runtime

@@ -7,9 +7,11 @@ one core and differ only in how they show it.
 from __future__ import annotations
 
 import os
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent.carryover import carried_over
 from agent.discovery import WindowAsker
 from agent.events import EventRegistry
 from agent.hooks import Prepare
@@ -63,6 +65,17 @@ class Runtime:
     def threshold_tokens(self) -> int | None:
         """The auto-compact threshold in tokens (None: window unknown or auto off)."""
         return self.compaction.threshold(self.windows.current.tokens)
+
+    def set_approval(self, policy: ApprovalPolicy) -> None:
+        """Switch the bash approval policy, logged so that a resume keeps it."""
+        self.bash.policy = policy
+        command_id = f"cmd-{uuid.uuid4().hex[:12]}"
+        run = {"command_id": command_id, "name": "approve", "args": policy}
+        self.session.append("command/run", run)
+        self.session.append(
+            "command/done",
+            {"command_id": command_id, "ok": True, "text": f"Bash approval policy: {policy}."},
+        )
 
     @property
     def is_demo(self) -> bool:
@@ -208,13 +221,21 @@ def build_runtime(
     notices += session.report.notices()
     meter = TokenMeter(session, estimator, windows)
     work_dir = session.cwd if os.path.isdir(session.cwd) else str(cwd or Path.cwd())
+    carried = carried_over(session.events)
     bash = BashTool(
         cwd=work_dir,
         spill_dir=session.spill_dir,
-        policy=settings.approve or default_approve,
+        policy=settings.approve or carried.policy or default_approve,
         approver=approver,
         hidden_env=[settings.api_key_env] if settings.api_key_env else (),
     )
+    if carried.cwd is not None and (moved := bash.resume_in(carried.cwd)) is not None:
+        notices.append(moved)
+    if carried.policy == "auto" and not settings.approve:
+        notices.append(
+            "Commands run without asking in this session: you chose that earlier "
+            "(/approve ask to be asked again)."
+        )
     agent = Agent(
         session,
         model,

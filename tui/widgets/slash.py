@@ -124,8 +124,7 @@ class SlashCommands:
         bash = self.runtime.bash
         policy = args.strip().lower()
         if policy in ("ask", "auto", "deny"):
-            bash.policy = policy  # type: ignore[assignment]
-            await self.transcript.add_notice(f"Bash approval policy: {policy}.")
+            self.runtime.set_approval(policy)  # type: ignore[arg-type]  # logged: shown from the log
         elif not policy:
             await self.transcript.add_notice(
                 f"Bash approval policy: {bash.policy}. /approve ask|auto|deny changes it."

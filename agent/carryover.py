@@ -1,0 +1,42 @@
+"""What a resumed session takes over from its log: where the shell was, and the approval
+policy the user chose in the session.
+
+Both are facts the model's history already assumes (it ran ``cd sub`` and was told so; the
+user said "always"), so a resume that forgot them would make that history untrue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agent.events import CommandRun, Event, ToolResult
+from tools.base import ApprovalPolicy
+
+POLICIES: tuple[ApprovalPolicy, ...] = ("ask", "auto", "deny")
+
+
+@dataclass(frozen=True)
+class CarriedOver:
+    cwd: str | None = None
+    """The working directory the last logged command left."""
+    policy: ApprovalPolicy | None = None
+    """The approval policy the user last chose in the session ("always this session" is
+    ``auto``; ``/approve`` is logged as a command); None when they chose none."""
+
+
+def carried_over(events: Sequence[Event]) -> CarriedOver:
+    """Fold the log (see the module docstring). O(events), once at start."""
+    cwd: str | None = None
+    policy: ApprovalPolicy | None = None
+    for event in events:
+        if isinstance(event, ToolResult):
+            if event.data.cwd:
+                cwd = event.data.cwd
+            if event.data.approval == "always":
+                policy = "auto"
+        elif isinstance(event, CommandRun) and event.data.name == "approve":
+            chosen = event.data.args.strip().lower()
+            if chosen in POLICIES:
+                policy = chosen
+    return CarriedOver(cwd, policy)
