@@ -8,16 +8,11 @@ invocation with ``command/run`` / ``command/done`` in the session log (log-only 
 It runs only between turns. While it runs, a front end that wants to start a turn first
 awaits :meth:`CompactCommand.wait_idle`, so a prompt submitted during ``/compact`` starts
 only after the compaction has committed (or failed).
-
-The module also holds the small slash-command vocabulary every front end shares:
-:data:`SLASH_COMMANDS`, :func:`parse_slash`, :func:`closest_command`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import difflib
-import re
 import uuid
 from dataclasses import dataclass
 
@@ -151,78 +146,3 @@ class CompactCommand:
             "command/done", CommandDoneData(command_id=command_id, ok=outcome.ok, text=outcome.text)
         )
         return outcome
-
-
-# --- slash commands ---------------------------------------------------------------------------
-
-SLASH_COMMANDS: dict[str, str] = {
-    "help": "List the commands.",
-    "compact": "Condense older history now; optional focus text steers the summary.",
-    "context": "Show what fills the context window, by category.",
-    "timeline": "Show every compaction and prune of this session.",
-    "new": "Start a new session.",
-    "sessions": "List stored sessions.",
-    "resume": "Continue a stored session by id.",
-    "model": "Switch the model for the next request.",
-    "approve": "Set the bash approval policy: ask, auto or deny.",
-    "quit": "Leave reefline.",
-}
-"""Every slash command every front end offers: name -> one-line help."""
-
-SLASH_USAGE: dict[str, str] = {
-    "help": "/help",
-    "compact": "/compact [focus]",
-    "context": "/context",
-    "timeline": "/timeline",
-    "new": "/new",
-    "sessions": "/sessions",
-    "resume": "/resume <id>",
-    "model": "/model <name>",
-    "approve": "/approve ask|auto|deny",
-    "quit": "/quit",
-}
-"""How each command is typed (for help and completion)."""
-
-_SLASH = re.compile(r"/([A-Za-z][A-Za-z0-9_-]*)(?:\s+(.*))?", re.DOTALL)
-
-
-def parse_slash(text: str) -> tuple[str, str] | None:
-    """Split a slash command into ``(name, args)``; None when ``text`` is not one.
-
-    ``"/compact the parser"`` -> ``("compact", "the parser")``. The name is lowercased and
-    the args stripped. Text that merely starts with a slash — a path such as ``/etc/hosts``,
-    ``//`` or a lone ``/`` — is not a command, so it can be sent as a message. Unknown names
-    are still parsed (see :func:`closest_command` for the "did you mean" hint).
-    """
-    match = _SLASH.fullmatch(text.strip())
-    if match is None:
-        return None
-    return match.group(1).lower(), (match.group(2) or "").strip()
-
-
-def closest_command(name: str) -> str | None:
-    """The known command ``name`` most likely meant: itself, a unique prefix match, or the
-    closest spelling (``compcat`` -> ``compact``); None when nothing is close."""
-    name = name.lower().lstrip("/")
-    if name in SLASH_COMMANDS:
-        return name
-    if name:
-        prefixed = [c for c in SLASH_COMMANDS if c.startswith(name)]
-        if len(prefixed) == 1:
-            return prefixed[0]
-    close = difflib.get_close_matches(name, list(SLASH_COMMANDS), n=1, cutoff=0.6)
-    return close[0] if close else None
-
-
-def unknown_command_text(name: str) -> str:
-    """``Unknown command /compcat — did you mean /compact?`` (or a pointer to /help)."""
-    guess = closest_command(name)
-    if guess is not None and guess != name:
-        return f"Unknown command /{name} — did you mean /{guess}?"
-    return f"Unknown command /{name} — type /help for the list."
-
-
-def slash_help() -> str:
-    """One line per command: usage, then help."""
-    width = max(len(u) for u in SLASH_USAGE.values())
-    return "\n".join(f"{SLASH_USAGE[n]:<{width}}  {h}" for n, h in SLASH_COMMANDS.items())

@@ -33,10 +33,10 @@ from agent.events import (
 )
 from agent.llm import Notice
 from agent.loop import TurnCancelled, TurnResult
-from compact.command import SLASH_COMMANDS, parse_slash
 from compact.contract import CompactEnd, CompactProgress, CompactStart
 from compact.timeline import TimelineFold, TimelineRecord
 from tools.base import ApprovalDecision
+from tui.commands import SLASH_COMMANDS, parse_slash
 from tui.history import PromptHistory, history_path
 from tui.screens.approval import ApprovalScreen
 from tui.screens.summary import SummaryScreen

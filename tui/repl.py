@@ -35,13 +35,21 @@ from agent.events import (
 from agent.llm import Notice, StreamEvent
 from agent.loop import StreamListener, TurnCancelled, TurnResult, cut_text
 from agent.session import Session
-from agent.settings import SettingsError
 from agent.store import ensure_private_dir
-from compact.command import SLASH_COMMANDS, parse_slash, slash_help, unknown_command_text
 from compact.contract import CompactNotice
 from compact.timeline import TimelineFold, compaction_news, describe, progress_text, timeline
 from tools.base import ApprovalDecision
 from tools.terminal import visible
+from tui.commands import (
+    SLASH_COMMANDS,
+    Said,
+    parse_slash,
+    set_approval,
+    slash_help,
+    switch_model,
+    switch_session,
+    unknown_command_text,
+)
 from tui.history import history_path
 from tui.widgets.format import (
     GaugeReading,
@@ -53,7 +61,7 @@ from tui.widgets.format import (
     raw_command,
     strip_footer,
 )
-from tui.wiring import Runtime, StartupError, build_runtime
+from tui.wiring import Runtime
 
 ReadLine = Callable[[str], Awaitable[str | None]]
 """Returns the next line typed after showing a prompt, or None at end of input."""
@@ -364,43 +372,25 @@ class PlainRepl:
             await self._switch(args.split()[0])
 
     async def cmd_model(self, args: str) -> None:
-        runtime = self.runtime
-        if not args:
-            self.say(f"Model: {runtime.model_label}")
-            return
-        name = args.split()[0]
-        runtime.agent.model_name = runtime.model_name = name  # the window follows the model
-        await runtime.window_asker.ensure()
-        window = runtime.windows.current
-        known = window.label() if window.tokens else "window unknown — set --context-window"
-        self.say(f"Model set to {name} for the next request ({known}).")
+        self._show(await switch_model(self.runtime, args))
 
     async def cmd_approve(self, args: str) -> None:
-        policy = args.strip().lower()
-        if policy in ("ask", "auto", "deny"):
-            self.runtime.set_approval(policy)  # type: ignore[arg-type]  # shown from the log
-        elif policy:
-            self.say("Usage: /approve ask|auto|deny")
-        else:
-            self.say(f"Bash approval policy: {self.runtime.bash.policy}.")
+        if (said := set_approval(self.runtime, args)) is not None:
+            self._show(said)
 
     async def _switch(self, resume: str | None) -> None:
         old = self.runtime
-        if resume == old.session.id:
-            self.say(f"Already in session {resume}.")
+        new = await switch_session(old, resume)
+        if isinstance(new, Said):
+            self._show(new)
             return
-        try:
-            new = await asyncio.to_thread(
-                build_runtime, old.settings, resume=resume, default_approve=old.bash.policy
-            )
-        except (StartupError, SettingsError, OSError) as exc:
-            self.say(f"! {exc}")
-            return
-        new.bash.policy = old.bash.policy
         self.detach()
         old.close()
         self.attach(new)
         self.say(f"Session {new.session.id}.")
+
+    def _show(self, said: Said) -> None:
+        self.say(said.text if said.level == "info" else f"! {said.text}")
 
 
 async def run_repl(

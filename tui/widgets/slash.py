@@ -5,27 +5,65 @@ palette entries. ``/compact`` goes through the runtime's consumer tier
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Coroutine, Iterable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 from textual import work
 from textual.app import SystemCommand
 from textual.content import Content
 from textual.screen import Screen
+from textual.widget import Widget
 
 from agent.session import Session
-from agent.settings import SettingsError
-from compact.command import SLASH_COMMANDS, slash_help, unknown_command_text
+from tui.commands import (
+    SLASH_COMMANDS,
+    Said,
+    set_approval,
+    slash_help,
+    switch_model,
+    switch_session,
+    unknown_command_text,
+)
 from tui.screens.context import ContextScreen
 from tui.screens.sessions import SessionsScreen
+from tui.widgets.bridge import RuntimeBridge
 from tui.widgets.header import AppHeader
 from tui.widgets.prompt import PromptArea
-from tui.wiring import StartupError, build_runtime
+from tui.widgets.status import StatusLine
+from tui.widgets.transcript import Transcript
+from tui.wiring import Runtime
 
-if TYPE_CHECKING:
-    from tui.app import ReeflineApp
+W = TypeVar("W", bound=Widget)
+
+
+class CommandHost(Protocol):
+    """What the slash commands need of the app that mixes them in. The app is one; this
+    module never imports the app (no cycle between the two)."""
+
+    runtime: Runtime
+    bridge: RuntimeBridge | None
+    scripted_delay_s: float
+    compact_worker: Any
+
+    @property
+    def busy(self) -> bool: ...
+    @property
+    def transcript(self) -> Transcript: ...
+    @property
+    def status(self) -> StatusLine: ...
+    def part(self, kind: type[W]) -> W: ...
+    def push_screen(self, screen: Any, callback: Any = None) -> Any: ...
+    def exit(self) -> None: ...
+    def action_toggle_timeline(self) -> None: ...
+    def _update_gauge(self) -> None: ...
+    def _main_mounted(self) -> bool: ...
+    async def _open(self, runtime: Runtime) -> None: ...
+    async def run_slash(self, name: str, args: str = "") -> None: ...
+    async def _switch(self, resume: str | None) -> None: ...
+    async def _cmd_sessions(self, args: str) -> None: ...
+    def _compact(self, args: str) -> Any: ...
+    def _palette_callback(self, name: str) -> Callable[[], Coroutine[Any, Any, None]]: ...
+
 
 KEYS_HELP = (
     "enter send · shift+enter / ctrl+j new line · ↑↓ history · tab completes a command · "
@@ -37,20 +75,20 @@ KEYS_HELP = (
 class SlashCommands:
     """``/name args`` → ``_cmd_name(args)``; unknown names get the closest match."""
 
-    async def run_slash(self: ReeflineApp, name: str, args: str = "") -> None:
+    async def run_slash(self: CommandHost, name: str, args: str = "") -> None:
         handler = getattr(self, f"_cmd_{name}", None)
         if name not in SLASH_COMMANDS or handler is None:
             await self.transcript.add_notice(unknown_command_text(name), "warning")
             return
         await handler(args)
 
-    async def _cmd_help(self: ReeflineApp, args: str) -> None:
+    async def _cmd_help(self: CommandHost, args: str) -> None:
         text = Content.assemble(
             ("Commands\n", "bold"), slash_help(), ("\n\nKeys\n", "bold"), KEYS_HELP
         )
         await self.transcript.add_notice(text, "info")
 
-    async def _cmd_compact(self: ReeflineApp, args: str) -> None:
+    async def _cmd_compact(self: CommandHost, args: str) -> None:
         if self.busy:
             await self.transcript.add_notice(
                 "Compaction runs between turns: wait for this one to finish or press esc.",
@@ -61,7 +99,7 @@ class SlashCommands:
         self.compact_worker = self._compact(args)
 
     @work(exclusive=True, group="compact")
-    async def _compact(self: ReeflineApp, args: str) -> None:
+    async def _compact(self: CommandHost, args: str) -> None:
         runtime = self.runtime
         try:
             await runtime.compact_command.run(runtime.agent.envelope(), args)
@@ -70,7 +108,7 @@ class SlashCommands:
                 self.status.set_activity("idle")
                 self._update_gauge()
 
-    async def _cmd_context(self: ReeflineApp, args: str) -> None:
+    async def _cmd_context(self: CommandHost, args: str) -> None:
         runtime = self.runtime
         await self.push_screen(
             ContextScreen(
@@ -78,13 +116,13 @@ class SlashCommands:
             )
         )
 
-    async def _cmd_timeline(self: ReeflineApp, args: str) -> None:
+    async def _cmd_timeline(self: CommandHost, args: str) -> None:
         self.action_toggle_timeline()
 
-    async def _cmd_new(self: ReeflineApp, args: str) -> None:
+    async def _cmd_new(self: CommandHost, args: str) -> None:
         await self._switch(None)
 
-    async def _cmd_sessions(self: ReeflineApp, args: str) -> None:
+    async def _cmd_sessions(self: CommandHost, args: str) -> None:
         stored = Session.list_stored(self.runtime.home)
 
         async def chosen(session_id: str | None) -> None:
@@ -93,74 +131,43 @@ class SlashCommands:
 
         await self.push_screen(SessionsScreen(stored, self.runtime.session.id), callback=chosen)
 
-    async def _cmd_resume(self: ReeflineApp, args: str) -> None:
+    async def _cmd_resume(self: CommandHost, args: str) -> None:
         if not args:
             await self._cmd_sessions(args)
         else:
             await self._switch(args.split()[0])
 
-    async def _cmd_model(self: ReeflineApp, args: str) -> None:
+    async def _cmd_model(self: CommandHost, args: str) -> None:
+        said = await switch_model(self.runtime, args)
         runtime = self.runtime
-        if not args:
-            await self.transcript.add_notice(
-                f"Model: {runtime.model_label}. /model <name> switches."
-            )
-            return
-        name = args.split()[0]
-        runtime.agent.model_name = runtime.model_name = name  # the window follows the model
-        await runtime.window_asker.ensure()
-        window = runtime.windows.current
         self.part(AppHeader).show(
             model=runtime.model_name,
             session=runtime.session.id,
             cwd=runtime.session.cwd,
             demo=runtime.is_demo,
         )
-        known = window.label() if window.tokens else "window unknown — set --context-window"
-        await self.transcript.add_notice(f"Model set to {name} for the next request ({known}).")
+        await self.transcript.add_notice(said.text, said.level)
         self._update_gauge()
 
-    async def _cmd_approve(self: ReeflineApp, args: str) -> None:
-        bash = self.runtime.bash
-        policy = args.strip().lower()
-        if policy in ("ask", "auto", "deny"):
-            self.runtime.set_approval(policy)  # type: ignore[arg-type]  # logged: shown from the log
-        elif not policy:
-            await self.transcript.add_notice(
-                f"Bash approval policy: {bash.policy}. /approve ask|auto|deny changes it."
-            )
-        else:
-            await self.transcript.add_notice("Usage: /approve ask|auto|deny", "warning")
+    async def _cmd_approve(self: CommandHost, args: str) -> None:
+        if (said := set_approval(self.runtime, args)) is not None:
+            await self.transcript.add_notice(said.text, said.level)
 
-    async def _cmd_quit(self: ReeflineApp, args: str) -> None:
+    async def _cmd_quit(self: CommandHost, args: str) -> None:
         self.exit()
 
-    async def _switch(self: ReeflineApp, resume: str | None) -> None:
+    async def _switch(self: CommandHost, resume: str | None) -> None:
         """Open a new session (``resume`` None) or a stored one, keeping the policy."""
-        old = self.runtime
         if self.busy:
             await self.transcript.add_notice(
                 "Wait for the turn to finish (or press esc) before switching sessions.", "warning"
             )
             return
-        if resume == old.session.id:
-            await self.transcript.add_notice(f"Already in session {resume}.")
+        old = self.runtime
+        new = await switch_session(old, resume, scripted_delay_s=self.scripted_delay_s)
+        if isinstance(new, Said):
+            await self.transcript.add_notice(new.text, new.level)
             return
-        try:
-            # Off the event loop: loading a long session (and pricing every message of it)
-            # must not freeze the screen.
-            new = await asyncio.to_thread(
-                build_runtime,
-                old.settings,
-                resume=resume,
-                default_approve=old.bash.policy,
-                cwd=Path(old.session.cwd) if Path(old.session.cwd).is_dir() else None,
-                scripted_delay_s=self.scripted_delay_s,
-            )
-        except (StartupError, SettingsError, OSError) as exc:
-            await self.transcript.add_notice(str(exc), "error")
-            return
-        new.bash.policy = old.bash.policy
         if self.bridge is not None:
             self.bridge.detach()
         old.close()
@@ -168,12 +175,12 @@ class SlashCommands:
 
     # --- command palette --------------------------------------------------------------------
 
-    def get_system_commands(self: ReeflineApp, screen: Screen[Any]) -> Iterable[SystemCommand]:
+    def get_system_commands(self: CommandHost, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         for name, help_text in SLASH_COMMANDS.items():
             yield SystemCommand(f"/{name}", help_text, self._palette_callback(name))
 
-    def _palette_callback(self: ReeflineApp, name: str) -> Callable[[], Coroutine[Any, Any, None]]:
+    def _palette_callback(self: CommandHost, name: str) -> Callable[[], Coroutine[Any, Any, None]]:
         async def run() -> None:
             if name in ("model", "approve"):
                 prompt = self.part(PromptArea)
