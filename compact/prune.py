@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,10 +28,10 @@ from agent.events import AssistantMessage, SurfaceReplace, ToolResult
 from agent.meter import TokenMeter
 from agent.session import Session
 from agent.store import ensure_private_dir
+from tools import footer
 
 TRIM_MARK = "characters trimmed to save context"
 MASK_PREFIX = "[output pruned"
-_EXIT = re.compile(r"\[exit (-?\d+)")
 
 
 @dataclass(frozen=True)
@@ -118,8 +117,7 @@ class Pruner:
         lines = data.content.count("\n") + 1
         exit_code = data.exit_code
         if exit_code is None:
-            found = _EXIT.findall(data.content)
-            exit_code = int(found[-1]) if found else None
+            exit_code = footer.last_exit(data.content)
         status = f"exited {exit_code}" if exit_code is not None else "no exit code"
         if data.is_error:
             status = "failed"

@@ -31,6 +31,7 @@ from agent.tokens import Estimator
 from compact.checkpoint import Call, Summary, SummaryJob, SummaryRejected
 from compact.policy import MIN_SUMMARY_TOKENS
 from compact.prune import command_text
+from tools import footer
 
 
 class ModelSummarizer:
@@ -125,7 +126,6 @@ _PATH = re.compile(
     r"|\b[\w-]+\.(?:py|md|txt|toml|json|ya?ml|js|ts|rs|go|c|h|cpp|sh|cfg|ini|lock)\b"
 )
 _ERROR = re.compile(r"error|Error|ERROR|failed|FAILED|Traceback|exception|Exception")
-_EXIT = re.compile(r"\[exit (-?\d+)")
 EARLIER_BULLETS = 12
 """Bullets kept per section from an earlier checkpoint being merged."""
 NONE_BULLETS = {"- (none)", "(none)", "- (none seen)", "- (none recorded)"}
@@ -157,8 +157,8 @@ def fallback_summary(messages: Sequence[Mapping[str, Any]], budget_chars: int = 
             )
         if role == "tool":
             command = pending.pop(message.get("tool_call_id", ""), "tool call")
-            codes = _EXIT.findall(text)
-            commands.append(f"`{command}` → exit {codes[-1]}" if codes else f"`{command}`")
+            code = footer.last_exit(text)
+            commands.append(f"`{command}` → exit {code}" if code is not None else f"`{command}`")
             errors += [line.strip() for line in text.splitlines() if _ERROR.search(line)]
         for match in _PATH.findall(text):
             paths.setdefault(match, None)

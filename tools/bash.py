@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any
 
+from tools import footer as footers
 from tools.base import ApprovalDecision, ApprovalPolicy, Approver, ToolOutput
 from tools.reaper import REAPER
 
@@ -509,11 +510,11 @@ class BashTool:
         exit_code: int | None
         if timed_out:
             exit_code = None
-            footer = f"[timed out after {timeout:g}s; process group killed · {duration:.2f}s]"
+            footer = footers.timed_out(timeout, duration)
         else:
             assert returncode is not None, "bash exited without a return code"
             exit_code = 128 - returncode if returncode < 0 else returncode
-            footer = f"[exit {exit_code} · {duration:.2f}s]"
+            footer = footers.exited(exit_code, duration)
         shown = [text.removesuffix("\n")] if text else []
         content = "\n".join([*before, *shown, *after, footer])
         return ToolOutput(

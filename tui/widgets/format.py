@@ -9,11 +9,11 @@ the layout nor reach the terminal, and nothing is hidden.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 
 from agent.meter import BREAKDOWN_KEYS, Measurement
 from compact.timeline import fmt_tokens
+from tools import footer
 from tools.terminal import has_unsafe, visible
 
 
@@ -60,13 +60,10 @@ def fmt_elapsed(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}"
 
 
-_FOOTER = re.compile(r"\n?\[exit -?\d+ · [^\]\n]*\]\n?$")
-
-
 def strip_footer(output: str) -> str:
     """Command output without the bash tool's last ``[exit 0 · 0.01s]`` line (the tool card
     shows the exit code and duration itself)."""
-    return _FOOTER.sub("", output)
+    return footer.strip(output)
 
 
 def raw_command(arguments: str) -> str:
