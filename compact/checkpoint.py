@@ -15,18 +15,26 @@ CHECKPOINT_PREAMBLE = (
     "command when you need exact details it no longer shows."
 )
 
-SUMMARY_INSTRUCTION = """\
+SECTIONS = (
+    "Primary request and intent",
+    "Key technical concepts",
+    "Files and code",
+    "Errors and fixes",
+    "Pending tasks",
+    "Current work",
+    "Next step",
+    "Critical context",
+)
+"""The checkpoint's headings, in order (each written as ``## <heading>``): the one list the
+instruction, the model-free checkpoint and the demo model all use."""
+
+_HEADINGS = "\n".join(f"## {heading}" for heading in SECTIONS)
+
+SUMMARY_INSTRUCTION = f"""\
 Write a checkpoint summary of the conversation above, so that the work can continue from it \
 without the original messages. Do not call any tool. Use exactly these Markdown sections:
 
-## Primary request and intent
-## Key technical concepts
-## Files and code
-## Errors and fixes
-## Pending tasks
-## Current work
-## Next step
-## Critical context
+{_HEADINGS}
 
 Be terse. Keep exact file paths, commands, error messages, identifiers and numbers. Quote \
 the user's requests closely. If the conversation contains an earlier checkpoint inside \
@@ -97,6 +105,24 @@ class SummaryRejected(CompactionError):
 
 
 Summarizer = Callable[[SummaryJob], Awaitable[Summary]]
+
+
+NONE_BULLETS = frozenset({"- (none)", "(none)", "- (none seen)", "- (none recorded)"})
+
+
+def checkpoint_sections(text: str) -> dict[str, list[str]]:
+    """The bullets of each ``## Heading`` inside a framed checkpoint (headings lowercased;
+    "(none)" placeholders left out)."""
+    body = text.split("<compacted-summary>", 1)[-1].split("</compacted-summary>", 1)[0]
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in body.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("## "):
+            current = sections.setdefault(stripped[3:].strip().lower(), [])
+        elif stripped and current is not None and stripped not in NONE_BULLETS:
+            current.append(stripped.removeprefix("- ").strip())
+    return sections
 
 
 def frame(summary: str) -> str:

@@ -28,7 +28,7 @@ from typing import Any
 
 from agent.llm import BadRequest, ChatModel, ChatRequest, LLMError, Reply, collect
 from agent.tokens import Estimator
-from compact.checkpoint import Call, Summary, SummaryJob, SummaryRejected
+from compact.checkpoint import Call, Summary, SummaryJob, SummaryRejected, checkpoint_sections
 from compact.policy import MIN_SUMMARY_TOKENS
 from compact.prune import command_text
 from tools import footer
@@ -128,7 +128,6 @@ _PATH = re.compile(
 _ERROR = re.compile(r"error|Error|ERROR|failed|FAILED|Traceback|exception|Exception")
 EARLIER_BULLETS = 12
 """Bullets kept per section from an earlier checkpoint being merged."""
-NONE_BULLETS = {"- (none)", "(none)", "- (none seen)", "- (none recorded)"}
 
 
 def fallback_summary(messages: Sequence[Mapping[str, Any]], budget_chars: int = 6000) -> str:
@@ -192,20 +191,6 @@ def fallback_summary(messages: Sequence[Mapping[str, Any]], budget_chars: int = 
         out += [f"- {_one_line(item, 1500)}" for item in dict.fromkeys([*older, *items])]
         out.append("")
     return "\n".join(out).strip()[: budget_chars + 2000]
-
-
-def checkpoint_sections(text: str) -> dict[str, list[str]]:
-    """The bullets of each ``## Heading`` inside a framed checkpoint (headings lowercased)."""
-    body = text.split("<compacted-summary>", 1)[-1].split("</compacted-summary>", 1)[0]
-    sections: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in body.splitlines():
-        stripped = line.strip()
-        if stripped.startswith("## "):
-            current = sections.setdefault(stripped[3:].strip().lower(), [])
-        elif stripped and current is not None and stripped not in NONE_BULLETS:
-            current.append(stripped.removeprefix("- ").strip())
-    return sections
 
 
 def _one_line(text: str, limit: int) -> str:

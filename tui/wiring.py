@@ -18,7 +18,6 @@ from agent.hooks import Prepare
 from agent.llm import ChatModel, OpenAICompatible, RetryPolicy
 from agent.loop import Agent, LoopSettings
 from agent.meter import TokenMeter
-from agent.scripted import DEMO_CONTEXT_WINDOW, ScriptedModel
 from agent.session import Session
 from agent.settings import (
     Provider,
@@ -37,6 +36,7 @@ from compact.contract import CompactService, register_events
 from compact.prune import Pruner
 from tools.base import ApprovalPolicy, Approver
 from tools.bash import BashTool
+from tui.demo import DEMO_CONTEXT_WINDOW, ScriptedModel
 
 
 class StartupError(Exception):

@@ -15,12 +15,12 @@ from agent.events import EventRegistry
 from agent.loop import Agent, Hooks
 from agent.messages import event_message
 from agent.meter import TokenMeter
-from agent.scripted import ScriptedModel
 from agent.session import Session
 from agent.tokens import Estimator
 from compact.basic import BasicCompactService, Summary, SummaryJob
 from compact.contract import register_events
 from tests.bench.report import Figure
+from tui.demo import ScriptedModel
 
 
 class InstantSummaries(BasicCompactService):

@@ -12,7 +12,6 @@ from agent.events import EventRegistry
 from agent.llm import ChatModel, OpenAICompatible, RetryPolicy
 from agent.loop import Agent, LoopSettings
 from agent.meter import TokenMeter
-from agent.scripted import ScriptedModel
 from agent.session import Session
 from agent.tokens import Estimator
 from compact.basic import BasicCompactService, CompactionSettings
@@ -20,6 +19,7 @@ from compact.contract import register_events
 from compact.prune import Pruner
 from tests.openai_server import OpenAIServer
 from tools.bash import BashTool
+from tui.demo import ScriptedModel
 
 
 @pytest.fixture(scope="session")

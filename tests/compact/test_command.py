@@ -14,7 +14,6 @@ from agent.events import Event
 from agent.llm import OpenAICompatible, RetryPolicy
 from agent.loop import Agent
 from agent.meter import TokenMeter
-from agent.scripted import ScriptedModel
 from agent.session import Session
 from agent.tokens import Estimator
 from compact.basic import BasicCompactService
@@ -29,6 +28,7 @@ from compact.contract import ERROR_SENTENCES
 from compact.timeline import timeline
 from tests.compact import new_session
 from tests.openai_server import OpenAIServer
+from tui.demo import ScriptedModel
 
 LONG = "the quick brown fox jumps over the lazy dog. " * 40
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from agent.events import Event
 from agent.loop import Agent
-from agent.scripted import ScriptedModel
 from tests.compact.conftest import Rig, add_turn, server_model
 from tests.openai_server import OpenAIServer
+from tui.demo import ScriptedModel
 
 OVERFLOW = {
     "status": 400,

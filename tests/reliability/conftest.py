@@ -18,7 +18,6 @@ from typing import Any
 
 from agent.loop import unanswered_tool_calls
 from agent.meter import TokenMeter
-from agent.scripted import ScriptedModel
 from agent.session import Session
 from agent.tokens import Estimator
 from compact.basic import BasicCompactService
@@ -31,6 +30,7 @@ from tests.e2e.conftest import (  # noqa: F401  (fixtures re-exported)
     session_files,
     tiktoken_cache,
 )
+from tui.demo import ScriptedModel
 from tui.wiring import build_registry
 
 __all__ = [

@@ -1,0 +1,118 @@
+"""The demo model's summarizer part: an extractive checkpoint in the eight sections, capped
+per section, merging an earlier checkpoint, shrunk to fit an output cap."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import PurePosixPath
+from typing import Any
+
+from compact.checkpoint import SECTIONS, checkpoint_sections
+from tui.demo.reading import (
+    _CAP,
+    _DATA_NOTE,
+    _ERROR,
+    _PATH,
+    _TEXT_EXT,
+    _is_checkpoint,
+    _is_request,
+    _observations,
+    _one_line,
+    _text,
+)
+
+# --- the summarizer part ----------------------------------------------------------------------
+
+
+def _merge(earlier: list[str], new: list[str], cap: int, keep_first: bool = False) -> list[str]:
+    items = list(dict.fromkeys([*earlier, *new]))
+    if len(items) <= cap:
+        return items
+    return [items[0], *items[-(cap - 1) :]] if keep_first else items[-cap:]
+
+
+def _checkpoint(messages: Sequence[Mapping[str, Any]]) -> str:
+    old: dict[str, list[str]] = {}
+    requests, files, errors, work, concepts = [], [], [], [], []
+    last_request, answered, last_answer = "", False, ""
+    for message in messages:
+        text = _text(message)
+        if message.get("role") == "user" and _is_checkpoint(text):
+            for heading, bullets in checkpoint_sections(text).items():
+                old.setdefault(heading, []).extend(bullets)
+            continue
+        if _is_request(message):
+            last_request, answered = text, False
+            requests.append(f'User: "{_one_line(text, 200)}"')
+        elif message.get("role") == "assistant" and text.strip() and not message.get("tool_calls"):
+            answered, last_answer = True, text
+        if message.get("role") != "tool":
+            files += [p.removeprefix("./") for p in _PATH.findall(text)]
+    obs = _observations(messages)
+    cwd = ""
+    for o in obs:
+        work.append(f"`{_one_line(o.command, 160)}` → exit {o.exit_code}" if o.command else "")
+        for line in o.lines:
+            files += [p.removeprefix("./") for p in _PATH.findall(line)]
+            if _ERROR.search(line):
+                errors.append(_one_line(line, 160))
+        if o.exit_code not in (0, None):
+            errors.append(f"`{_one_line(o.command, 120)}` exited {o.exit_code}")
+        # A pruned listing is a placeholder, not the directory it once showed.
+        if o.kind == "list" and o.lines and not o.lines[0].startswith("[output pruned"):
+            cwd = o.lines[0].strip()
+    # Spill files named by pruned results are bookkeeping, not project files.
+    files = [
+        f
+        for f in files
+        if ".spill/" not in f and ("/" in f or PurePosixPath(f).suffix.lstrip(".") in _TEXT_EXT)
+    ]
+    if cwd:
+        concepts.append(f"Working directory: `{cwd}`")
+    if obs:
+        concepts.append("Exploring with read-only bash commands")
+    exts = sorted({PurePosixPath(f).suffix for f in files if PurePosixPath(f).suffix})
+    if exts:
+        concepts.append("File types seen: " + ", ".join(exts[:8]))
+    if said := [x for x in last_answer.splitlines() if x.strip() and not x.startswith(">")]:
+        work.append("Last answer began: " + _one_line(said[0], 160))
+    if last_request:
+        pending = [] if answered else [f'Answer "{_one_line(last_request, 160)}"']
+    else:  # no request in this span: an earlier pending task stands unless answered here
+        pending = [] if answered else old.get("pending tasks", [])
+    step = (
+        "Continue the read-only exploration, then answer the pending request"
+        if pending
+        else "Wait for the next request"
+    )
+    fresh: dict[str, tuple[list[str], int]] = {
+        "Primary request and intent": (requests, _CAP["requests"]),
+        "Key technical concepts": (concepts, _CAP["concepts"]),
+        "Files and code": ([f"`{f}`" for f in files], _CAP["files"]),
+        "Errors and fixes": (errors, _CAP["errors"]),
+        "Current work": ([w for w in work if w], _CAP["work"]),
+        "Critical context": ([_DATA_NOTE], _CAP["critical"]),
+    }
+    body = {"Pending tasks": pending, "Next step": [step]}
+    for heading, (items, cap) in fresh.items():
+        # The first request is the root intent: it survives every merge.
+        first = heading == "Primary request and intent"
+        body[heading] = _merge(old.get(heading.lower(), []), items, cap, keep_first=first)
+    out: list[str] = []
+    for heading in SECTIONS:
+        out += [f"## {heading}", *(f"- {b}" for b in body[heading] or ["(none)"]), ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _shrink(checkpoint: str, fits: Callable[[str], bool]) -> str:
+    """Drop the last bullet of the longest section until the checkpoint fits (a real model
+    given a small ``max_tokens`` writes a terser summary rather than stopping mid-way)."""
+    sections = [block.split("\n") for block in checkpoint.strip().split("\n\n")]
+    text = checkpoint
+    while not fits(text):
+        longest = max(sections, key=len)
+        if len(longest) <= 2:  # heading + one bullet everywhere: nothing more to drop
+            break
+        longest.pop()
+        text = "\n\n".join("\n".join(block) for block in sections) + "\n"
+    return text
