@@ -504,6 +504,7 @@ class ReeflineApp(SlashCommands, App[None]):
     async def on_unmount(self) -> None:
         if self.bridge is not None:
             self.bridge.detach()
+        await self.runtime.release_model()  # on its loop; run_app closes the rest
 
 
 TERMINATE_SIGNALS = (signal.SIGTERM, signal.SIGHUP)

@@ -160,13 +160,19 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"reefline: cannot open the session log: {clean(str(exc))}", file=sys.stderr)
         return EXIT_ERROR
+
+    async def headless() -> int:
+        try:
+            return await run_prompt(runtime, args.prompt, json_mode=args.json)
+        finally:
+            await runtime.aclose()
+
     try:
-        return asyncio.run(run_prompt(runtime, args.prompt, json_mode=args.json))
+        return asyncio.run(headless())
     except OSError as exc:
         print(f"reefline: cannot write the session log: {clean(str(exc))}", file=sys.stderr)
-        return EXIT_ERROR
-    finally:
         runtime.close()
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":

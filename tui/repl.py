@@ -385,7 +385,7 @@ class PlainRepl:
             self._show(new)
             return
         self.detach()
-        old.close()
+        await old.aclose()
         self.attach(new)
         self.say(f"Session {new.session.id}.")
 
@@ -426,7 +426,7 @@ async def run_repl(
         for sig in (signal.SIGTERM, signal.SIGHUP):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.remove_signal_handler(sig)
-        repl.runtime.close()
+        await repl.runtime.aclose()
 
 
 def _listen(listeners: list[StreamListener], listener: StreamListener) -> Callable[[], None]:

@@ -6,6 +6,7 @@ one core and differ only in how they show it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from dataclasses import dataclass, field
@@ -88,8 +89,27 @@ class Runtime:
         return self.model_name
 
     def close(self) -> None:
+        """Stop observing and close the log. The HTTP client needs a loop: see :meth:`aclose`."""
         self.meter.close()
+        self.compaction_close()
         self.session.close()
+
+    def compaction_close(self) -> None:
+        close = getattr(self.compaction, "close", None)
+        if close is not None:
+            close()
+
+    async def release_model(self) -> None:
+        """Close the model's HTTP connections, on the loop that opened them."""
+        release = getattr(self.model, "aclose", None)
+        if release is not None:
+            with contextlib.suppress(Exception):
+                await release()
+
+    async def aclose(self) -> None:
+        """:meth:`release_model`, then :meth:`close`."""
+        await self.release_model()
+        self.close()
 
 
 def _compaction_source() -> str:

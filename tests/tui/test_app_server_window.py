@@ -78,3 +78,21 @@ async def test_a_resumed_session_still_shows_the_cut(ui: UI, openai_server: Open
         resumed = again.transcript.dump()
     cut = [line for line in live if "cut off at the output cap" in line]
     assert cut and [line for line in resumed if "cut off at the output cap" in line] == cut
+
+
+async def test_the_http_client_is_closed_when_the_app_and_the_repl_end(
+    ui: UI, openai_server: OpenAIServer
+) -> None:
+    runtime = ui.runtime(
+        base_url=openai_server.base_url, model="m", demo=False, context_window=32_000
+    )
+    app = ui.app(runtime)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ui.send(pilot, "hi")
+        assert not runtime.model._client.is_closed()  # type: ignore[attr-defined]
+    assert runtime.model._client.is_closed()  # type: ignore[attr-defined]
+    other = ui.runtime(
+        base_url=openai_server.base_url, model="m", demo=False, context_window=32_000
+    )
+    await other.aclose()
+    assert other.model._client.is_closed()  # type: ignore[attr-defined]

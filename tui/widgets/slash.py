@@ -170,7 +170,7 @@ class SlashCommands:
             return
         if self.bridge is not None:
             self.bridge.detach()
-        old.close()
+        await old.aclose()
         await self._open(new)
 
     # --- command palette --------------------------------------------------------------------
