@@ -17,7 +17,6 @@ masked (a placeholder always describes the original output and names its file).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from agent.meter import TokenMeter
 from agent.session import Session
 from agent.store import ensure_private_dir
 from tools import footer
+from tools.bash import command_of
 
 TRIM_MARK = "characters trimmed to save context"
 MASK_PREFIX = "[output pruned"
@@ -226,12 +226,8 @@ def ensure_spill(session: Session, seq: int, content: str) -> str:
 
 def command_text(name: str, arguments: str, limit: int = 80) -> str:
     """The command a bash call ran, on one line within ``limit`` (the tool name otherwise)."""
-    try:
-        args = json.loads(arguments)
-    except (json.JSONDecodeError, RecursionError):
-        args = None
-    text = args.get("command") if isinstance(args, dict) else None
-    if not isinstance(text, str):
+    text = command_of(arguments)
+    if text is None:
         return name
     text = " ".join(text.split()).replace("`", "'")
     return text if len(text) <= limit else text[: limit - 1] + "…"

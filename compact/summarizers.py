@@ -31,6 +31,7 @@ from agent.tokens import Estimator
 from compact.checkpoint import Call, Summary, SummaryJob, SummaryRejected, checkpoint_sections
 from compact.policy import MIN_SUMMARY_TOKENS
 from compact.prune import command_text
+from compact.timeline import one_line
 from tools import footer
 
 
@@ -188,11 +189,6 @@ def fallback_summary(messages: Sequence[Mapping[str, Any]], budget_chars: int = 
     for heading, items in sections.items():
         older = earlier.get(heading.lower(), [])[-EARLIER_BULLETS:]
         out.append(f"## {heading}")
-        out += [f"- {_one_line(item, 1500)}" for item in dict.fromkeys([*older, *items])]
+        out += [f"- {one_line(item, 1500)}" for item in dict.fromkeys([*older, *items])]
         out.append("")
     return "\n".join(out).strip()[: budget_chars + 2000]
-
-
-def _one_line(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import dataclasses
 import itertools
+import json
 import os
 import re
 import shlex
@@ -545,6 +546,17 @@ class BashTool:
             return  # no `cd`, or killed before the EXIT trap ran: the directory stays
         if recorded and os.path.isdir(recorded):
             self._cwd = Path(recorded)
+
+
+def command_of(arguments: str) -> str | None:
+    """The ``command`` of a bash call's raw JSON arguments, exactly as it runs; None when
+    the arguments are not JSON or name no command. The one parser of a call's command."""
+    try:
+        args = json.loads(arguments or "{}")
+    except (ValueError, RecursionError):
+        return None
+    command = args.get("command") if isinstance(args, dict) else None
+    return command if isinstance(command, str) else None
 
 
 def _error(message: str) -> ToolOutput:

@@ -56,8 +56,8 @@ from tui.widgets.format import (
     breakdown_rows,
     clean,
     command_shape,
+    first_line,
     fmt_elapsed,
-    one_line,
     raw_command,
     strip_footer,
 )
@@ -190,7 +190,7 @@ class PlainRepl:
         data = event.data
         lines = strip_footer(clean(data.content)).rstrip("\n").split("\n")
         if data.is_error and data.exit_code is None:
-            self.say(f"  ! {one_line(data.content, 160)}")
+            self.say(f"  ! {first_line(data.content, 160)}")
             return
         took = f" · {fmt_elapsed(data.duration_s)}" if data.duration_s is not None else ""
         self.say(f"  exit {data.exit_code}{took} · {len(lines)} lines")

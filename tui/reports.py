@@ -36,6 +36,7 @@ from compact.timeline import (
     label,
     one_line,
 )
+from tools.bash import command_of
 
 # --- display width ------------------------------------------------------------------------------
 
@@ -248,14 +249,7 @@ def cap_output(text: str) -> str:
 
 
 def _bash_command(call: ToolCall | None) -> str | None:
-    if call is None:
-        return None
-    try:
-        args = json.loads(call.arguments)
-    except (ValueError, RecursionError):
-        return None
-    command = args.get("command") if isinstance(args, dict) else None
-    return command if isinstance(command, str) else None
+    return None if call is None else command_of(call.arguments)
 
 
 def _tool_block(call: ToolCall | None, result: ToolResult | None) -> str:

@@ -3,14 +3,15 @@ each tool result as the command that made it, its lines and its exit code."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from compact.checkpoint import SUMMARY_INSTRUCTION
+from compact.timeline import one_line
 from tools import footer as footers
+from tools.bash import command_of
 
 PROVIDER = "scripted"
 MODEL_NAME = "scripted-demo"
@@ -54,8 +55,7 @@ def _text(message: Mapping[str, Any]) -> str:
 
 
 def _one_line(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+    return one_line(text, limit)
 
 
 def is_summary_request(message: Mapping[str, Any]) -> bool:
@@ -79,11 +79,7 @@ def _is_request(message: Mapping[str, Any]) -> bool:
 
 def _command_of(call: Mapping[str, Any]) -> str:
     function = call.get("function", call)
-    try:
-        args = json.loads(function.get("arguments") or "{}")
-    except (json.JSONDecodeError, RecursionError):
-        return ""
-    return str(args.get("command", "")) if isinstance(args, dict) else ""
+    return command_of(str(function.get("arguments") or "")) or ""
 
 
 @dataclass

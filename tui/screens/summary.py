@@ -23,7 +23,7 @@ from agent.events import (
     UserMessage,
 )
 from compact.timeline import TimelineRecord, fmt_tokens, label
-from tui.widgets.format import bash_command, clean, fmt_elapsed, one_line
+from tui.widgets.format import bash_command, clean, first_line, fmt_elapsed
 
 
 def describe_item(event: Event) -> str:
@@ -31,21 +31,21 @@ def describe_item(event: Event) -> str:
     if isinstance(event, UserMessage):
         if event.data.source == "compact":
             return "earlier checkpoint"
-        return "you: " + one_line(event.data.content, 90)
+        return "you: " + first_line(event.data.content, 90)
     if isinstance(event, SteeringMessage):
-        return "steer: " + one_line(event.data.content, 90)
+        return "steer: " + first_line(event.data.content, 90)
     if isinstance(event, ContextMessage):
-        return "context: " + one_line(event.data.content, 90)
+        return "context: " + first_line(event.data.content, 90)
     if isinstance(event, AssistantMessage):
         if event.data.text.strip():
-            return "assistant: " + one_line(event.data.text, 90)
+            return "assistant: " + first_line(event.data.text, 90)
         calls = ", ".join(
-            "$ " + one_line(bash_command(c.arguments), 60) for c in event.data.tool_calls
+            "$ " + first_line(bash_command(c.arguments), 60) for c in event.data.tool_calls
         )
         return f"assistant called {calls}" if calls else "assistant (empty reply)"
     if isinstance(event, ToolResult):
         code = "error" if event.data.exit_code is None else f"exit {event.data.exit_code}"
-        first = one_line(event.data.content, 70) or "(no output)"
+        first = first_line(event.data.content, 70) or "(no output)"
         return f"{event.data.name} result ({code}): {first}"
     return event.type
 
@@ -55,7 +55,7 @@ def record_facts(record: TimelineRecord) -> list[tuple[str, str]]:
     facts: list[tuple[str, str]] = []
     status = record.status
     if record.error:
-        status += f": {one_line(record.error, 100)}"
+        status += f": {first_line(record.error, 100)}"
     facts.append(("status", status))
     if record.started_at:
         facts.append(
@@ -71,7 +71,7 @@ def record_facts(record: TimelineRecord) -> list[tuple[str, str]]:
     if record.model:
         facts.append(("model", clean(record.model)))
     if record.fallback_reason:
-        facts.append(("fallback", clean(one_line(record.fallback_reason, 100))))
+        facts.append(("fallback", clean(first_line(record.fallback_reason, 100))))
     if record.calls:
         calls = f"{record.calls} summarizer call" + ("" if record.calls == 1 else "s")
         chunks = f" · {record.chunks} chunks" if record.chunks > 1 else ""

@@ -18,7 +18,7 @@ from textual.timer import Timer
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
-from tui.widgets.format import clean, one_line
+from tui.widgets.format import clean, first_line
 
 NoticeLevel = Literal["info", "warning", "error", "context"]
 
@@ -92,7 +92,7 @@ class Reasoning(Static, can_focus=True):
     def render(self) -> Content:
         if self.expanded:
             return Content.assemble(("▾ reasoning\n", "bold"), self.text.strip())
-        return Content.assemble(("▸ reasoning  ", "bold"), one_line(self.text, 200))
+        return Content.assemble(("▸ reasoning  ", "bold"), first_line(self.text, 200))
 
     def watch_expanded(self, expanded: bool) -> None:
         self.set_class(not expanded, "-collapsed")

@@ -8,12 +8,12 @@ the layout nor reach the terminal, and nothing is hidden.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from agent.meter import BREAKDOWN_KEYS, Measurement
 from compact.timeline import fmt_tokens
 from tools import footer
+from tools.bash import command_of
 from tools.terminal import has_unsafe, visible
 
 
@@ -39,7 +39,7 @@ def command_shape(command: str) -> str | None:
     return " · ".join(notes) or None
 
 
-def one_line(text: str, limit: int = 80) -> str:
+def first_line(text: str, limit: int = 80) -> str:
     """The first non-empty line of ``text``, cleaned and cut to ``limit`` characters."""
     line = next((ln.strip() for ln in clean(text).splitlines() if ln.strip()), "")
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
@@ -69,13 +69,8 @@ def strip_footer(output: str) -> str:
 def raw_command(arguments: str) -> str:
     """The ``command`` of a bash call's raw JSON arguments, exactly as it will run (the raw
     text if it is not JSON). Unsafe to print: show it through :func:`visible`."""
-    try:
-        args = json.loads(arguments or "{}")
-    except (json.JSONDecodeError, RecursionError):
-        return arguments
-    if isinstance(args, dict) and isinstance(args.get("command"), str):
-        return args["command"]
-    return arguments
+    command = command_of(arguments)
+    return arguments if command is None else command
 
 
 def bash_command(arguments: str) -> str:

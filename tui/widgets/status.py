@@ -8,7 +8,7 @@ from typing import Literal
 from textual.content import Content
 from textual.widget import Widget
 
-from tui.widgets.format import fmt_elapsed, one_line
+from tui.widgets.format import first_line, fmt_elapsed
 
 Activity = Literal["idle", "thinking", "bash", "approval", "compacting"]
 
@@ -45,7 +45,7 @@ class StatusLine(Widget):
         if activity == "thinking" and self.activity == "idle":
             self.turn_started = now
         self.activity = activity
-        self.detail = one_line(detail, 60) if detail else ""
+        self.detail = first_line(detail, 60) if detail else ""
         if step is not None:
             self.step = step
         if activity == "idle":

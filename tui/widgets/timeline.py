@@ -16,7 +16,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from compact.timeline import fmt_tokens, label
-from tui.widgets.format import fmt_elapsed, one_line
+from tui.widgets.format import first_line, fmt_elapsed
 
 if TYPE_CHECKING:
     from compact.timeline import TimelineRecord
@@ -61,14 +61,14 @@ def record_row(record: TimelineRecord, now: float | None = None) -> Content:
     if detail:
         lines.append(Content.styled("\u00a0" * 3 + detail, "$text-muted"))
     if record.status == "failed" and record.error:
-        lines.append(Content.styled("\u00a0" * 3 + one_line(record.error, 60), "$text-error"))
+        lines.append(Content.styled("\u00a0" * 3 + first_line(record.error, 60), "$text-error"))
     elif record.model == "fallback":
         lines.append(Content.styled("\u00a0\u00a0\u00a0model-free fallback", "$text-warning"))
     elif record.status == "running" and record.note:
-        lines.append(Content.styled("\u00a0" * 3 + one_line(record.note, 60), "$text-warning"))
+        lines.append(Content.styled("\u00a0" * 3 + first_line(record.note, 60), "$text-warning"))
     if record.focus:
         lines.append(
-            Content.styled("\u00a0" * 3 + f'focus: "{one_line(record.focus, 20)}"', "$text-muted")
+            Content.styled("\u00a0" * 3 + f'focus: "{first_line(record.focus, 20)}"', "$text-muted")
         )
     return Content("\n").join(lines)
 

@@ -13,7 +13,7 @@ from textual.widgets import Static
 
 from tools.terminal import has_unsafe, visible
 from tui.widgets.command import command_content
-from tui.widgets.format import clean, fmt_elapsed, one_line, raw_command, strip_footer
+from tui.widgets.format import clean, first_line, fmt_elapsed, raw_command, strip_footer
 
 PREVIEW_LINES = 8
 """Output lines shown before "show all"."""
@@ -69,7 +69,7 @@ class ToolCard(Vertical):
         prefix = "$ " if self.tool_name == "bash" else f"{clean(self.tool_name)} "
         lines = self.raw_command.count("\n") + 1
         more = f"  (+{lines - 1} more lines)" if lines > 1 else ""
-        self.border_title = Content(prefix + one_line(self.command, 72) + more)
+        self.border_title = Content(prefix + first_line(self.command, 72) + more)
         if self.running:
             self._render_body()
             self.tick(time.time())

@@ -34,7 +34,7 @@ from agent.llm import Notice as StreamNotice
 from agent.llm import ReasoningDelta, Retrying, StreamEvent, TextDelta
 from agent.loop import cut_text
 from tui.widgets.entries import AssistantEntry, Notice, UserEntry
-from tui.widgets.format import clean, one_line
+from tui.widgets.format import clean, first_line
 from tui.widgets.marker import CompactionMarker
 from tui.widgets.tool_card import ToolCard
 
@@ -230,7 +230,7 @@ class Transcript(VerticalScroll):
         if isinstance(event, ToolResult):
             return self._tool_result(event)
         if isinstance(event, ContextMessage):
-            return Notice(f"context sent to the model: {one_line(event.data.content)}", "context")
+            return Notice(f"context sent to the model: {first_line(event.data.content)}", "context")
         if isinstance(event, LlmRetry):
             data = event.data
             return Notice(
