@@ -41,7 +41,7 @@ from compact.checkpoint import (
 from compact.contract import CompactionError
 from compact.policy import CompactionSettings
 from compact.reading import RangeReader, Unit, plan_chunks
-from compact.timeline import fmt_duration
+from compact.wording import fmt_duration
 
 FRAME_TOKENS = 96
 OVER_CAP = 1.5

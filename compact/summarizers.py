@@ -31,7 +31,7 @@ from agent.tokens import Estimator
 from compact.checkpoint import Call, Summary, SummaryJob, SummaryRejected, checkpoint_sections
 from compact.policy import MIN_SUMMARY_TOKENS
 from compact.prune import command_text
-from compact.timeline import one_line
+from compact.wording import one_line
 from tools import footer
 
 

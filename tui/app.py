@@ -32,7 +32,7 @@ from agent.events import (
     TurnStart,
 )
 from agent.llm import Notice
-from agent.loop import TurnCancelled, TurnResult
+from agent.turns import TurnCancelled, TurnResult
 from compact.contract import CompactEnd, CompactProgress, CompactStart
 from compact.timeline import TimelineFold, TimelineRecord
 from tools.base import ApprovalDecision

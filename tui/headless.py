@@ -16,8 +16,9 @@ from typing import TextIO
 
 from agent.events import Event, LlmRetry, ToolResult
 from agent.llm import Notice, StreamEvent
-from agent.loop import TurnCancelled, TurnResult, cut_text
-from compact.timeline import TimelineFold, compaction_news, describe, label, progress_text
+from agent.turns import TurnCancelled, TurnResult, cut_text
+from compact.timeline import TimelineFold
+from compact.wording import compaction_news, describe, label, progress_text
 from tools.bash import NOT_RUN
 from tools.terminal import json_safe
 from tui.widgets.format import clean

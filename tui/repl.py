@@ -33,11 +33,12 @@ from agent.events import (
     TurnEnd,
 )
 from agent.llm import Notice, StreamEvent
-from agent.loop import StreamListener, TurnCancelled, TurnResult, cut_text
 from agent.session import Session
 from agent.store import ensure_private_dir
+from agent.turns import StreamListener, TurnCancelled, TurnResult, cut_text
 from compact.contract import CompactNotice
-from compact.timeline import TimelineFold, compaction_news, describe, progress_text, timeline
+from compact.timeline import TimelineFold, timeline
+from compact.wording import compaction_news, describe, progress_text
 from tools.base import ApprovalDecision
 from tools.terminal import visible
 from tui.commands import (

@@ -25,17 +25,11 @@ from agent.events import (
     TurnStart,
     UserMessage,
 )
-from agent.loop import cut_text
 from agent.session import Session
+from agent.turns import cut_text
 from compact.contract import CompactPrune
-from compact.timeline import (
-    TimelineFold,
-    TimelineRecord,
-    fmt_duration,
-    fmt_tokens,
-    label,
-    one_line,
-)
+from compact.timeline import TimelineFold, TimelineRecord
+from compact.wording import fmt_duration, fmt_tokens, label, one_line
 from tools.bash import command_of
 
 # --- display width ------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from agent.discovery import WindowAsker
 from agent.events import EventRegistry
 from agent.hooks import Prepare
 from agent.llm import ChatModel, OpenAICompatible, RetryPolicy
-from agent.loop import Agent, LoopSettings
+from agent.loop import Agent
 from agent.meter import TokenMeter
 from agent.session import Session
 from agent.settings import (
@@ -30,6 +30,7 @@ from agent.settings import (
 )
 from agent.store import SessionBusy, default_home
 from agent.tokens import Estimator
+from agent.turns import LoopSettings
 from agent.windows import WindowBook
 from compact.basic import BasicCompactService, load_compaction_settings
 from compact.command import CompactCommand

@@ -11,8 +11,9 @@ import pytest
 from agent.envelope import Envelope
 from agent.events import Event
 from agent.llm import ContextOverflow, OpenAICompatible, RetryPolicy, TextDelta
-from agent.loop import Agent, LoopSettings, TurnCancelled
+from agent.loop import Agent
 from agent.session import Session
+from agent.turns import LoopSettings, TurnCancelled
 from tests.openai_server import OpenAIServer
 from tools.bash import BashTool
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent.llm import Notice, OpenAICompatible, RetryPolicy
-from agent.loop import Agent, LoopSettings, default_output_cap
+from agent.loop import Agent
 from agent.meter import TokenMeter
 from agent.session import Session
 from agent.tokens import Estimator
+from agent.turns import LoopSettings, default_output_cap
 from agent.windows import WindowBook
 from tests.openai_server import OpenAIServer
 from tools.bash import BashTool

@@ -28,10 +28,11 @@ from typing import Any, Literal
 
 from agent.events import EventRegistry
 from agent.llm import ChatRequest, Completed, ContextOverflow, Reply, StreamEvent, ToolCall, Usage
-from agent.loop import Agent, Hooks, LoopSettings
+from agent.loop import Agent, Hooks
 from agent.meter import TokenMeter
 from agent.session import Session
 from agent.tokens import Estimator
+from agent.turns import LoopSettings
 from compact.basic import BasicCompactService
 from compact.contract import register_events
 from compact.policy import CompactionSettings

@@ -10,10 +10,11 @@ import pytest
 
 from agent.events import EventRegistry
 from agent.llm import ChatModel, OpenAICompatible, RetryPolicy
-from agent.loop import Agent, LoopSettings
+from agent.loop import Agent
 from agent.meter import TokenMeter
 from agent.session import Session
 from agent.tokens import Estimator
+from agent.turns import LoopSettings
 from compact.basic import BasicCompactService, CompactionSettings
 from compact.contract import register_events
 from compact.prune import Pruner

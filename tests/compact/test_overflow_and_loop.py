@@ -186,7 +186,7 @@ async def test_cancellation_wins_over_overflow_recovery(
 ) -> None:
     import asyncio
 
-    from agent.loop import TurnCancelled
+    from agent.turns import TurnCancelled
 
     rig = make_rig(model=server_model(openai_server))
     history(rig)

@@ -22,11 +22,9 @@ from compact.timeline import (
     MISSING_SUMMARY,
     TimelineFold,
     TimelineRecord,
-    describe,
-    fmt_duration,
-    fmt_tokens,
     timeline,
 )
+from compact.wording import describe, fmt_duration, fmt_tokens
 from tests.compact import (
     answer,
     bash_step,

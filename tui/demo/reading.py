@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compact.checkpoint import SUMMARY_INSTRUCTION
-from compact.timeline import one_line
+from compact.wording import one_line
 from tools import footer as footers
 from tools.bash import command_of
 

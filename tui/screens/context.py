@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from agent.meter import Measurement, SessionUsage
-from compact.timeline import fmt_tokens
+from compact.wording import fmt_tokens
 from tui.widgets.format import GaugeReading, breakdown_rows
 
 BAR = 24

@@ -22,7 +22,8 @@ from agent.events import (
     ToolResult,
     UserMessage,
 )
-from compact.timeline import TimelineRecord, fmt_tokens, label
+from compact.timeline import TimelineRecord
+from compact.wording import fmt_tokens, label
 from tui.widgets.format import bash_command, clean, first_line, fmt_elapsed
 
 

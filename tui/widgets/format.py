@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agent.meter import BREAKDOWN_KEYS, Measurement
-from compact.timeline import fmt_tokens
+from compact.wording import fmt_tokens
 from tools import footer
 from tools.bash import command_of
 from tools.terminal import has_unsafe, visible

@@ -10,7 +10,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
-from compact.timeline import fmt_tokens
+from compact.wording import fmt_tokens
 
 if TYPE_CHECKING:
     from compact.timeline import TimelineRecord

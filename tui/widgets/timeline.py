@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from compact.timeline import fmt_tokens, label
+from compact.wording import fmt_tokens, label
 from tui.widgets.format import first_line, fmt_elapsed
 
 if TYPE_CHECKING:

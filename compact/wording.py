@@ -1,0 +1,144 @@
+"""How timeline records and token counts are said: one formatter of tokens and durations,
+the one-line form of a record, and what a line-oriented front end prints about compaction
+events as they happen. Every front end words them the same way."""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from agent.events import Event
+from compact.contract import CompactEnd, CompactProgress, CompactStart
+from compact.timeline import TimelineFold, TimelineRecord
+
+# --- formatting (shared by every front end) -----------------------------------------------------
+
+
+def fmt_tokens(n: int) -> str:
+    """A token count in at most three significant digits: ``950``, ``38.1k``, ``1.05M``."""
+    if n < 0:
+        return "-" + fmt_tokens(-n)
+    if n < 1000:
+        return str(n)
+    value = float(n)
+    for unit in ("k", "M", "G"):
+        value /= 1000
+        # Roll over before rounding would print four digits (999_999 -> "1M", not "1000k").
+        if value < 999.5 or unit == "G":
+            digits = 2 if value < 9.995 else 1 if value < 99.95 else 0
+            text = f"{value:.{digits}f}"
+            if "." in text:
+                text = text.rstrip("0").rstrip(".")
+            return text + unit
+    raise AssertionError("unreachable")
+
+
+def fmt_duration(seconds: float | None) -> str:
+    """A short duration: ``0.4s``, ``4.2s``, ``42s``, ``3m 05s``, ``1h 02m``; ``—`` if unknown."""
+    if seconds is None or math.isnan(seconds):
+        return "—"
+    s = max(0.0, seconds)
+    if s < 9.95:
+        return f"{s:.1f}s"
+    if s < 59.5:
+        return f"{round(s)}s"
+    total = round(s)
+    if total < 3600:
+        return f"{total // 60}m {total % 60:02d}s"
+    return f"{total // 3600}h {total % 3600 // 60:02d}m"
+
+
+def label(record: TimelineRecord) -> str:
+    """What ran: the trigger of a compaction; ``prune`` (``prune (overflow)``) for a batch."""
+    if record.kind == "prune":
+        return "prune" if record.trigger == "pressure" else f"prune ({record.trigger})"
+    return record.trigger
+
+
+def one_line(text: str, limit: int | None = None) -> str:
+    """``text`` on one line (whitespace runs collapsed), cut to ``limit`` chars with ``…``."""
+    flat = " ".join(text.split())
+    if limit is not None and len(flat) > limit:
+        return flat[: max(0, limit - 1)] + "…"
+    return flat
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+CompactionNews = tuple[Literal["start", "progress", "end"], TimelineRecord]
+
+
+def compaction_news(fold: TimelineFold, event: Event) -> CompactionNews | None:
+    """What a line-oriented front end prints about ``event`` (already fed to ``fold``): a
+    compaction that started, one of its summarizer calls, or its end; None otherwise."""
+    if not isinstance(event, CompactStart | CompactProgress | CompactEnd):
+        return None
+    record = fold.record(event.data.compaction_id)
+    if record is None:
+        return None
+    if isinstance(event, CompactStart):
+        return "start", record
+    return ("progress" if isinstance(event, CompactProgress) else "end"), record
+
+
+def progress_text(record: TimelineRecord, now: float) -> str:
+    """What the latest summarizer call of a compaction did, for a progress line::
+
+    #3 auto · chunk 1/3 summarized · 14s
+    #3 auto · the summary was cut off at its 1600-token limit; asking for a terser one · 2m 03s
+    """
+    parts = [f"#{record.number} {label(record)}"]
+    if record.note:
+        parts.append(one_line(record.note, 120))
+    elif record.chunks > 1:
+        parts.append(f"chunk {record.chunks_done}/{record.chunks} summarized")
+    else:
+        parts.append("summary written")
+    parts.append(fmt_duration(record.elapsed(now)))
+    return " · ".join(parts)
+
+
+def describe(record: TimelineRecord) -> str:
+    """One plain line for a record, e.g.::
+
+    #1 auto · done · 42 items · 38.1k → 2.3k tokens · 4.2s
+    #2 prune · done · 3 results · −9.7k tokens
+    #3 manual · failed: <error>
+    """
+    head = f"#{record.number} {label(record)}"
+    if record.status == "failed":
+        return f"{head} · failed: {one_line(record.error or 'unknown error', 200)}"
+    parts = [head, record.status]
+    if record.kind == "prune":
+        parts.append(_plural(record.items_before, "result"))
+        saved = record.saved_tokens
+        if saved is not None:
+            parts.append(f"−{fmt_tokens(saved)} tokens")
+    else:
+        if record.items_before:
+            parts.append(_plural(record.items_before, "item"))
+        if record.status == "done" and record.tokens_after is not None:
+            parts.append(
+                f"{fmt_tokens(record.tokens_before)} → {fmt_tokens(record.tokens_after)} tokens"
+            )
+        elif record.tokens_before:
+            parts.append(f"{fmt_tokens(record.tokens_before)} tokens")
+        if record.chunks > 1:
+            if record.status == "running":
+                parts.append(f"chunk {min(record.chunks_done + 1, record.chunks)}/{record.chunks}")
+            else:
+                parts.append(f"{record.chunks} chunks")
+        if record.model == "fallback":
+            reason = record.fallback_reason
+            parts.append(
+                f"model-free fallback ({one_line(reason, 80)})" if reason else "model-free fallback"
+            )
+        elif record.status == "running" and record.note:
+            parts.append(one_line(record.note, 80))
+    if record.duration_s is not None and record.kind == "compaction":
+        parts.append(fmt_duration(record.duration_s))
+    if record.focus:
+        parts.append(f'focus "{one_line(record.focus, 40)}"')
+    return " · ".join(parts)
