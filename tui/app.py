@@ -38,7 +38,7 @@ from compact.timeline import TimelineFold, TimelineRecord
 from tools.base import ApprovalDecision
 from tui.commands import SLASH_COMMANDS, parse_slash
 from tui.history import PromptHistory, history_path
-from tui.screens.approval import ApprovalScreen
+from tui.screens.approval import ARM_S, ApprovalScreen
 from tui.screens.summary import SummaryScreen
 from tui.widgets.bridge import (
     CompactionNoticed,
@@ -97,6 +97,9 @@ class ReeflineApp(SlashCommands, App[None]):
         self.scripted_delay_s = scripted_delay_s
         self.fold = TimelineFold()
         self.bridge: RuntimeBridge | None = None
+        self.approval_arm_s = ARM_S
+        """How long the approval dialog ignores keys after it opens (typed-ahead text goes
+        to the prompt meanwhile)."""
         self.history = PromptHistory(history_path(runtime.home))
         self.turn_worker: Worker[TurnResult | None] | None = None
         self.compact_worker: Worker[None] | None = None
@@ -409,7 +412,12 @@ class ReeflineApp(SlashCommands, App[None]):
             if not future.done():
                 future.set_result(decision or "deny")
 
-        screen = ApprovalScreen(command, cwd=str(self.runtime.bash.cwd), forward=self._type_ahead)
+        screen = ApprovalScreen(
+            command,
+            cwd=str(self.runtime.bash.cwd),
+            forward=self._type_ahead,
+            arm_s=self.approval_arm_s,
+        )
         self._approving = True
         for card in self.transcript.running_cards():
             card.awaiting_approval = True

@@ -9,7 +9,7 @@ from textual.widgets import Button
 from agent.events import ToolResult, ToolStart
 from tests.openai_server import OpenAIServer
 from tests.tui.conftest import UI
-from tui.screens.approval import ApprovalScreen
+from tui.screens.approval import ARM_S, ApprovalScreen
 from tui.widgets.prompt import PromptArea
 from tui.widgets.tool_card import ToolCard
 
@@ -151,6 +151,7 @@ async def test_typing_ahead_goes_to_the_prompt_not_to_the_dialog(ui: UI) -> None
     """Steering typed while the agent works keeps going into the prompt when the dialog
     opens: the "a" of "also" is not "always", "y" is not "yes", Enter sends the steering."""
     app = ui.app(ui.runtime(approve="ask"))
+    app.approval_arm_s = 3.0  # room for a loaded machine: the keys below come before arming
     async with app.run_test(size=(120, 40)) as pilot:
         await ui.type(pilot, "hi there")
         await ui.until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
@@ -162,6 +163,7 @@ async def test_typing_ahead_goes_to_the_prompt_not_to_the_dialog(ui: UI) -> None
         await pilot.press("o", "enter")
         assert prompt.text == ""
         await ui.until(pilot, lambda: asking(app))
+        app.approval_arm_s = ARM_S  # the later dialogs need no such room
         await pilot.press("n")
         await ui.until(pilot, lambda: len(results(app)) >= 1)
         assert results(app)[0].data.is_error  # denied, not approved by the typing

@@ -48,8 +48,16 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         Binding("escape", "deny", "deny", show=False),
     ]
 
-    def __init__(self, command: str, cwd: str = "", forward: Forward | None = None) -> None:
+    def __init__(
+        self,
+        command: str,
+        cwd: str = "",
+        forward: Forward | None = None,
+        arm_s: float = ARM_S,
+    ) -> None:
         super().__init__(classes="modal")
+        self.arm_s = arm_s
+        """Quiet seconds before the dialog takes keys (:data:`ARM_S` by default)."""
         self.command = command
         """Exactly what will run (shown through :func:`command_content`)."""
         self.cwd = clean(cwd)
@@ -79,7 +87,7 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
     def _restart(self) -> None:
         if self._timer is not None:
             self._timer.stop()
-        self._timer = self.set_timer(ARM_S, self._arm)
+        self._timer = self.set_timer(self.arm_s, self._arm)
 
     def _arm(self) -> None:
         self.armed = True
