@@ -37,13 +37,7 @@ from typing import Any
 
 from agent.call_bounds import MAX_DEPTH, dropped_note, too_deep
 from agent.envelope import Envelope
-from agent.events import (
-    ContextMessage,
-    RequestHeader,
-    RequestHeaderData,
-    ToolCall,
-    TurnEndReason,
-)
+from agent.events import ContextMessage, RequestHeader, RequestHeaderData, ToolCall, TurnEndReason
 from agent.hooks import Hooks
 from agent.llm import (
     ChatModel,

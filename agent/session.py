@@ -14,22 +14,15 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from agent.events import (
-    Event,
-    EventError,
-    EventRegistry,
-    SessionStart,
-    SessionStartData,
-    SurfaceAppend,
-    SurfaceReplace,
-)
+from agent.events import Event, SessionStart, SessionStartData, SurfaceAppend, SurfaceReplace
+from agent.load_report import LoadReport, ReentrantAppend, SessionError, SessionLoadError
 from agent.messages import ChatMessage, event_message
+from agent.registry import EventError, EventRegistry
 from agent.repair import dangling_call_closers, interrupted_turn_closers
 from agent.store import (
     LogFile,
@@ -55,57 +48,6 @@ __all__ = [
     "SessionLoadError",
     "SurfaceError",
 ]
-
-
-class SessionError(Exception):
-    """Base for session misuse and load failures."""
-
-
-class SessionLoadError(SessionError, ValueError):
-    """A log that cannot be loaded; names the file and line. The file is left untouched.
-
-    A ``ValueError`` too (bad data, like :class:`~agent.store.InvalidSessionId`), so front
-    ends that turn a bad resume target into a readable error catch it with the rest."""
-
-    def __init__(self, path: Path, line: int | None, reason: str) -> None:
-        where = f"{path}:{line}" if line is not None else str(path)
-        super().__init__(f"{where}: {reason}")
-        self.path = path
-        self.line = line
-        self.reason = reason
-
-
-class ReentrantAppend(SessionError):
-    """An observer tried to append while being notified of an append."""
-
-
-@dataclass
-class LoadReport:
-    """What opening a log found and did."""
-
-    torn_bytes: int = 0
-    """Size of an incomplete last line (a crash mid-write), 0 if none."""
-    torn_path: Path | None = None
-    """Side file holding those bytes (None when nothing was torn, or opened read-only)."""
-    repaired: list[int] = field(default_factory=list)
-    """Seqs of the closers appended for an interrupted turn."""
-
-    def notices(self) -> list[str]:
-        """One human sentence per thing the user should know."""
-        out = []
-        if self.torn_bytes and self.torn_path is not None:
-            out.append(
-                f"The session log ended with an incomplete line ({self.torn_bytes} bytes, from a "
-                f"crash mid-write); it was moved to {self.torn_path}."
-            )
-        elif self.torn_bytes:
-            out.append(f"The session log ends with an incomplete line ({self.torn_bytes} bytes).")
-        if self.repaired:
-            out.append(
-                "The last turn was interrupted (the process stopped mid-turn); it was closed "
-                f"with {len(self.repaired)} repair event(s)."
-            )
-        return out
 
 
 class Session:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent.events import Event, EventError, SurfaceReplace, ToolResult
+from agent.events import Event, SurfaceReplace, ToolResult
+from agent.registry import EventError
 
 
 class SurfaceError(EventError):

@@ -30,7 +30,8 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from agent.envelope import Envelope
-from agent.events import AssistantMessage, Data, Event, EventRegistry, ToolResult, Usage
+from agent.events import AssistantMessage, Data, Event, ToolResult, Usage
+from agent.registry import EventRegistry
 from agent.session import Session
 from agent.surface import SurfaceError
 

@@ -18,8 +18,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agent.events import Event, EventError
+from agent.events import Event
 from agent.meter import TokenMeter
+from agent.registry import EventError
 from agent.session import Session
 from compact.checkpoint import frame
 from compact.condense import Condensed

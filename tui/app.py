@@ -23,14 +23,7 @@ from textual.widget import Widget
 from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
-from agent.events import (
-    Event,
-    StepStart,
-    ToolResult,
-    ToolStart,
-    TurnEnd,
-    TurnStart,
-)
+from agent.events import Event, StepStart, ToolResult, ToolStart, TurnEnd, TurnStart
 from agent.llm import Notice
 from agent.turns import TurnCancelled, TurnResult
 from compact.contract import CompactEnd, CompactProgress, CompactStart

@@ -14,7 +14,8 @@ import os
 import sys
 from pathlib import Path
 
-from agent.session import Session, SessionLoadError
+from agent.load_report import SessionLoadError
+from agent.session import Session
 from agent.settings import SettingsError, load_settings
 from agent.store import InvalidSessionId, default_home, first_prompt, is_open_for_writing
 from compact.timeline import timeline

@@ -14,11 +14,12 @@ from pathlib import Path
 
 from agent.carryover import carried_over
 from agent.discovery import WindowAsker
-from agent.events import EventRegistry
 from agent.hooks import Prepare
-from agent.llm import ChatModel, OpenAICompatible, RetryPolicy
+from agent.llm import ChatModel, OpenAICompatible
 from agent.loop import Agent
 from agent.meter import TokenMeter
+from agent.registry import EventRegistry
+from agent.retry import RetryPolicy
 from agent.session import Session
 from agent.settings import (
     Provider,

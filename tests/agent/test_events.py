@@ -6,14 +6,8 @@ import json
 
 import pytest
 
-from agent.events import (
-    CORE_EVENTS,
-    SURFACE_TYPES,
-    Event,
-    EventError,
-    EventRegistry,
-    event_type_name,
-)
+from agent.events import CORE_EVENTS, SURFACE_TYPES, Event
+from agent.registry import EventError, EventRegistry, event_type_name
 
 SAMPLE_DATA: dict[str, dict[str, object]] = {
     "session/start": {"id": "s1", "version": 1, "cwd": "/tmp", "created_at": 1.5},

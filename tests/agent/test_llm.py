@@ -34,7 +34,6 @@ from agent.llm import (
     ReasoningDelta,
     Reply,
     Retrying,
-    RetryPolicy,
     ServerError,
     StreamEvent,
     StreamIncomplete,
@@ -46,6 +45,7 @@ from agent.llm import (
     known_context_window,
 )
 from agent.llm_errors import OVERFLOW_PHRASES, context_limit, is_context_overflow
+from agent.retry import RetryPolicy
 from tests.openai_server import OpenAIServer
 
 KEY = "sk-test-SECRET-0123456789"

@@ -10,8 +10,9 @@ import pytest
 
 from agent.envelope import Envelope
 from agent.events import Event
-from agent.llm import ContextOverflow, OpenAICompatible, RetryPolicy, TextDelta
+from agent.llm import ContextOverflow, OpenAICompatible, TextDelta
 from agent.loop import Agent
+from agent.retry import RetryPolicy
 from agent.session import Session
 from agent.turns import LoopSettings, TurnCancelled
 from tests.openai_server import OpenAIServer

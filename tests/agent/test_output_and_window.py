@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent.llm import Notice, OpenAICompatible, RetryPolicy
+from agent.llm import Notice, OpenAICompatible
 from agent.loop import Agent
 from agent.meter import TokenMeter
+from agent.retry import RetryPolicy
 from agent.session import Session
 from agent.tokens import Estimator
 from agent.turns import LoopSettings, default_output_cap

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from agent.events import EventError
+from agent.load_report import ReentrantAppend, SessionLoadError
+from agent.registry import EventError
 from agent.repair import NOT_STARTED, OUTCOME_UNKNOWN
-from agent.session import ReentrantAppend, Session, SessionLoadError
+from agent.session import Session
 from agent.store import InvalidSessionId, SessionBusy
 from tests.agent.conftest import assistant, replace, result, user
 

@@ -14,9 +14,9 @@ from agent.llm import (
     MalformedResponse,
     Notice,
     OpenAICompatible,
-    RetryPolicy,
     TextDelta,
 )
+from agent.retry import RetryPolicy
 from tests.wire import Exchange, ReplayServer
 
 CHAT = "/v1/chat/completions"

@@ -23,11 +23,11 @@ from agent.llm import (
     Notice,
     OpenAICompatible,
     ReasoningDelta,
-    RetryPolicy,
     StreamEvent,
     TextDelta,
     ToolCallDelta,
 )
+from agent.retry import RetryPolicy
 from tests.wire import FIXTURES, Exchange, Recording, ReplayServer, fixture
 
 BASH = {

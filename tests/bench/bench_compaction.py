@@ -11,10 +11,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent.events import EventRegistry
 from agent.loop import Agent, Hooks
 from agent.messages import event_message
 from agent.meter import TokenMeter
+from agent.registry import EventRegistry
 from agent.session import Session
 from agent.tokens import Estimator
 from compact.basic import BasicCompactService, Summary, SummaryJob

@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from agent.events import EventRegistry
 from agent.llm import ChatRequest, Completed, ContextOverflow, Reply, StreamEvent, ToolCall, Usage
 from agent.loop import Agent, Hooks
 from agent.meter import TokenMeter
+from agent.registry import EventRegistry
 from agent.session import Session
 from agent.tokens import Estimator
 from agent.turns import LoopSettings

@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent.events import Event, EventRegistry
+from agent.events import Event
+from agent.registry import EventRegistry
 from agent.session import Session
 from compact.contract import register_events
 

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from agent.events import EventRegistry
-from agent.llm import ChatModel, OpenAICompatible, RetryPolicy
+from agent.llm import ChatModel, OpenAICompatible
 from agent.loop import Agent
 from agent.meter import TokenMeter
+from agent.registry import EventRegistry
+from agent.retry import RetryPolicy
 from agent.session import Session
 from agent.tokens import Estimator
 from agent.turns import LoopSettings

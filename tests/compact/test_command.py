@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from agent.events import Event
-from agent.llm import OpenAICompatible, RetryPolicy
+from agent.llm import OpenAICompatible
 from agent.loop import Agent
 from agent.meter import TokenMeter
+from agent.retry import RetryPolicy
 from agent.session import Session
 from agent.tokens import Estimator
 from compact.basic import BasicCompactService

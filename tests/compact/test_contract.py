@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.events import EventError, EventRegistry
+from agent.registry import EventError, EventRegistry
 from agent.session import Session
 from agent.surface import SurfaceError
 from compact.contract import (

@@ -19,8 +19,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from agent.events import AssistantMessage
+from agent.load_report import SessionLoadError
 from agent.loop import unanswered_tool_calls
-from agent.session import Session, SessionLoadError
+from agent.session import Session
 from agent.settings import SettingsError, load_settings
 from agent.store import InvalidSessionId, session_path
 from compact.basic import SUMMARY_INSTRUCTION

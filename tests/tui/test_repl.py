@@ -18,7 +18,8 @@ from prompt_toolkit.output import DummyOutput
 from agent.session import Session
 from tests.tui.conftest import UI
 from tui.history import history_path
-from tui.repl import PlainRepl, make_session, prompt_reader
+from tui.line_input import make_session, prompt_reader
+from tui.repl import PlainRepl
 
 REEFLINE = str(Path(sys.executable).with_name("reefline"))
 
@@ -119,7 +120,7 @@ def test_the_history_file_is_private_whatever_the_umask(tmp_path) -> None:
     from prompt_toolkit.output import DummyOutput
 
     from tui.history import history_path
-    from tui.repl import make_session
+    from tui.line_input import make_session
 
     old = os.umask(0)
     try:
