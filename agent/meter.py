@@ -76,13 +76,6 @@ class Measurement:
             return None
         return 100.0 * self.total / self.context_window
 
-    @property
-    def remaining(self) -> int | None:
-        """Tokens left in the window (may be negative), or None when the window is unknown."""
-        if self.context_window is None:
-            return None
-        return self.context_window - self.total
-
 
 @dataclass(frozen=True)
 class SessionUsage:
@@ -268,11 +261,6 @@ class TokenMeter:
     # --- reading ------------------------------------------------------------------------------
 
     @property
-    def surface_tokens(self) -> int:
-        """Estimated tokens of the messages on the surface now."""
-        return self._surface_tokens
-
-    @property
     def header(self) -> RequestHeaderData | None:
         """The latest logged request header, if any."""
         return self._header
@@ -355,10 +343,6 @@ class TokenMeter:
     def estimate_messages(self, messages: list[dict[str, Any]]) -> int:
         """Estimated tokens of chat messages, framing included (no header)."""
         return self.estimator.messages_tokens(messages)
-
-    def estimate_text(self, text: str) -> int:
-        """Estimated tokens of plain text (no framing)."""
-        return self.estimator.count(text)
 
     def __repr__(self) -> str:
         return f"TokenMeter(surface={self._surface_tokens}, window={self.context_window})"

@@ -30,9 +30,11 @@ from compact.contract import CompactEnd, CompactProgress, CompactStart
 from compact.timeline import TimelineFold, TimelineRecord
 from tools.base import ApprovalDecision
 from tui.commands import SLASH_COMMANDS, parse_slash
+from tui.gauge_reading import GaugeReading
 from tui.history import PromptHistory, history_path
 from tui.screens.approval import ARM_S, ApprovalScreen
 from tui.screens.summary import SummaryScreen
+from tui.text import bash_command
 from tui.widgets.bridge import (
     CompactionNoticed,
     RuntimeBridge,
@@ -40,7 +42,6 @@ from tui.widgets.bridge import (
     StreamItemReceived,
 )
 from tui.widgets.entries import UserEntry
-from tui.widgets.format import GaugeReading, bash_command
 from tui.widgets.gauge import ZONE_TEXT, TokenGauge
 from tui.widgets.header import AppHeader
 from tui.widgets.marker import CompactionMarkerSelected

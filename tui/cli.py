@@ -16,7 +16,7 @@ from typing import Any
 from agent.settings import Settings, SettingsError, load_settings
 from tui import subcommands
 from tui.headless import EXIT_ERROR, EXIT_USAGE, run_prompt
-from tui.widgets.format import clean
+from tui.text import clean
 from tui.wiring import StartupError, build_runtime
 
 

@@ -21,7 +21,7 @@ from compact.timeline import TimelineFold
 from compact.wording import compaction_news, describe, label, progress_text
 from tools.bash import NOT_RUN
 from tools.terminal import json_safe
-from tui.widgets.format import clean
+from tui.text import clean
 from tui.wiring import Runtime
 
 EXIT_OK = 0

@@ -43,17 +43,9 @@ from tui.commands import (
     switch_session,
     unknown_command_text,
 )
+from tui.gauge_reading import GaugeReading, breakdown_rows
 from tui.line_input import ReadLine, make_session, prompt_reader, stream_reader
-from tui.widgets.format import (
-    GaugeReading,
-    breakdown_rows,
-    clean,
-    command_shape,
-    first_line,
-    fmt_elapsed,
-    raw_command,
-    strip_footer,
-)
+from tui.text import clean, command_shape, first_line, fmt_elapsed, raw_command, strip_footer
 from tui.wiring import Runtime
 
 

@@ -21,7 +21,7 @@ from agent.store import InvalidSessionId, default_home, first_prompt, is_open_fo
 from compact.timeline import timeline
 from tools.terminal import json_safe
 from tui.reports import export_markdown, timeline_json, timeline_table
-from tui.widgets.format import clean
+from tui.text import clean
 from tui.wiring import StartupError, build_registry, build_runtime
 
 NAMES = ("sessions", "timeline", "compact", "export")

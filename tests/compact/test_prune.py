@@ -154,11 +154,11 @@ def test_savings_prices_a_full_pass_before_it_runs(make_rig) -> None:
         big_result(rig, t, 3000)
     add_turn(rig.session, 4)
     protect = len(rig.session.surface) - 3
-    before = rig.meter.surface_tokens
+    before = rig.meter.measure().surface
     estimate = rig.service.pruner.savings(protect)
     assert estimate > 0
     rig.service.pruner.prune(protect_from=protect, done=lambda: False, trigger="pressure")
-    assert before - rig.meter.surface_tokens == estimate
+    assert before - rig.meter.measure().surface == estimate
     assert rig.service.pruner.savings(protect) == 0
 
 

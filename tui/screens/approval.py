@@ -26,8 +26,8 @@ from textual.timer import Timer
 from textual.widgets import Button, Static
 
 from tools.base import ApprovalDecision
+from tui.text import clean, command_shape
 from tui.widgets.command import command_content
-from tui.widgets.format import clean, command_shape
 
 ARM_S = 0.6
 """Quiet time before the dialog takes keys."""

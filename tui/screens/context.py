@@ -13,7 +13,7 @@ from textual.widgets import Static
 
 from agent.meter import Measurement, SessionUsage
 from compact.wording import fmt_tokens
-from tui.widgets.format import GaugeReading, breakdown_rows
+from tui.gauge_reading import GaugeReading, breakdown_rows
 
 BAR = 24
 

@@ -24,7 +24,7 @@ from agent.events import (
 )
 from compact.timeline import TimelineRecord
 from compact.wording import fmt_tokens, label
-from tui.widgets.format import bash_command, clean, first_line, fmt_elapsed
+from tui.text import bash_command, clean, first_line, fmt_elapsed
 
 
 def describe_item(event: Event) -> str:

@@ -18,7 +18,7 @@ from textual.timer import Timer
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
-from tui.widgets.format import clean, first_line
+from tui.text import clean, first_line
 
 NoticeLevel = Literal["info", "warning", "error", "context"]
 

@@ -7,7 +7,7 @@ import os
 from textual.content import Content
 from textual.widget import Widget
 
-from tui.widgets.format import clean
+from tui.text import clean
 
 
 def short_path(path: str) -> str:

@@ -8,7 +8,7 @@ from typing import Literal
 from textual.content import Content
 from textual.widget import Widget
 
-from tui.widgets.format import first_line, fmt_elapsed
+from tui.text import first_line, fmt_elapsed
 
 Activity = Literal["idle", "thinking", "bash", "approval", "compacting"]
 

@@ -16,7 +16,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from compact.wording import fmt_tokens, label
-from tui.widgets.format import first_line, fmt_elapsed
+from tui.text import first_line, fmt_elapsed
 
 if TYPE_CHECKING:
     from compact.timeline import TimelineRecord

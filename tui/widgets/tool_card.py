@@ -12,8 +12,8 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from tools.terminal import has_unsafe, visible
+from tui.text import clean, first_line, fmt_elapsed, raw_command, strip_footer
 from tui.widgets.command import command_content
-from tui.widgets.format import clean, first_line, fmt_elapsed, raw_command, strip_footer
 
 PREVIEW_LINES = 8
 """Output lines shown before "show all"."""

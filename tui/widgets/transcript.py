@@ -33,8 +33,8 @@ from agent.events import (
 from agent.llm import Notice as StreamNotice
 from agent.llm import ReasoningDelta, Retrying, StreamEvent, TextDelta
 from agent.turns import cut_text
+from tui.text import clean, first_line
 from tui.widgets.entries import AssistantEntry, Notice, UserEntry
-from tui.widgets.format import clean, first_line
 from tui.widgets.marker import CompactionMarker
 from tui.widgets.tool_card import ToolCard
 

@@ -1,10 +1,5 @@
-"""Pure text helpers shared by the Textual app and the plain REPL (no Textual import).
-
-Everything shown to a person that came from a model, a command or a file goes through
-:func:`clean` first: the one terminal-safety filter (:mod:`tools.terminal`) writes escape
-sequences, control and invisible characters as visible escapes, so they can neither break
-the layout nor reach the terminal, and nothing is hidden.
-"""
+"""The gauge's view model: what the token gauge, the header percentage, ``/context`` and
+the REPL's gauge line show, derived from a measurement and the auto-compact threshold."""
 
 from __future__ import annotations
 
@@ -12,70 +7,6 @@ from dataclasses import dataclass
 
 from agent.meter import BREAKDOWN_KEYS, Measurement
 from compact.wording import fmt_tokens
-from tools import footer
-from tools.bash import command_of
-from tools.terminal import has_unsafe, visible
-
-
-def clean(text: str) -> str:
-    """``text`` safe for a terminal, with nothing hidden: every control, escape, bidi and
-    zero-width character is shown as its escape notation (:mod:`tools.terminal`); ``\n``
-    and ``\t`` stay, and a ``\r\n`` line end becomes ``\n``."""
-    if not text:
-        return ""
-    return visible(text.replace("\r\n", "\n"))
-
-
-def command_shape(command: str) -> str | None:
-    """What a person should know about a command before approving it that its first line
-    does not show: its line count, empty lines, characters shown as escapes."""
-    notes = []
-    lines = command.split("\n")
-    if len(lines) > 1:
-        empty = sum(1 for line in lines if not line.strip())
-        notes.append(f"{len(lines)} lines" + (f", {empty} of them empty" if empty else ""))
-    if has_unsafe(command):
-        notes.append("control or invisible characters, shown as \\x… / \\u… escapes")
-    return " · ".join(notes) or None
-
-
-def first_line(text: str, limit: int = 80) -> str:
-    """The first non-empty line of ``text``, cleaned and cut to ``limit`` characters."""
-    line = next((ln.strip() for ln in clean(text).splitlines() if ln.strip()), "")
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
-
-
-def fmt_elapsed(seconds: float) -> str:
-    """``4ms``, ``2.5s``, ``12s``, ``3:05``, ``1:02:03``."""
-    if seconds < 1:
-        return f"{max(0, round(seconds * 1000))}ms"
-    if seconds < 10:
-        return f"{seconds:.1f}s"
-    if seconds < 60:
-        return f"{seconds:.0f}s"
-    minutes, secs = divmod(int(seconds), 60)
-    if minutes < 60:
-        return f"{minutes}:{secs:02d}"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}"
-
-
-def strip_footer(output: str) -> str:
-    """Command output without the bash tool's last ``[exit 0 · 0.01s]`` line (the tool card
-    shows the exit code and duration itself)."""
-    return footer.strip(output)
-
-
-def raw_command(arguments: str) -> str:
-    """The ``command`` of a bash call's raw JSON arguments, exactly as it will run (the raw
-    text if it is not JSON). Unsafe to print: show it through :func:`visible`."""
-    command = command_of(arguments)
-    return arguments if command is None else command
-
-
-def bash_command(arguments: str) -> str:
-    """:func:`raw_command`, safe to print: every character shown, none hidden."""
-    return visible(raw_command(arguments))
 
 
 @dataclass(frozen=True)
