@@ -129,6 +129,8 @@ class Session:
             FileNotFoundError: no such session.
             SessionLoadError: a line other than the last is bad (file untouched).
             SessionBusy: another process holds the log open for writing.
+        It is one function because the steps must run in this order under the lock: read, repair
+        a torn tail, replay, close an interrupted turn, append the resume.
         """
         home = Path(home) if home is not None else default_home()
         path = session_path(home, session_id)

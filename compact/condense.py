@@ -106,7 +106,11 @@ class Condenser:
     ) -> Condensed:
         """One summary of ``span``. ``model_free``: ``never`` (a failure raises
         :class:`CompactionError`), ``on_failure`` (the model-free checkpoint covers what the
-        model could not), ``only`` (do not ask the model)."""
+        model could not), ``only`` (do not ask the model).
+
+        One function because the chunk loop, its terser retry, its time budget and the model-
+        free fallback share one running total of usage and one progress record per call.
+        """
         units = self.reader.units(span)
         if model_free == "only":
             return Condensed(_model_free(_messages(units), None))

@@ -132,7 +132,11 @@ EARLIER_BULLETS = 12
 
 
 def fallback_summary(messages: Sequence[Mapping[str, Any]], budget_chars: int = 6000) -> str:
-    """An extractive checkpoint in the usual sections, at most about ``budget_chars``."""
+    """An extractive checkpoint in the usual sections, at most about ``budget_chars``.
+
+    One pass over the messages fills every section at once; split, each part would walk the
+    messages again.
+    """
     requests: list[str] = []
     commands: list[str] = []
     errors: list[str] = []

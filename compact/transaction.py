@@ -88,7 +88,11 @@ async def bracketed(
     signal: asyncio.Event | None = None,
 ) -> CompactionResult:
     """Run ``attempt`` as one bracket (see the module docstring). Raises
-    :class:`CompactionError`; cancellation closes the bracket and propagates."""
+    :class:`CompactionError`; cancellation closes the bracket and propagates.
+
+    It is one function on purpose: the RFC's order (start, summary, checks, replacement, end)
+    reads top to bottom, and one try block guarantees exactly one ``compact/end``.
+    """
     if lock.held:
         raise CompactionError("busy", "another compaction is in progress")
     compaction_id = "cmp-" + os.urandom(4).hex()

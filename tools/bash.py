@@ -267,6 +267,9 @@ class BashTool:
         return None
 
     async def _execute(self, command: str, timeout: float) -> ToolOutput:
+        """One function because spawning, the watchdog's tracking, cancellation and reaping must
+        sit in one try/finally: every exit path kills the group and records the working
+        directory."""
         before: list[str] = []  # notes shown above the output
         after: list[str] = []  # and below it
         if not self._cwd.is_dir():

@@ -199,7 +199,11 @@ def build_runtime(
     cwd: Path | None = None,
     scripted_delay_s: float = 0.0,
 ) -> Runtime:
-    """Build everything a front end needs. Raises StartupError / SettingsError."""
+    """Build everything a front end needs. Raises StartupError / SettingsError.
+
+    It is the composition root: the order of the statements is the order of the dependencies
+    (provider, window, session, meter, tools, agent, compaction), which one function shows best.
+    """
     provider = resolve_provider(settings)
     notices = [provider.notice] if provider.notice else []
     home = settings.home.expanduser() if settings.home else default_home()

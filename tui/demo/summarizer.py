@@ -32,6 +32,8 @@ def _merge(earlier: list[str], new: list[str], cap: int, keep_first: bool = Fals
 
 
 def _checkpoint(messages: Sequence[Mapping[str, Any]]) -> str:
+    """One pass over the messages fills every section at once; split, each part would walk the
+    messages again."""
     old: dict[str, list[str]] = {}
     requests, files, errors, work, concepts = [], [], [], [], []
     last_request, answered, last_answer = "", False, ""

@@ -21,7 +21,11 @@ BAR = 24
 def breakdown_lines(
     measurement: Measurement, threshold: int | None, usage: SessionUsage
 ) -> list[Content]:
-    """The body of the modal, one Content per line (also used by tests)."""
+    """The body of the modal, one Content per line (also used by tests).
+
+    It is the modal's layout line by line; split, the order of the lines would be spread over
+    several functions.
+    """
     reading = GaugeReading.of(measurement, threshold)
     lines = [
         Content.assemble(
