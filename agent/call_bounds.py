@@ -9,6 +9,11 @@ bounds a call is not run: it gets an error result the model can read and act on.
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
+from tools.base import ToolOutput
+
 MAX_CALLS = 64
 """Tool calls kept from one reply; the rest are dropped, and the model is told."""
 MAX_ARGUMENT_CHARS = 1_000_000
@@ -63,3 +68,28 @@ def dropped_note(asked: int) -> str:
         f"Your last reply asked for {asked:,} tool calls; only the first {MAX_CALLS} were kept "
         f"and run, the other {asked - MAX_CALLS:,} were dropped. Ask for fewer at once."
     )
+
+
+def parse_arguments(arguments: str) -> dict[str, Any] | ToolOutput:
+    """A call's JSON arguments as an object, or the error result the model gets instead
+    (too deep, not JSON, not an object), worded so that it can fix the call."""
+    if (deep := too_deep(arguments)) is not None:
+        return ToolOutput(deep, is_error=True)
+    try:
+        parsed = json.loads(arguments or "{}")
+    except RecursionError:  # deeper than the parser goes, though within MAX_DEPTH
+        return ToolOutput(
+            f"error: the arguments are nested too deeply (> {MAX_DEPTH}).", is_error=True
+        )
+    except json.JSONDecodeError as exc:
+        return ToolOutput(
+            f"error: the arguments were not valid JSON ({exc.msg} at position {exc.pos}). "
+            'Send a JSON object such as {"command": "ls -la"}.',
+            is_error=True,
+        )
+    if not isinstance(parsed, dict):
+        return ToolOutput(
+            f"error: the arguments must be a JSON object, not {type(parsed).__name__}.",
+            is_error=True,
+        )
+    return parsed

@@ -28,14 +28,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
-import time
 from collections.abc import Callable
 from contextlib import aclosing
-from dataclasses import dataclass, field
 from typing import Any
 
-from agent.call_bounds import MAX_DEPTH, dropped_note, too_deep
+from agent.call_bounds import dropped_note, parse_arguments
 from agent.envelope import Envelope
 from agent.events import ContextMessage, RequestHeader, RequestHeaderData, ToolCall, TurnEndReason
 from agent.hooks import Hooks
@@ -60,7 +57,9 @@ from agent.turns import (
     TurnCancelled,
     TurnError,
     TurnResult,
+    TurnState,
     default_output_cap,
+    unanswered_tool_calls,
 )
 from agent.windows import WindowBook
 from agent.workspace import workspace_context
@@ -164,7 +163,7 @@ class Agent:
         self.session.answer_dangling_calls()
         self.busy = True
         turn = self.next_turn_number()
-        state = _TurnState(turn)
+        state = TurnState(turn)
         try:
             self.session.append("turn/start", {"turn": turn})
             if self.settings.workspace_context:
@@ -200,7 +199,7 @@ class Agent:
 
     # --- one step -----------------------------------------------------------------------------
 
-    async def _run_step(self, state: _TurnState) -> bool:
+    async def _run_step(self, state: TurnState) -> bool:
         """Run step ``state.step``; True when the turn is done: the model answered without
         tool calls and no steering message is waiting, or the request failed."""
         turn, step = state.turn, state.step
@@ -251,7 +250,7 @@ class Agent:
         self._close_step(state)
         return False
 
-    async def _request_with_recovery(self, state: _TurnState, envelope: Envelope) -> Reply | None:
+    async def _request_with_recovery(self, state: TurnState, envelope: Envelope) -> Reply | None:
         overflow_retries = 0
         while True:
             request = self._build_request(envelope)
@@ -332,7 +331,7 @@ class Agent:
         room = window - self.estimate_tokens(request.messages)
         return max(1, min(wanted, room))
 
-    async def _stream(self, state: _TurnState, request: ChatRequest) -> Reply:
+    async def _stream(self, state: TurnState, request: ChatRequest) -> Reply:
         state.partial = []
         async with aclosing(self.model.stream(request)) as stream:  # type: ignore[type-var]
             async for item in stream:
@@ -378,7 +377,7 @@ class Agent:
 
     # --- tools --------------------------------------------------------------------------------
 
-    async def _run_tool(self, state: _TurnState, call: ToolCall) -> ToolOutput:
+    async def _run_tool(self, state: TurnState, call: ToolCall) -> ToolOutput:
         self.session.append(
             "tool/start",
             {
@@ -397,28 +396,12 @@ class Agent:
                 f"error: there is no tool named {call.name!r}. Available tools: {known}.",
                 is_error=True,
             )
-        if (deep := too_deep(call.arguments)) is not None:
-            return ToolOutput(deep, is_error=True)
-        try:
-            arguments = json.loads(call.arguments or "{}")
-        except RecursionError:  # deeper than the parser goes, though within MAX_DEPTH
-            return ToolOutput(
-                f"error: the arguments are nested too deeply (> {MAX_DEPTH}).", is_error=True
-            )
-        except json.JSONDecodeError as exc:
-            return ToolOutput(
-                f"error: the arguments were not valid JSON ({exc.msg} at position {exc.pos}). "
-                'Send a JSON object such as {"command": "ls -la"}.',
-                is_error=True,
-            )
-        if not isinstance(arguments, dict):
-            return ToolOutput(
-                f"error: the arguments must be a JSON object, not {type(arguments).__name__}.",
-                is_error=True,
-            )
+        arguments = parse_arguments(call.arguments)
+        if isinstance(arguments, ToolOutput):
+            return arguments
         return await tool.run(arguments)
 
-    def _append_result(self, state: _TurnState, call: ToolCall, output: ToolOutput) -> None:
+    def _append_result(self, state: TurnState, call: ToolCall, output: ToolOutput) -> None:
         self.session.append(
             "tool/result",
             {
@@ -439,12 +422,12 @@ class Agent:
 
     # --- closing ------------------------------------------------------------------------------
 
-    def _close_step(self, state: _TurnState) -> None:
+    def _close_step(self, state: TurnState) -> None:
         if state.step_open:
             self.session.append("step/end", {"turn": state.turn, "step": state.step})
             state.step_open = False
 
-    def _end(self, state: _TurnState, reason: TurnEndReason) -> TurnResult:
+    def _end(self, state: TurnState, reason: TurnEndReason) -> TurnResult:
         self._close_step(state)
         error = state.error
         if reason == "max-steps":
@@ -456,7 +439,7 @@ class Agent:
         cut_at = state.cut_at if reason == "completed" else None
         return TurnResult(state.turn, reason, state.text, error, cut_at)
 
-    def _close_cancelled(self, state: _TurnState) -> TurnResult:
+    def _close_cancelled(self, state: TurnState) -> TurnResult:
         """Record what the user saw and balance the surface, then end the turn ``cancelled``."""
         if state.partial and state.step_open:
             self.session.append(
@@ -473,7 +456,7 @@ class Agent:
         self._close_cancelled_calls(state)
         return self._end(state, "cancelled")
 
-    def _close_cancelled_calls(self, state: _TurnState, failure: str | None = None) -> None:
+    def _close_cancelled_calls(self, state: TurnState, failure: str | None = None) -> None:
         """Give every unanswered tool call of the step an error result (pairing stays balanced).
         ``failure``: the turn failed with this error rather than being cancelled by the user."""
         for call in state.pending_calls:
@@ -504,28 +487,3 @@ class Agent:
             "context/message",
             {"content": workspace_context(self.session.cwd), "source": "workspace"},
         )
-
-
-@dataclass
-class _TurnState:
-    turn: int
-    step: int = 0
-    step_open: bool = False
-    text: str = ""
-    error: str | None = None
-    partial: list[str] = field(default_factory=list)
-    pending_calls: list[ToolCall] = field(default_factory=list)
-    running_call: str | None = None
-    cut_at: int | None = None
-    started_at: float = field(default_factory=time.time)
-
-
-def unanswered_tool_calls(messages: list[dict[str, Any]]) -> list[str]:
-    """Ids of assistant tool calls in ``messages`` that no tool message answers."""
-    answered = {m.get("tool_call_id") for m in messages if m.get("role") == "tool"}
-    missing = []
-    for m in messages:
-        for call in m.get("tool_calls") or ():
-            if call["id"] not in answered:
-                missing.append(call["id"])
-    return missing

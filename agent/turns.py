@@ -3,10 +3,12 @@ output cap (and what every front end says about a reply cut at it)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
-from agent.events import TurnEndReason
+from agent.events import ToolCall, TurnEndReason
 from agent.llm import StreamEvent
 
 SYSTEM_PROMPT = """\
@@ -78,3 +80,30 @@ class TurnCancelled(Exception):
 
 
 StreamListener = Callable[[StreamEvent], None]
+
+
+@dataclass
+class TurnState:
+    """What the loop keeps about the turn it runs (in process only: the log has the rest)."""
+
+    turn: int
+    step: int = 0
+    step_open: bool = False
+    text: str = ""
+    error: str | None = None
+    partial: list[str] = field(default_factory=list)
+    pending_calls: list[ToolCall] = field(default_factory=list)
+    running_call: str | None = None
+    cut_at: int | None = None
+    started_at: float = field(default_factory=time.time)
+
+
+def unanswered_tool_calls(messages: list[dict[str, Any]]) -> list[str]:
+    """Ids of assistant tool calls in ``messages`` that no tool message answers."""
+    answered = {m.get("tool_call_id") for m in messages if m.get("role") == "tool"}
+    missing = []
+    for m in messages:
+        for call in m.get("tool_calls") or ():
+            if call["id"] not in answered:
+                missing.append(call["id"])
+    return missing
