@@ -34,10 +34,13 @@ def fmt_tokens(n: int) -> str:
 
 
 def fmt_duration(seconds: float | None) -> str:
-    """A short duration: ``0.4s``, ``4.2s``, ``42s``, ``3m 05s``, ``1h 02m``; ``—`` if unknown."""
+    """A short duration: ``4ms``, ``0.4s``, ``4.2s``, ``42s``, ``3m 05s``, ``1h 02m``; ``—``
+    if unknown. The one duration format of every front end."""
     if seconds is None or math.isnan(seconds):
         return "—"
     s = max(0.0, seconds)
+    if s < 0.095:
+        return f"{round(s * 1000)}ms"
     if s < 9.95:
         return f"{s:.1f}s"
     if s < 59.5:

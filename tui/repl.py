@@ -30,7 +30,7 @@ from agent.session import Session
 from agent.turns import StreamListener, TurnCancelled, TurnResult, cut_text
 from compact.contract import CompactNotice
 from compact.timeline import TimelineFold, timeline
-from compact.wording import compaction_news, describe, progress_text
+from compact.wording import compaction_news, describe, fmt_duration, progress_text
 from tools.base import ApprovalDecision
 from tools.terminal import visible
 from tui.commands import (
@@ -45,7 +45,7 @@ from tui.commands import (
 )
 from tui.gauge_reading import GaugeReading, breakdown_rows
 from tui.line_input import ReadLine, make_session, prompt_reader, stream_reader
-from tui.text import clean, command_shape, first_line, fmt_elapsed, raw_command, strip_footer
+from tui.text import clean, command_shape, first_line, raw_command, strip_footer
 from tui.wiring import Runtime
 
 
@@ -121,7 +121,7 @@ class PlainRepl:
         if data.is_error and data.exit_code is None:
             self.say(f"  ! {first_line(data.content, 160)}")
             return
-        took = f" · {fmt_elapsed(data.duration_s)}" if data.duration_s is not None else ""
+        took = f" · {fmt_duration(data.duration_s)}" if data.duration_s is not None else ""
         self.say(f"  exit {data.exit_code}{took} · {len(lines)} lines")
 
     def _on_notice(self, notice: CompactNotice) -> None:

@@ -41,21 +41,6 @@ def first_line(text: str, limit: int = 80) -> str:
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
-def fmt_elapsed(seconds: float) -> str:
-    """``4ms``, ``2.5s``, ``12s``, ``3:05``, ``1:02:03``."""
-    if seconds < 1:
-        return f"{max(0, round(seconds * 1000))}ms"
-    if seconds < 10:
-        return f"{seconds:.1f}s"
-    if seconds < 60:
-        return f"{seconds:.0f}s"
-    minutes, secs = divmod(int(seconds), 60)
-    if minutes < 60:
-        return f"{minutes}:{secs:02d}"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}"
-
-
 def strip_footer(output: str) -> str:
     """Command output without the bash tool's last ``[exit 0 · 0.01s]`` line (the tool card
     shows the exit code and duration itself)."""

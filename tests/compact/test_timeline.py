@@ -457,7 +457,15 @@ def test_fmt_tokens(n: int, text: str) -> None:
 
 @pytest.mark.parametrize(
     ("seconds", "text"),
-    [(None, "—"), (0.44, "0.4s"), (4.2, "4.2s"), (42.4, "42s"), (185, "3m 05s"), (3725, "1h 02m")],
+    [
+        (None, "—"),
+        (0.004, "4ms"),
+        (0.44, "0.4s"),
+        (4.2, "4.2s"),
+        (42.4, "42s"),
+        (185, "3m 05s"),
+        (3725, "1h 02m"),
+    ],
 )
 def test_fmt_duration(seconds: float | None, text: str) -> None:
     assert fmt_duration(seconds) == text

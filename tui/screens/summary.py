@@ -23,8 +23,8 @@ from agent.events import (
     UserMessage,
 )
 from compact.timeline import TimelineRecord
-from compact.wording import fmt_tokens, label
-from tui.text import bash_command, clean, first_line, fmt_elapsed
+from compact.wording import fmt_duration, fmt_tokens, label
+from tui.text import bash_command, clean, first_line
 
 
 def describe_item(event: Event) -> str:
@@ -63,7 +63,7 @@ def record_facts(record: TimelineRecord) -> list[tuple[str, str]]:
             ("started", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(record.started_at)))
         )
     if record.duration_s is not None:
-        facts.append(("duration", fmt_elapsed(record.duration_s)))
+        facts.append(("duration", fmt_duration(record.duration_s)))
     facts.append(("items", f"{record.items_before} → {record.items_after}"))
     after = f" → {fmt_tokens(record.tokens_after)}" if record.tokens_after is not None else ""
     facts.append(("tokens", f"{fmt_tokens(record.tokens_before)}{after}"))

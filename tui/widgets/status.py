@@ -8,7 +8,8 @@ from typing import Literal
 from textual.content import Content
 from textual.widget import Widget
 
-from tui.text import first_line, fmt_elapsed
+from compact.wording import fmt_duration
+from tui.text import first_line
 
 Activity = Literal["idle", "thinking", "bash", "approval", "compacting"]
 
@@ -60,7 +61,7 @@ class StatusLine(Widget):
         icon, label, style = _LOOK[self.activity]
         parts: list[str | tuple[str, str]] = [(f"{icon} {label}", style)]
         if self.activity != "idle":
-            parts.append((f" {fmt_elapsed(time.monotonic() - self.since)}", style))
+            parts.append((f" {fmt_duration(time.monotonic() - self.since)}", style))
             if self.detail:
                 parts.append((f" · {self.detail}", "$text-muted"))
             if self.step is not None:

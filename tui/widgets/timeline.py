@@ -15,8 +15,8 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from compact.wording import fmt_tokens, label
-from tui.text import first_line, fmt_elapsed
+from compact.wording import fmt_duration, fmt_tokens, label
+from tui.text import first_line
 
 if TYPE_CHECKING:
     from compact.timeline import TimelineRecord
@@ -48,7 +48,7 @@ def record_row(record: TimelineRecord, now: float | None = None) -> Content:
     """
     icon, style = _STATUS.get(record.status, ("?", "$text-muted"))
     if record.status == "running":
-        state = f"{icon} {fmt_elapsed(record.elapsed(now or time.time()))}"
+        state = f"{icon} {fmt_duration(record.elapsed(now or time.time()))}"
     elif record.status in ("failed", "interrupted"):
         state = f"{icon} {record.status}"
     else:
@@ -90,7 +90,7 @@ def _detail(record: TimelineRecord) -> str:
         elif record.tokens_before:
             parts.append(fmt_tokens(record.tokens_before))
         if record.duration_s is not None:
-            parts.append(fmt_elapsed(record.duration_s))
+            parts.append(fmt_duration(record.duration_s))
     return " · ".join(parts)
 
 

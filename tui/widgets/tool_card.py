@@ -11,8 +11,9 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from compact.wording import fmt_duration
 from tools.terminal import has_unsafe, visible
-from tui.text import clean, first_line, fmt_elapsed, raw_command, strip_footer
+from tui.text import clean, first_line, raw_command, strip_footer
 from tui.widgets.command import command_content
 
 PREVIEW_LINES = 8
@@ -95,7 +96,7 @@ class ToolCard(Vertical):
             self.border_subtitle = Content.styled("? waiting for your approval", "$text-warning")
             return
         self._frame = (self._frame + 1) % len(SPINNER)
-        elapsed = fmt_elapsed(max(0.0, now - self.started))
+        elapsed = fmt_duration(max(0.0, now - self.started))
         self.border_subtitle = Content.styled(
             f"{SPINNER[self._frame]} running {elapsed}", "$text-accent"
         )
@@ -138,7 +139,7 @@ class ToolCard(Vertical):
                 )
             )
         if self.duration is not None:
-            parts.append(f" · {fmt_elapsed(self.duration)}")
+            parts.append(f" · {fmt_duration(self.duration)}")
         if self.pruned:
             parts.append((" · shortened in context", "$text-muted"))
         return Content.assemble(*parts)
