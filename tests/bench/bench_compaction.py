@@ -99,8 +99,7 @@ def run() -> list[Figure]:
                 agent: Agent = agent,
                 service: InstantSummaries = service,
             ) -> None:
-                system, tools = agent.system_prompt(), agent.tool_schemas()
-                loop.run_until_complete(service._on_pre_step(agent, 10**6, 1, system, tools))
+                loop.run_until_complete(service._on_pre_step(agent.envelope(), 10**6, 1))
 
             check()
             checks[nodes] = median_us(check, 300)
@@ -128,7 +127,7 @@ def run() -> list[Figure]:
         json.dumps([m for s in span if (m := event_message(session.events[s]))])
         baseline = (time.perf_counter() - t) * 1e3
         t = time.perf_counter()
-        result = asyncio.run(service.compact_now(agent))
+        result = asyncio.run(service.compact_now(agent.envelope()))
         overhead = (time.perf_counter() - t) * 1e3
         assert result is not None and len(result.shadowed_seqs) == len(span)
         session.close()

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from agent.envelope import Envelope
 from agent.llm import ChatRequest, Completed, ContextOverflow, Reply, StreamEvent, ToolCall, Usage
 from agent.loop import Agent, Hooks
 from agent.meter import TokenMeter
@@ -226,8 +227,8 @@ def mask_only(session: Session, meter: TokenMeter, settings: CompactionSettings)
     pruner = Pruner(session, meter)
     threshold = settings.threshold(WINDOW)
 
-    async def pre_step(agent: Agent, turn: int, step: int, system: str, tools: Any) -> None:
-        total = meter.measure(system=system, tools=tools, model=agent.model_name).total
+    async def pre_step(envelope: Envelope, turn: int, step: int) -> None:
+        total = meter.measure(envelope).total
         if total < settings.prune_at(WINDOW):
             return
         nodes = session.surface
