@@ -11,9 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.events import CommandRun, Event, ToolResult
-from tools.base import ApprovalPolicy
-
-POLICIES: tuple[ApprovalPolicy, ...] = ("ask", "auto", "deny")
+from tools.base import POLICIES, ApprovalPolicy
 
 
 @dataclass(frozen=True)

@@ -33,9 +33,8 @@ what it reads.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
 
 from agent.events import (
     Event,
@@ -43,7 +42,6 @@ from agent.events import (
     SurfaceReplace,
     ToolResult,
     TurnEnd,
-    Usage,
     UserMessage,
 )
 from compact.contract import (
@@ -53,114 +51,7 @@ from compact.contract import (
     CompactStart,
     CompactSummary,
 )
-
-Kind = Literal["compaction", "prune"]
-Status = Literal["running", "done", "failed", "interrupted"]
-
-PricedEvent = Callable[[Event], int]
-"""Prices one surface event in tokens (a meter's estimator); used for prune replacements."""
-
-MISSING_SUMMARY = "the compaction ended without recording a summary"
-MISSING_REPLACEMENT = "a pruned tool result was announced but its replacement was never written"
-
-
-@dataclass(frozen=True)
-class TimelineRecord:
-    """One compaction or one prune batch, as the log tells it.
-
-    ``items_before``/``tokens_before`` price what left the surface (the shadowed nodes).
-    ``items_after`` is 1 for a landed checkpoint (0 until it lands); for a prune batch it is
-    the number of results actually replaced (they stay on the surface as placeholders).
-    ``tokens_after`` is the checkpoint's price (``summary_tokens``); for a prune batch it is
-    the sum of the replacements' prices when the fold was given a pricer, else None.
-    """
-
-    number: int
-    """1-based position in the timeline."""
-    kind: Kind
-    compaction_id: str | None
-    """None for a prune batch."""
-    trigger: str
-    """``auto``/``manual``/``overflow``/``region``; for a prune batch ``pressure``/``overflow``."""
-    status: Status
-    started_at: float
-    ended_at: float | None
-    items_before: int
-    items_after: int
-    tokens_before: int
-    tokens_after: int | None
-    summary: str | None = None
-    """The raw summary (``compact/summary``), not the framed checkpoint."""
-    focus: str | None = None
-    model: str | None = None
-    """Summarizer model; ``fallback`` for the model-free checkpoint; None for prunes."""
-    usage: Usage | None = None
-    error: str | None = None
-    turn: int | None = None
-    """The turn the compaction ran in; None between turns (``/compact``) and for prunes."""
-    start_seq: int = 0
-    replacement_seq: int | None = None
-    """Seq of the checkpoint ``user/message`` (the last replacement for a prune batch)."""
-    shadowed_seqs: list[int] = field(default_factory=list)
-    end_seq: int | None = None
-    source_command_id: str | None = None
-    calls: int = 0
-    """Summarizer calls made so far (``compact/progress`` records)."""
-    chunks: int = 0
-    """Chunks the range is read in (0 until the first call reports)."""
-    chunks_done: int = 0
-    """Chunks summarized so far."""
-    note: str | None = None
-    """The latest thing that went wrong with a call (a cut, a failure), while running."""
-    fallback_reason: str | None = None
-    """Why the model-free checkpoint took the model's place (``model`` is ``fallback``)."""
-
-    @property
-    def duration_s(self) -> float | None:
-        """Seconds from the first to the last event; None while running or if interrupted."""
-        if self.ended_at is None:
-            return None
-        return max(0.0, self.ended_at - self.started_at)
-
-    @property
-    def saved_tokens(self) -> int | None:
-        """Tokens taken off the surface: ``before - after`` when both are known.
-
-        For a prune batch without a pricer this is ``tokens_before``, an upper bound (the
-        placeholders themselves cost a few tokens). None when nothing is known yet.
-        """
-        if self.tokens_after is not None:
-            return self.tokens_before - self.tokens_after
-        if self.kind == "prune":
-            return self.tokens_before
-        return None
-
-    def elapsed(self, now: float) -> float:
-        """Seconds since the start, up to the end if it ended (for a live "running" label)."""
-        end = self.ended_at if self.ended_at is not None else now
-        return max(0.0, end - self.started_at)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready values for every field (``usage`` as a dict)."""
-        out: dict[str, Any] = {}
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, Usage):
-                value = value.model_dump()
-            elif isinstance(value, list):
-                value = list(value)
-            out[f.name] = value
-        return out
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TimelineRecord:
-        """Inverse of :meth:`to_dict`; keys that are not fields (derived values) are ignored."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        kwargs = {k: v for k, v in data.items() if k in names}
-        usage = kwargs.get("usage")
-        if isinstance(usage, dict):
-            kwargs["usage"] = Usage.model_validate(usage)
-        return cls(**kwargs)
+from compact.records import MISSING_REPLACEMENT, MISSING_SUMMARY, PricedEvent, TimelineRecord
 
 
 @dataclass

@@ -9,7 +9,8 @@ from typing import Literal
 
 from agent.events import Event
 from compact.contract import CompactEnd, CompactProgress, CompactStart
-from compact.timeline import TimelineFold, TimelineRecord
+from compact.records import TimelineRecord
+from compact.timeline import TimelineFold
 
 # --- formatting (shared by every front end) -----------------------------------------------------
 

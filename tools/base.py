@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 ApprovalPolicy = Literal["ask", "auto", "deny"]
+POLICIES: tuple[ApprovalPolicy, ...] = ("ask", "auto", "deny")
 """How a command is approved: ask the user each time, run without asking, or never run."""
 
 ApprovalDecision = Literal["once", "always", "deny"]

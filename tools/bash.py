@@ -24,59 +24,18 @@ from pathlib import Path
 from typing import IO, Any
 
 from tools import footer as footers
-from tools.base import ApprovalDecision, ApprovalPolicy, Approver, ToolOutput
+from tools.base import POLICIES, ApprovalDecision, ApprovalPolicy, Approver, ToolOutput
 from tools.capture import Capture
+from tools.process import DRAIN_GRACE_S, REAP_WAIT_S, TERM_GRACE_S, BashProcess, killpg, settle
 from tools.reaper import REAPER
 
-_POLICIES: tuple[ApprovalPolicy, ...] = ("ask", "auto", "deny")
-
 NOT_RUN = "Command not run"
+"""How the output of a command the approval policy stopped begins."""
 HIDDEN_ENV: tuple[str, ...] = ("OPENAI_API_KEY", "DEEPSEEK_API_KEY", "REEFLINE_API_KEY")
 """Variables commands never see: the model's API keys. A command's output goes to the log and
 to the model, so ``env`` (or a prompt injection asking for it) would leak the key there."""
 _CWD_FILE_VAR = "__reefline_cwd_file"
 _START_VAR = "__reefline_start_pwd"
-"""How the output of a command the approval policy stopped begins."""
-_DRAIN_GRACE_S = 0.5
-"""How long output may keep flowing after bash exits (background jobs holding the pipe)."""
-_TERM_GRACE_S = 0.5
-"""How long a cancelled command gets to exit on SIGTERM before the group is SIGKILLed."""
-_REAP_WAIT_S = 2.0
-
-
-class _Protocol(asyncio.SubprocessProtocol):
-    """Feeds output chunks to the capture as they arrive and signals exit and end of output.
-
-    The low-level protocol is used because ``Process.wait()`` also waits for the pipe to
-    close, which a background job can hold open long after bash has exited.
-    """
-
-    def __init__(self, capture: Capture, loop: asyncio.AbstractEventLoop) -> None:
-        self.capture = capture
-        self.exited: asyncio.Future[None] = loop.create_future()
-        self.drained: asyncio.Future[None] = loop.create_future()
-
-    def pipe_data_received(self, fd: int, data: bytes) -> None:
-        self.capture.feed(data)
-
-    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        if not self.drained.done():
-            self.drained.set_result(None)
-
-    def process_exited(self) -> None:
-        if not self.exited.done():
-            self.exited.set_result(None)
-
-
-def _killpg(pgid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
-async def _settle(*futures: asyncio.Future[None], timeout: float) -> bool:
-    """Wait until all futures are done or ``timeout`` passes, without cancelling them."""
-    _, pending = await asyncio.wait(futures, timeout=timeout)
-    return not pending
 
 
 class BashTool:
@@ -136,7 +95,7 @@ class BashTool:
 
     @policy.setter
     def policy(self, value: ApprovalPolicy) -> None:
-        if value not in _POLICIES:
+        if value not in POLICIES:
             raise ValueError(f"unknown approval policy {value!r}")
         self._policy = value
 
@@ -192,7 +151,7 @@ class BashTool:
         when bash was killed by signal N.
 
         When bash exits while background jobs still hold its output pipe, they get
-        ``_DRAIN_GRACE_S`` to finish, then the group is SIGKILLed and the output says so;
+        ``DRAIN_GRACE_S`` to finish, then the group is SIGKILLed and the output says so;
         background jobs with redirected output keep running.
 
         Raises:
@@ -307,7 +266,7 @@ class BashTool:
         started = time.monotonic()
         spawn = asyncio.ensure_future(
             loop.subprocess_exec(
-                lambda: _Protocol(capture, loop),
+                lambda: BashProcess(capture, loop),
                 "bash",
                 "-c",
                 script,
@@ -328,8 +287,8 @@ class BashTool:
         except asyncio.CancelledError:
             with contextlib.suppress(Exception):
                 transport, protocol = await spawn
-                _killpg(transport.get_pid(), signal.SIGKILL)
-                await _settle(protocol.exited, timeout=_REAP_WAIT_S)
+                killpg(transport.get_pid(), signal.SIGKILL)
+                await settle(protocol.exited, timeout=REAP_WAIT_S)
                 transport.close()
             capture.discard()
             raise
@@ -337,16 +296,16 @@ class BashTool:
         REAPER.track(pgid)
         self._running += 1
         try:
-            timed_out = not await _settle(protocol.exited, timeout=timeout)
+            timed_out = not await settle(protocol.exited, timeout=timeout)
             if timed_out:
-                _killpg(pgid, signal.SIGKILL)
-                await _settle(protocol.exited, timeout=_REAP_WAIT_S)
+                killpg(pgid, signal.SIGKILL)
+                await settle(protocol.exited, timeout=REAP_WAIT_S)
             duration = time.monotonic() - started
-            if not await _settle(protocol.drained, timeout=_DRAIN_GRACE_S):
+            if not await settle(protocol.drained, timeout=DRAIN_GRACE_S):
                 # Background jobs still hold the output pipe: stop them rather than wait
                 # for the timeout or leave them writing into a pipe nobody reads.
-                _killpg(pgid, signal.SIGKILL)
-                await _settle(protocol.drained, timeout=_DRAIN_GRACE_S)
+                killpg(pgid, signal.SIGKILL)
+                await settle(protocol.drained, timeout=DRAIN_GRACE_S)
                 after.append(
                     "[background processes kept the output open after the command finished "
                     "and were killed; redirect their output (`cmd > log 2>&1 &`) to keep them "
@@ -354,12 +313,12 @@ class BashTool:
                 )
         except asyncio.CancelledError:
             try:
-                _killpg(pgid, signal.SIGTERM)
-                await _settle(protocol.exited, protocol.drained, timeout=_TERM_GRACE_S)
+                killpg(pgid, signal.SIGTERM)
+                await settle(protocol.exited, protocol.drained, timeout=TERM_GRACE_S)
             finally:
-                _killpg(pgid, signal.SIGKILL)
+                killpg(pgid, signal.SIGKILL)
                 capture.discard()
-            await _settle(protocol.exited, timeout=_REAP_WAIT_S)
+            await settle(protocol.exited, timeout=REAP_WAIT_S)
             raise
         finally:
             transport.close()

@@ -27,7 +27,8 @@ from agent.events import Event, StepStart, ToolResult, ToolStart, TurnEnd, TurnS
 from agent.llm import Notice
 from agent.turns import TurnCancelled, TurnResult
 from compact.contract import CompactEnd, CompactProgress, CompactStart
-from compact.timeline import TimelineFold, TimelineRecord
+from compact.records import TimelineRecord
+from compact.timeline import TimelineFold
 from tools.base import ApprovalDecision
 from tui.commands import SLASH_COMMANDS, parse_slash
 from tui.gauge_reading import GaugeReading

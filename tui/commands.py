@@ -17,11 +17,8 @@ from pathlib import Path
 from typing import Literal
 
 from agent.settings import SettingsError
-from tools.base import ApprovalPolicy
+from tools.base import POLICIES
 from tui.wiring import Runtime, StartupError, build_runtime
-
-POLICIES: tuple[ApprovalPolicy, ...] = ("ask", "auto", "deny")
-
 
 SLASH_COMMANDS: dict[str, str] = {
     "help": "List the commands.",

@@ -28,7 +28,8 @@ from agent.events import (
 from agent.session import Session
 from agent.turns import cut_text
 from compact.contract import CompactPrune
-from compact.timeline import TimelineFold, TimelineRecord
+from compact.records import TimelineRecord
+from compact.timeline import TimelineFold
 from compact.wording import fmt_duration, fmt_tokens, label, one_line
 from tools.bash import command_of
 

@@ -17,13 +17,8 @@ from compact.contract import (
     CompactStartData,
     CompactSummary,
 )
-from compact.timeline import (
-    MISSING_REPLACEMENT,
-    MISSING_SUMMARY,
-    TimelineFold,
-    TimelineRecord,
-    timeline,
-)
+from compact.records import MISSING_REPLACEMENT, MISSING_SUMMARY, TimelineRecord
+from compact.timeline import TimelineFold, timeline
 from compact.wording import describe, fmt_duration, fmt_tokens
 from tests.compact import (
     answer,

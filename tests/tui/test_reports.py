@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from agent.session import Session
-from compact.timeline import TimelineRecord, timeline
+from compact.records import TimelineRecord
+from compact.timeline import timeline
 from tests.compact import (
     answer,
     bash_step,

@@ -22,7 +22,7 @@ from agent.events import (
     ToolResult,
     UserMessage,
 )
-from compact.timeline import TimelineRecord
+from compact.records import TimelineRecord
 from compact.wording import fmt_duration, fmt_tokens, label
 from tui.text import bash_command, clean, first_line
 

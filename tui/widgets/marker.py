@@ -13,7 +13,7 @@ from textual.widgets import Static
 from compact.wording import fmt_tokens
 
 if TYPE_CHECKING:
-    from compact.timeline import TimelineRecord
+    from compact.records import TimelineRecord
 
 
 @dataclass

@@ -19,7 +19,7 @@ from compact.wording import fmt_duration, fmt_tokens, label
 from tui.text import first_line
 
 if TYPE_CHECKING:
-    from compact.timeline import TimelineRecord
+    from compact.records import TimelineRecord
 
 _STATUS: dict[str, tuple[str, str]] = {
     "running": ("⟳", "$text-accent"),
