@@ -248,10 +248,12 @@ class ReeflineApp(SlashCommands, App[None]):
         self._update_gauge()
 
     async def on_stream_item_received(self, message: StreamItemReceived) -> None:
-        if self.runtime.agent.busy:
-            await self.transcript.stream(message.item)
         if isinstance(message.item, Notice):
+            # Said once and never stale: shown even when the turn ended before it arrived.
+            await self.transcript.stream(message.item)
             self._update_gauge()  # a lowered window moves the gauge
+        elif self.runtime.agent.busy:
+            await self.transcript.stream(message.item)
 
     async def on_compaction_noticed(self, message: CompactionNoticed) -> None:
         await self.transcript.add_notice(message.notice.text, message.notice.level)

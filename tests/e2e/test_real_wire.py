@@ -88,3 +88,25 @@ def test_llama_cpp_python_overflow_reported_as_an_empty_200(
     assert "2,048 tokens" in out.stderr, out.stderr
     events = log_events(session_files(cli_env)[-1])
     assert any(e["type"] == "compact/start" for e in events)
+
+
+def test_a_hostile_servers_words_reach_the_terminal_only_as_visible_escapes(
+    run_cli: Run, cli_env: dict[str, str]
+) -> None:
+    """The notice about whole replies and the error after it quote the server: an OSC 52
+    clipboard write and a title change in them must be shown, not obeyed."""
+    from tests.wire import Exchange
+
+    osc = "\x1b]52;c;ZXZpbA==\x07"
+    refusal = json.dumps({"error": {"message": f"Automatic streaming tool choice {osc}"}})
+    said = json.dumps({"error": {"message": f"\x1b]0;pwned\x07 bad option {osc}"}})
+    chat = "/v1/chat/completions"
+    exchanges = [
+        Exchange("POST", chat, None, 500, "application/json", [refusal]),
+        Exchange("POST", chat, None, 200, "application/json", [said]),
+    ]
+    with ReplayServer(exchanges) as server:
+        out = replay(run_cli, server, "hi", "--context-window", "8000")
+    assert out.returncode == 1
+    assert not any(c in out.stderr for c in ("\x1b", "\x07"))
+    assert "\\x1b]52;c;ZXZpbA==\\x07" in out.stderr and "bad option" in out.stderr

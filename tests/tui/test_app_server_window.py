@@ -96,3 +96,29 @@ async def test_the_http_client_is_closed_when_the_app_and_the_repl_end(
     )
     await other.aclose()
     assert other.model._client.is_closed()  # type: ignore[attr-defined]
+
+
+async def test_a_hostile_servers_notice_is_shown_not_obeyed(ui: UI) -> None:
+    osc = "\x1b]52;c;ZXZpbA==\x07"
+    refusal = json.dumps({"error": {"message": f"Automatic streaming tool choice {osc}"}})
+    reply = {
+        "id": "x",
+        "object": "chat.completion",
+        "model": "m",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}
+        ],
+    }
+    chat = "/v1/chat/completions"
+    exchanges = [
+        Exchange("POST", chat, None, 500, "application/json", [refusal]),
+        Exchange("POST", chat, None, 200, "application/json", [json.dumps(reply)]),
+    ]
+    with ReplayServer(exchanges) as srv:
+        runtime = ui.runtime(base_url=srv.base_url, model="m", demo=False, context_window=8000)
+        app = ui.app(runtime)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await ui.send(pilot, "hi")
+            shown = "\n".join(app.transcript.dump())
+    assert "whole replies" in shown and "\\x1b]52;c;" in shown
+    assert "\x1b" not in shown and "\x07" not in shown

@@ -149,7 +149,7 @@ class Transcript(VerticalScroll):
     async def stream(self, item: StreamEvent) -> None:
         """Show a transient streaming item."""
         if isinstance(item, StreamNotice):
-            await self.add_notice(clean(item.text), "info")
+            await self.add_notice(item.text, "info")  # the Notice filters it
             return
         if isinstance(item, Retrying):
             if self._live is not None:
