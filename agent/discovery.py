@@ -178,7 +178,7 @@ async def _probe(
         if response.status_code != 200 or len(response.content) > 1 << 20:
             return None
         return parse(response.json())
-    except (httpx2.HTTPStatusError, httpx2.DecodingError, ValueError):
+    except (httpx2.DecodingError, ValueError):
         return None
 
 

@@ -116,6 +116,9 @@ class ChatModel(Protocol):
 
     def context_window(self, model: str) -> int | None: ...
 
+    async def aclose(self) -> None:
+        """Release connections (a model without any does nothing)."""
+
 
 CONNECT_TIMEOUT_S = 15.0
 """Upper bound for opening a connection, whatever ``request_timeout`` is."""
@@ -257,16 +260,16 @@ class OpenAICompatible:
 
     async def _whole_again(self, request: ChatRequest) -> list[StreamEvent]:
         """The request whole, after a stream that failed. A server that broke off that
-        stream may leave its dropped connection in the pool: one more try on a connection
-        error, which opens a fresh one."""
-        for last in (False, True):
-            try:
-                async with aclosing(self._whole(request)) as whole:
-                    return [event async for event in whole]
-            except (ConnectionFailed, StreamIncomplete):
-                if last:
-                    raise
-        raise AssertionError("unreachable")
+        stream may leave its dropped connection in the pool: a connection error gets one
+        more try, which opens a fresh one."""
+        try:
+            return await self._collect_whole(request)
+        except (ConnectionFailed, StreamIncomplete):
+            return await self._collect_whole(request)
+
+    async def _collect_whole(self, request: ChatRequest) -> list[StreamEvent]:
+        async with aclosing(self._whole(request)) as whole:
+            return [event async for event in whole]
 
     async def _streamed(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         """One streamed HTTP request within ``request_deadline`` in all: the per-read

@@ -242,6 +242,10 @@ class CompactService(ABC):
     def __init__(self) -> None:
         self._listeners: list[NoticeListener] = []
 
+    @abstractmethod
+    def close(self) -> None:
+        """Stop observing the session; called once when the runtime closes."""
+
     def add_listener(self, listener: NoticeListener) -> Callable[[], None]:
         """Call ``listener(notice)`` for every notice; returns the unsubscribe function."""
         self._listeners.append(listener)

@@ -141,19 +141,26 @@ def _end(handler: BaseHTTPRequestHandler) -> None:
     handler.wfile.flush()
 
 
-class _ProxyHandler(BaseHTTPRequestHandler):
+class _Handler(BaseHTTPRequestHandler):
+    """Quiet, keep-alive, GET and POST alike: :meth:`exchange` answers both."""
+
     protocol_version = "HTTP/1.1"
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
     def do_GET(self) -> None:
-        self._forward()
+        self.exchange()
 
     def do_POST(self) -> None:
-        self._forward()
+        self.exchange()
 
-    def _forward(self) -> None:
+    def exchange(self) -> None:
+        raise NotImplementedError
+
+
+class _ProxyHandler(_Handler):
+    def exchange(self) -> None:
         proxy: RecordingProxy = self.server.app  # type: ignore[attr-defined]
         body = _read_body(self)
         upstream = http.client.HTTPConnection(proxy.host, proxy.port, timeout=proxy.timeout_s)
@@ -202,19 +209,8 @@ class RecordingProxy(_Base):
         return taken
 
 
-class _ReplayHandler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        self._answer()
-
-    def do_POST(self) -> None:
-        self._answer()
-
-    def _answer(self) -> None:
+class _ReplayHandler(_Handler):
+    def exchange(self) -> None:
         replay: ReplayServer = self.server.app  # type: ignore[attr-defined]
         body = _read_body(self)
         exchange = replay.next_for(self.command, self.path, _json_or_none(body))

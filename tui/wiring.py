@@ -93,20 +93,13 @@ class Runtime:
     def close(self) -> None:
         """Stop observing and close the log. The HTTP client needs a loop: see :meth:`aclose`."""
         self.meter.close()
-        self.compaction_close()
+        self.compaction.close()
         self.session.close()
-
-    def compaction_close(self) -> None:
-        close = getattr(self.compaction, "close", None)
-        if close is not None:
-            close()
 
     async def release_model(self) -> None:
         """Close the model's HTTP connections, on the loop that opened them."""
-        release = getattr(self.model, "aclose", None)
-        if release is not None:
-            with contextlib.suppress(Exception):
-                await release()
+        with contextlib.suppress(Exception):  # exiting: a failed close must not mask why
+            await self.model.aclose()
 
     async def aclose(self) -> None:
         """:meth:`release_model`, then :meth:`close`."""

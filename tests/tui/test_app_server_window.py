@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tests.agent.test_whole_replies import chat, whole
 from tests.openai_server import OpenAIServer
 from tests.tui.conftest import UI
 from tests.wire import Exchange, ReplayServer
@@ -101,19 +102,7 @@ async def test_the_http_client_is_closed_when_the_app_and_the_repl_end(
 async def test_a_hostile_servers_notice_is_shown_not_obeyed(ui: UI) -> None:
     osc = "\x1b]52;c;ZXZpbA==\x07"
     refusal = json.dumps({"error": {"message": f"Automatic streaming tool choice {osc}"}})
-    reply = {
-        "id": "x",
-        "object": "chat.completion",
-        "model": "m",
-        "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}
-        ],
-    }
-    chat = "/v1/chat/completions"
-    exchanges = [
-        Exchange("POST", chat, None, 500, "application/json", [refusal]),
-        Exchange("POST", chat, None, 200, "application/json", [json.dumps(reply)]),
-    ]
+    exchanges = [chat(500, "application/json", refusal), whole("ok")]
     with ReplayServer(exchanges) as srv:
         runtime = ui.runtime(base_url=srv.base_url, model="m", demo=False, context_window=8000)
         app = ui.app(runtime)

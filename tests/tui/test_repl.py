@@ -24,14 +24,20 @@ from tui.repl import PlainRepl
 REEFLINE = str(Path(sys.executable).with_name("reefline"))
 
 
-def test_piped_stdin_runs_turns_and_commands(tmp_path: Path, workdir: Path) -> None:
-    """``printf ... | reefline --plain --demo``: answers, tool lines, a gauge per turn."""
+def plain_env(tmp_path: Path) -> dict[str, str]:
+    """This process's environment without provider or reefline settings, homed in tmp_path."""
     env = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("OPENAI_", "DEEPSEEK_", "REEFLINE_"))
     }
     env.update(REEFLINE_HOME=str(tmp_path / "home"), REEFLINE_CONFIG=str(tmp_path / "c.toml"))
+    return env
+
+
+def test_piped_stdin_runs_turns_and_commands(tmp_path: Path, workdir: Path) -> None:
+    """``printf ... | reefline --plain --demo``: answers, tool lines, a gauge per turn."""
+    env = plain_env(tmp_path)
     stdin = (
         "what is in README.md\nand parser.py\n/compact the parser\n/context\n/timeline\n"
         "/compcat\n/quit\nnever read\n"
@@ -63,12 +69,7 @@ def test_piped_stdin_runs_turns_and_commands(tmp_path: Path, workdir: Path) -> N
 
 def test_piped_stdin_denies_bash_unless_allowed(tmp_path: Path, workdir: Path) -> None:
     """Nobody can answer an approval on a pipe, so commands are denied by default."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("OPENAI_", "DEEPSEEK_", "REEFLINE_"))
-    }
-    env.update(REEFLINE_HOME=str(tmp_path / "home"), REEFLINE_CONFIG=str(tmp_path / "c.toml"))
+    env = plain_env(tmp_path)
     proc = subprocess.run(
         [REEFLINE, "--plain", "--demo"],
         input="hello there\n",
@@ -137,12 +138,7 @@ def test_plain_says_a_reply_was_cut_a_lowered_window_and_usage_not_reported(
     """``--plain`` against a loopback server: the cut reply, the notice, /context totals."""
     from tests.openai_server import OpenAIServer
 
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("OPENAI_", "DEEPSEEK_", "REEFLINE_"))
-    }
-    env.update(REEFLINE_HOME=str(tmp_path / "home"), REEFLINE_CONFIG=str(tmp_path / "c.toml"))
+    env = plain_env(tmp_path)
     message = "request (9000 tokens) exceeds the available context size (6000 tokens)"
     WINDOW = ("--context-window", "20000")
     with OpenAIServer() as server:

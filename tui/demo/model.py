@@ -119,6 +119,9 @@ class ScriptedModel:
                 await self._pause()
         yield Completed(reply)
 
+    async def aclose(self) -> None:
+        """Nothing to release: the demo model holds no connection."""
+
     async def _pause(self) -> None:
         if self.delay_s > 0:
             await asyncio.sleep(self.delay_s)
