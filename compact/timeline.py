@@ -78,6 +78,8 @@ class TimelineFold:
         self._open: dict[str, int] = {}
         """Compactions without ``compact/end`` yet: id -> record index."""
         self._batch: _Batch | None = None
+        self._by_start: dict[int, int] = {}
+        """Prune batches: the seq of their first ``compact/prune`` -> record index."""
         self._suspect: int | None = None
         """A batch just settled as failed (a replacement missing) that a crash repair could
         still explain: if only repair closers follow and then ``session/resume``, the process
@@ -91,6 +93,11 @@ class TimelineFold:
     def record(self, compaction_id: str) -> TimelineRecord | None:
         """The record of one compaction, or None."""
         index = self._by_id.get(compaction_id)
+        return None if index is None else self._records[index]
+
+    def batch(self, start_seq: int) -> TimelineRecord | None:
+        """The record of the prune batch whose first ``compact/prune`` is ``start_seq``."""
+        index = self._by_start.get(start_seq)
         return None if index is None else self._records[index]
 
     def feed_all(self, events: Iterable[Event]) -> bool:
@@ -308,6 +315,7 @@ class TimelineFold:
                 )
             )
             self._batch = _Batch(index)
+            self._by_start[event.seq] = index
         batch = self._batch
         batch.pending.update(shadowed)
         old = self._records[batch.index]

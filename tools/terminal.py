@@ -57,3 +57,15 @@ def json_safe(line: str) -> str:
     ``\\uXXXX`` escapes (``json.dumps`` leaves them raw), so a JSON line printed to a
     terminal is inert and still parses to the same value."""
     return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", line)
+
+
+_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]")
+"""A whole escape sequence: CSI (colours, cursor moves), OSC (titles, links) or a 2-byte one."""
+
+
+def flat(text: str) -> str:
+    """``text`` as one line of a table cell: escape sequences dropped whole, every other
+    unsafe character and every whitespace run made one space. For a glance at text (a
+    summary excerpt, a model name), never for what a person approves: :func:`visible`
+    hides nothing, this does."""
+    return " ".join(_UNSAFE.sub(" ", _SEQUENCE.sub("", text)).split())

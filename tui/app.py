@@ -28,7 +28,6 @@ from agent.llm import Notice
 from agent.turns import TurnCancelled, TurnResult
 from compact.contract import CompactEnd, CompactProgress, CompactStart
 from compact.records import TimelineRecord
-from compact.timeline import TimelineFold
 from tools.base import ApprovalDecision
 from tui.commands import SLASH_COMMANDS, parse_slash
 from tui.gauge_reading import GaugeReading
@@ -36,6 +35,7 @@ from tui.history import PromptHistory, history_path
 from tui.screens.approval import ARM_S, ApprovalScreen
 from tui.screens.summary import SummaryScreen
 from tui.text import bash_command
+from tui.view.fold import LogView
 from tui.widgets.bridge import (
     CompactionNoticed,
     RuntimeBridge,
@@ -90,7 +90,9 @@ class ReeflineApp(SlashCommands, App[None]):
         super().__init__()
         self.runtime = runtime
         self.scripted_delay_s = scripted_delay_s
-        self.fold = TimelineFold()
+        self.view = LogView()
+        """The human fold of the open session's log: the transcript and the timeline panel
+        render it."""
         self.bridge: RuntimeBridge | None = None
         self.approval_arm_s = ARM_S
         """How long the approval dialog ignores keys after it opens (typed-ahead text goes
@@ -201,7 +203,7 @@ class ReeflineApp(SlashCommands, App[None]):
         """Show ``runtime``'s session: banner, notices, existing events, timeline, gauge."""
         self.runtime = runtime
         runtime.bash.approver = self._approve
-        self.fold = TimelineFold(price=lambda event: runtime.meter.price(event.seq))
+        self.view = LogView(price=lambda event: runtime.meter.price(event.seq))
         self.bridge = RuntimeBridge(runtime, self)
         self.bridge.attach()
         self.part(AppHeader).show(
@@ -217,8 +219,8 @@ class ReeflineApp(SlashCommands, App[None]):
         for notice in runtime.notices:
             if not (runtime.is_demo and notice == runtime.provider.notice):
                 await transcript.add_notice(notice, "warning")
-        await transcript.replay(runtime.session.events)
-        self.fold.feed_all(runtime.session.events)
+        self.view.feed_all(runtime.session.events)
+        await transcript.replay(self.view)
         self._timeline_changed()
         self._update_gauge()
         self.status.set_activity("idle")
@@ -241,8 +243,9 @@ class ReeflineApp(SlashCommands, App[None]):
         event = message.event
         if not self._current(event):
             return
-        await self.transcript.apply(event)
-        if self.fold.feed(event):
+        fed = self.view.feed(event)
+        await self.transcript.apply(fed.changes)
+        if fed.timeline:
             self._timeline_changed()
         self._follow(event)
         self._update_gauge()
@@ -282,7 +285,7 @@ class ReeflineApp(SlashCommands, App[None]):
         elif isinstance(event, CompactStart):
             status.set_activity("compacting", detail=event.data.trigger)
         elif isinstance(event, CompactProgress):
-            record = self.fold.record(event.data.compaction_id)
+            record = self.view.timeline.record(event.data.compaction_id)
             if record is not None:
                 status.set_activity("compacting", detail=_compacting(record))
         elif isinstance(event, TurnEnd) or (isinstance(event, CompactEnd) and not self.busy):
@@ -297,7 +300,7 @@ class ReeflineApp(SlashCommands, App[None]):
         self.part(AppHeader).show_percent(reading.percent, ZONE_TEXT[reading.zone])
 
     def _timeline_changed(self) -> None:
-        records = self.fold.records
+        records = self.view.timeline.records
         threshold = self.runtime.threshold_tokens
         hint = (
             "No compactions yet.\n\nAutomatic compaction runs when the context reaches "
@@ -308,10 +311,6 @@ class ReeflineApp(SlashCommands, App[None]):
             "auto = false); /compact runs one now."
         )
         self.timeline.show(records, hint=hint if not records else "")
-        for compaction_id, marker in self.transcript.markers.items():
-            record = self.fold.record(compaction_id)
-            if record is not None and record != marker.record:
-                marker.set_record(record)
 
     def _tick(self) -> None:
         if not self._main_mounted():
@@ -502,7 +501,7 @@ class ReeflineApp(SlashCommands, App[None]):
 
     @on(CompactionMarkerSelected)
     def _marker_selected(self, message: CompactionMarkerSelected) -> None:
-        record = self.fold.record(message.compaction_id)
+        record = self.view.timeline.record(message.compaction_id)
         if record is not None:
             self.push_screen(SummaryScreen(record, self.runtime.session.events))
 

@@ -14,14 +14,14 @@ import signal
 import sys
 from typing import TextIO
 
-from agent.events import Event, LlmRetry, ToolResult
+from agent.events import Event
 from agent.llm import Notice, StreamEvent
 from agent.turns import TurnCancelled, TurnResult, cut_text
-from compact.timeline import TimelineFold
 from compact.wording import compaction_news, describe, label, progress_text
-from tools.bash import NOT_RUN
 from tools.terminal import json_safe
 from tui.text import clean
+from tui.view.fold import LogView
+from tui.view.items import RetryPlanned, ToolRun, ViewItem
 from tui.wiring import Runtime
 
 EXIT_OK = 0
@@ -44,24 +44,28 @@ class EventPrinter:
         self.out = out
         self.err = err
         self._denied_told = False
-        self.fold = TimelineFold()
-        self.fold.feed_all(runtime.session.events)
+        self.view = LogView()
+        self.view.feed_all(runtime.session.events)
 
     def __call__(self, event: Event) -> None:
         if self.json_mode:
             self.out.write(json_safe(event.to_json()) + "\n")
             self.out.flush()
-        if self.fold.feed(event):
+        fed = self.view.feed(event)
+        if fed.timeline:
             self._compaction(event)
-        if isinstance(event, LlmRetry):
+        for change in fed.changes:
+            self._show_item(change.item)
+
+    def _show_item(self, item: ViewItem) -> None:
+        if isinstance(item, RetryPlanned):
             self.say(
-                f"reefline: model request failed ({event.data.error}); retry "
-                f"{event.data.attempt} in {event.data.delay_s:.1f}s"
+                f"reefline: model request failed ({item.error}); retry "
+                f"{item.attempt} in {item.delay_s:.1f}s"
             )
         elif (
-            isinstance(event, ToolResult)
-            and event.data.is_error
-            and event.data.content.startswith(NOT_RUN)
+            isinstance(item, ToolRun)
+            and item.not_run
             and not self._denied_told
             and self.runtime.bash.policy == "deny"
         ):
@@ -70,7 +74,7 @@ class EventPrinter:
 
     def _compaction(self, event: Event) -> None:
         """A compaction starting, each of its summarizer calls, and how it ended."""
-        news = compaction_news(self.fold, event)
+        news = compaction_news(self.view.timeline, event)
         if news is None:
             return
         kind, record = news

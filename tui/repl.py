@@ -16,20 +16,12 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
-from agent.events import (
-    AssistantMessage,
-    CommandDone,
-    Event,
-    LlmRetry,
-    ToolResult,
-    ToolStart,
-    TurnEnd,
-)
+from agent.events import Event, ToolResultData
 from agent.llm import Notice, StreamEvent
 from agent.session import Session
 from agent.turns import StreamListener, TurnCancelled, TurnResult, cut_text
 from compact.contract import CompactNotice
-from compact.timeline import TimelineFold, timeline
+from compact.timeline import timeline
 from compact.wording import compaction_news, describe, fmt_duration, progress_text
 from tools.base import ApprovalDecision
 from tools.terminal import visible
@@ -45,7 +37,9 @@ from tui.commands import (
 )
 from tui.gauge_reading import GaugeReading, breakdown_rows
 from tui.line_input import ReadLine, make_session, prompt_reader, stream_reader
-from tui.text import clean, command_shape, first_line, raw_command, strip_footer
+from tui.text import clean, command_shape, first_line, strip_footer
+from tui.view.fold import Change, LogView
+from tui.view.items import Answer, CommandOutcome, RetryPlanned, ToolRun, TurnClosed
 from tui.wiring import Runtime
 
 
@@ -64,7 +58,7 @@ class PlainRepl:
         self.read = read
         self.out = out
         self.interactive = interactive
-        self.fold = TimelineFold()
+        self.view = LogView()
         self._detach: list[Callable[[], object]] = []
         self.terminating = False
         """A termination signal came: leave after the current turn is closed."""
@@ -87,7 +81,8 @@ class PlainRepl:
         return GaugeReading.of(runtime.meter.measure(), runtime.threshold_tokens).line()
 
     def _on_event(self, event: Event) -> None:
-        news = compaction_news(self.fold, event) if self.fold.feed(event) else None
+        fed = self.view.feed(event)
+        news = compaction_news(self.view.timeline, event) if fed.timeline else None
         if news is not None:
             kind, record = news
             if kind == "start":
@@ -96,27 +91,30 @@ class PlainRepl:
                 self.say(f"… compaction {clean(progress_text(record, event.time))}")
             else:
                 self.say(f"── {clean(describe(record))} ──")
-        if isinstance(event, ToolStart):
-            self._show_command(raw_command(event.data.arguments), indent="")
-        elif isinstance(event, ToolResult) and event.surface_op and event.surface_op.op == "append":
-            self._tool_result(event)
-        elif isinstance(event, AssistantMessage):
-            if event.data.text.strip():
-                self.say(clean(event.data.text).rstrip())
-            if event.data.finish_reason == "length":
-                self.say(f"! {cut_text(None)}")
-        elif isinstance(event, LlmRetry):
-            self.say(f"! model request failed ({clean(event.data.error)}); retrying")
-        elif isinstance(event, TurnEnd) and event.data.reason != "completed":
-            self.say(
-                f"! turn ended: {event.data.reason}"
-                + (f" — {clean(event.data.error)}" if event.data.error else "")
-            )
-        elif isinstance(event, CommandDone):
-            self.say(clean(event.data.text))
+        for change in fed.changes:
+            self._show_item(change)
 
-    def _tool_result(self, event: ToolResult) -> None:
-        data = event.data
+    def _show_item(self, change: Change) -> None:
+        item = change.item
+        if isinstance(item, ToolRun):
+            if change.new:
+                self._show_command(item.command, indent="")
+            if item.result is not None and not item.pruned:
+                self._tool_result(item.result)
+        elif isinstance(item, Answer):
+            if item.text.strip():
+                self.say(clean(item.text).rstrip())
+            if item.cut:
+                self.say(f"! {cut_text(None)}")
+        elif isinstance(item, RetryPlanned):
+            self.say(f"! model request failed ({clean(item.error)}); retrying")
+        elif isinstance(item, TurnClosed) and item.stopped:
+            error = f" — {clean(item.error)}" if item.error else ""
+            self.say(f"! turn ended: {item.reason}{error}")
+        elif isinstance(item, CommandOutcome):
+            self.say(clean(item.text))
+
+    def _tool_result(self, data: ToolResultData) -> None:
         lines = strip_footer(clean(data.content)).rstrip("\n").split("\n")
         if data.is_error and data.exit_code is None:
             self.say(f"  ! {first_line(data.content, 160)}")
@@ -136,8 +134,8 @@ class PlainRepl:
     def attach(self, runtime: Runtime) -> None:
         self.detach()
         self.runtime = runtime
-        self.fold = TimelineFold()
-        self.fold.feed_all(runtime.session.events)
+        self.view = LogView()
+        self.view.feed_all(runtime.session.events)
         if self.interactive:
             runtime.bash.approver = self._approve
         self._detach = [

@@ -120,7 +120,7 @@ async def compactions(app: ReeflineApp, pilot: Pilot[Any]) -> None:
     app.part(TimelinePanel).display = True
     for n in range(24):
         await _send(app, pilot, PROMPTS[n % len(PROMPTS)])
-        if sum(r.trigger == "auto" for r in app.fold.records) >= 2:
+        if sum(r.trigger == "auto" for r in app.view.timeline.records) >= 2:
             break
     await _send(app, pilot, "/compact keep the cart and price details")
     app.part(PromptArea).focus()

@@ -20,8 +20,9 @@ from agent.settings import SettingsError, load_settings
 from agent.store import InvalidSessionId, default_home, first_prompt, is_open_for_writing
 from compact.timeline import timeline
 from tools.terminal import json_safe
-from tui.reports import export_markdown, timeline_json, timeline_table
+from tui.export import export_markdown
 from tui.text import clean
+from tui.timeline_report import timeline_json, timeline_table
 from tui.wiring import StartupError, build_registry, build_runtime
 
 NAMES = ("sessions", "timeline", "compact", "export")

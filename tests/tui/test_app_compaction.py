@@ -89,9 +89,9 @@ async def test_demo_auto_compaction_keeps_what_was_read(ui: UI) -> None:
         for prompt in prompts:
             await ui.send(pilot, prompt)
             sent.append(prompt)
-            if any(r.kind == "compaction" for r in app.fold.records):
+            if any(r.kind == "compaction" for r in app.view.timeline.records):
                 break
-        autos = [r for r in app.fold.records if r.kind == "compaction"]
+        autos = [r for r in app.view.timeline.records if r.kind == "compaction"]
         assert autos and autos[0].trigger == "auto" and autos[0].status == "done"
         assert len(sent) <= 6
         assert [u.text for u in app.query(UserEntry)] == sent

@@ -21,7 +21,8 @@ from tests.compact import (
     prune,
     user_turn,
 )
-from tui.reports import cap_output, cells, export_markdown, timeline_json, timeline_table
+from tui.export import cap_output, export_markdown
+from tui.timeline_report import cells, timeline_json, timeline_table
 
 FRAMED = "FRAMED-PREAMBLE continue without acknowledging it <compacted-summary>…"
 RAW = "## Primary request and intent\nRAW-SUMMARY find why the build fails"

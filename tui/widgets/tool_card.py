@@ -13,7 +13,7 @@ from textual.widgets import Static
 
 from compact.wording import fmt_duration
 from tools.terminal import has_unsafe, visible
-from tui.text import clean, first_line, raw_command, strip_footer
+from tui.text import clean, first_line, strip_footer
 from tui.widgets.command import command_content
 
 PREVIEW_LINES = 8
@@ -39,12 +39,13 @@ class ToolCard(Vertical):
 
     expanded: reactive[bool] = reactive(False)
 
-    def __init__(self, call_id: str, name: str, arguments: str, *, started: float) -> None:
+    def __init__(self, call_id: str, name: str, command: str, *, started: float) -> None:
         super().__init__(classes="-running")
         self.call_id = call_id
         self.tool_name = name
-        self.raw_command = raw_command(arguments) if name == "bash" else arguments
-        """Exactly what ran (shown only through :func:`command_content`)."""
+        self.raw_command = command
+        """Exactly what runs (:attr:`tui.view.items.ToolRun.command`; shown only through
+        :func:`command_content`)."""
         self.command = visible(self.raw_command)
         self.started = started
         self.running = True

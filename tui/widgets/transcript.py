@@ -1,14 +1,14 @@
-"""The transcript: built from the session log, never from the surface.
+"""The transcript: the app's rendering of the log's view items (:mod:`tui.view`).
 
-Each append-origin event becomes an entry (user and steering messages, assistant replies,
-tool cards, notices) and each checkpoint replacement a compaction marker at the place it
+Each item a person should see becomes an entry (user and steering messages, assistant
+replies, tool cards, notices) and each checkpoint a compaction marker at the place it
 landed, so nothing a user has read disappears after a compaction, and a resumed session
-renders exactly as it did live (the same :meth:`Transcript.apply` builds both).
+renders exactly as it did live (the same builder makes both). A long session keeps its
+items as data and builds widgets only for the entries it mounts: the newest
+:data:`REPLAY_WINDOW`, then a page per "show earlier".
 """
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 from textual import events
 from textual.containers import VerticalScroll
@@ -16,30 +16,29 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
-from agent.events import (
-    AssistantMessage,
-    CommandDone,
-    ContextMessage,
-    Event,
-    LlmRetry,
-    SessionResume,
-    SteeringMessage,
-    SurfaceReplace,
-    ToolResult,
-    ToolStart,
-    TurnEnd,
-    UserMessage,
-)
 from agent.llm import Notice as StreamNotice
 from agent.llm import ReasoningDelta, Retrying, StreamEvent, TextDelta
 from agent.turns import cut_text
 from tui.text import clean, first_line
+from tui.view.fold import Change, LogView
+from tui.view.items import (
+    Answer,
+    Checkpoint,
+    CommandOutcome,
+    ContextSent,
+    Prompt,
+    RetryPlanned,
+    SessionResumed,
+    ToolRun,
+    TurnClosed,
+    ViewItem,
+)
 from tui.widgets.entries import AssistantEntry, Notice, UserEntry
 from tui.widgets.marker import CompactionMarker
 from tui.widgets.tool_card import ToolCard
 
 REPLAY_WINDOW = 60
-"""Entries mounted when a long session is opened; earlier ones mount on demand."""
+"""Entries mounted when a long session is opened; earlier ones mount a page at a time."""
 
 _TURN_END = {
     "cancelled": ("warning", "Interrupted: the turn was closed and any running command stopped."),
@@ -68,12 +67,14 @@ class Transcript(VerticalScroll):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        self._view = LogView()
         self._live: AssistantEntry | None = None
+        self._built: dict[int, ToolCard | CompactionMarker] = {}
+        """Item index -> the widget a later change to that item updates."""
         self._cards: dict[str, ToolCard] = {}
-        self._active_cards: dict[str, ToolCard] = {}
-        self.markers: dict[str, CompactionMarker] = {}
         self._queued: list[UserEntry] = []
-        self._hidden: list[Widget] = []
+        self._hidden: list[int] = []
+        """Indices of the items shown but not yet built, oldest first."""
         self._last_answer = ""
 
     def on_mount(self) -> None:
@@ -87,24 +88,27 @@ class Transcript(VerticalScroll):
 
     # --- bulk ---------------------------------------------------------------------------------
 
-    async def replay(self, history: Sequence[Event]) -> None:
-        """Render existing events (a resumed session); only the newest entries mount."""
-        widgets: list[Widget] = []
-        for event in history:
-            widgets += self._entries(event)
-        self._hidden = widgets[:-REPLAY_WINDOW] if len(widgets) > REPLAY_WINDOW else []
-        shown = widgets[len(self._hidden) :]
+    async def replay(self, view: LogView) -> None:
+        """Show ``view``'s items (a resumed session); only the newest entries are built."""
+        self._view = view
+        shown = [i for i, item in enumerate(view.items) if _shows(item)]
+        for item in view.items:
+            if isinstance(item, Answer) and item.text.strip():
+                self._last_answer = item.text
+        self._hidden, window = shown[:-REPLAY_WINDOW], shown[-REPLAY_WINDOW:]
+        widgets = [w for i in window for w in self._build(i, view.items[i])]
         if self._hidden:
-            shown.insert(0, ShowEarlier(self._earlier_label()))
-        if shown:
-            await self.mount_all(shown)
+            widgets.insert(0, ShowEarlier(self._earlier_label()))
+        if widgets:
+            await self.mount_all(widgets)
         self.scroll_end(animate=False)
 
     async def show_earlier(self) -> None:
-        batch, self._hidden = self._hidden[-REPLAY_WINDOW:], self._hidden[:-REPLAY_WINDOW]
+        page, self._hidden = self._hidden[-REPLAY_WINDOW:], self._hidden[:-REPLAY_WINDOW]
         button = self.query_one(ShowEarlier)
-        if batch:
-            await self.mount_all(batch, after=button)
+        widgets = [w for i in page for w in self._build(i, self._view.items[i])]
+        if widgets:
+            await self.mount_all(widgets, after=button)
         if self._hidden:
             button.update(self._earlier_label())
         else:
@@ -114,10 +118,10 @@ class Transcript(VerticalScroll):
         return Content.styled(f"▲ show {len(self._hidden)} earlier entries", "$text-accent")
 
     def clear_all(self) -> None:
+        self._view = LogView()
         self._live = None
+        self._built.clear()
         self._cards.clear()
-        self._active_cards.clear()
-        self.markers.clear()
         self._queued.clear()
         self._hidden.clear()
         self._last_answer = ""
@@ -126,25 +130,64 @@ class Transcript(VerticalScroll):
     def dump(self) -> list[str]:
         """One plain line (or paragraph) per entry, hidden ones included: what a reader sees,
         without styling (used by tests and for comparing a live and a resumed session)."""
-        return [line for w in [*self._hidden, *self.children] if (line := _plain(w)) is not None]
+        hidden = [w for i in self._hidden for w in _unbuilt(self._view.items[i])]
+        return [line for w in [*hidden, *self.children] if (line := _plain(w)) is not None]
 
     # --- live ---------------------------------------------------------------------------------
 
-    async def apply(self, event: Event) -> None:
-        """Show one newly appended event."""
-        if isinstance(event, TurnEnd) and self._live is not None:
-            # Interrupted before anything was logged: keep what was shown, stop streaming.
+    async def apply(self, changes: list[Change]) -> None:
+        """Show what one newly appended event changed in the view."""
+        for change in changes:
+            if change.new:
+                await self._added(change.index, change.item)
+            else:
+                self._changed(change.index, change.item)
+
+    async def _added(self, index: int, item: ViewItem) -> None:
+        if isinstance(item, TurnClosed):
+            for entry in self._queued:
+                entry.wait_for_next_message()
+            if self._live is not None:
+                # Interrupted before anything was logged: keep what was shown, stop streaming.
+                live, self._live = self._live, None
+                await live.settle()
+        if isinstance(item, Answer) and item.text.strip():
+            self._last_answer = item.text
+        if isinstance(item, Answer) and self._live is not None:
             live, self._live = self._live, None
-            await live.settle()
-        if isinstance(event, AssistantMessage) and self._live is not None:
-            live, self._live = self._live, None
-            await live.finish(event.data.text, event.data.reasoning)
-            if event.data.text.strip():
-                self._last_answer = event.data.text
-            await self._add(self._reply_notice(event))
-            return
-        for widget in self._entries(event):
-            await self._add(widget)
+            await live.finish(item.text, item.reasoning)
+            widgets = _cut_notice(item)
+        elif isinstance(item, Prompt) and item.steering and self._deliver(item.text):
+            widgets = []
+        else:
+            widgets = self._build(index, item) if _shows(item) else []
+        for widget in widgets:
+            await self.mount(widget)
+
+    def _changed(self, index: int, item: ViewItem) -> None:
+        """An item already shown changed: a run got its result or was pruned, a
+        checkpoint's record moved. Unbuilt items need nothing: they are built as they are."""
+        widget = self._built.get(index)
+        if isinstance(widget, ToolCard) and isinstance(item, ToolRun):
+            if item.result is not None and widget.running:
+                _finish(widget, item)
+            if item.pruned and not widget.pruned:
+                widget.mark_pruned()
+        elif (
+            isinstance(widget, CompactionMarker)
+            and isinstance(item, Checkpoint)
+            and item.record is not None
+        ):
+            widget.set_record(item.record)
+
+    def _deliver(self, text: str) -> bool:
+        """A steering message was logged: the entry queued for it is delivered."""
+        for entry in self._queued:
+            if entry.text == clean(text):
+                self._queued.remove(entry)
+                entry.deliver()
+                return True
+        return False
 
     async def stream(self, item: StreamEvent) -> None:
         """Show a transient streaming item."""
@@ -167,7 +210,7 @@ class Transcript(VerticalScroll):
 
     async def add_notice(self, text: str | Content, level: str = "info") -> Notice:
         notice = Notice(text, level)  # type: ignore[arg-type]
-        await self._add(notice)
+        await self.mount(notice)
         return notice
 
     def queue_steering(self, text: str) -> UserEntry:
@@ -186,113 +229,100 @@ class Transcript(VerticalScroll):
         return self._cards.get(call_id)
 
     def running_cards(self) -> list[ToolCard]:
-        return list(self._active_cards.values())
+        return [card for card in self._cards.values() if card.running]
 
-    async def _add(self, widget: Widget | None) -> None:
-        if widget is not None:
-            await self.mount(widget)
+    # --- one item -> its widgets ---------------------------------------------------------------
 
-    # --- one event -> its new widgets --------------------------------------------------------
-
-    def _entries(self, event: Event) -> list[Widget]:
-        """The widgets ``event`` adds: :meth:`_build`'s, and a reply's notice (cut off at
-        the output cap) after its text."""
-        widget = self._build(event)
-        widgets = [widget] if widget is not None else []
-        if isinstance(event, AssistantMessage) and isinstance(widget, AssistantEntry):
-            notice = self._reply_notice(event)
-            if notice is not None:
-                widgets.append(notice)
+    def _build(self, index: int, item: ViewItem) -> list[Widget]:
+        """The widgets that show ``item``; cards and markers are remembered for the changes
+        that follow."""
+        widgets = _unbuilt(item)
+        for widget in widgets:
+            if isinstance(widget, ToolCard | CompactionMarker):
+                self._built[index] = widget
+            if isinstance(widget, ToolCard):
+                self._cards[widget.call_id] = widget
         return widgets
 
-    def _build(self, event: Event) -> Widget | None:
-        if isinstance(event, UserMessage):
-            if event.data.source == "compact":
-                marker = CompactionMarker(event.data.compaction_id or f"seq-{event.seq}")
-                self.markers[marker.compaction_id] = marker
-                return marker
-            return UserEntry(event.data.content)
-        if isinstance(event, SteeringMessage):
-            return self._steering(event.data.content)
-        if isinstance(event, AssistantMessage):
-            data = event.data
-            if data.text.strip():
-                self._last_answer = data.text
-            if not data.text.strip() and not (data.reasoning or "").strip():
-                return self._reply_notice(event)
-            return AssistantEntry(data.text, data.reasoning)
-        if isinstance(event, ToolStart):
-            card = ToolCard(
-                event.data.call_id, event.data.name, event.data.arguments, started=event.time
-            )
-            self._cards[card.call_id] = self._active_cards[card.call_id] = card
-            return card
-        if isinstance(event, ToolResult):
-            return self._tool_result(event)
-        if isinstance(event, ContextMessage):
-            return Notice(f"context sent to the model: {first_line(event.data.content)}", "context")
-        if isinstance(event, LlmRetry):
-            data = event.data
-            return Notice(
-                f"Model request failed ({clean(data.error)}); retry {data.attempt} "
-                f"in {data.delay_s:.1f}s.",
-                "warning",
-            )
-        if isinstance(event, TurnEnd):
-            return self._turn_end(event)
-        if isinstance(event, CommandDone):
-            return Notice(event.data.text, "info" if event.data.ok else "warning")
-        if isinstance(event, SessionResume):
-            return Notice("Session resumed.", "context")
-        return None
 
-    def _steering(self, content: str) -> Widget | None:
-        for entry in self._queued:
-            if entry.text == clean(content):
-                self._queued.remove(entry)
-                entry.deliver()
-                return None
-        return UserEntry(content, steering=True)
+def _shows(item: ViewItem) -> bool:
+    """Whether ``item`` gets an entry of its own (without building it)."""
+    if isinstance(item, Answer):
+        return not item.empty or item.cut
+    if isinstance(item, TurnClosed):
+        return item.reason == "error" or item.reason in _TURN_END
+    return isinstance(
+        item,
+        Prompt
+        | ToolRun
+        | Checkpoint
+        | ContextSent
+        | RetryPlanned
+        | CommandOutcome
+        | SessionResumed,
+    )
 
-    def _tool_result(self, event: ToolResult) -> Widget | None:
-        data = event.data
-        card = self._cards.get(data.call_id)
-        if isinstance(event.surface_op, SurfaceReplace):
-            if card is not None:
-                card.mark_pruned()
-            return None
-        new = card is None
-        if card is None:  # a result without tool/start (a repaired or refused call)
-            card = ToolCard(data.call_id, data.name, "", started=event.time)
-            self._cards[data.call_id] = card
-        self._active_cards.pop(data.call_id, None)
-        card.finish(
-            data.content,
-            is_error=data.is_error,
-            exit_code=data.exit_code,
-            duration_s=data.duration_s,
-            spill_path=data.spill_path,
+
+def _unbuilt(item: ViewItem) -> list[Widget]:
+    """New, unmounted widgets for ``item`` (none for what the transcript does not show)."""
+    if isinstance(item, Prompt):
+        return [UserEntry(item.text, steering=item.steering)]
+    if isinstance(item, Answer):
+        entry: list[Widget] = [] if item.empty else [AssistantEntry(item.text, item.reasoning)]
+        return entry + _cut_notice(item)
+    if isinstance(item, ToolRun):
+        card = ToolCard(item.call_id, item.name, item.command, started=item.started)
+        if item.result is not None:
+            _finish(card, item)
+        if item.pruned:
+            card.mark_pruned()
+        return [card]
+    if isinstance(item, Checkpoint):
+        marker = CompactionMarker(item.compaction_id)
+        marker.record = item.record
+        return [marker]
+    if isinstance(item, ContextSent):
+        return [Notice(f"context sent to the model: {first_line(item.text)}", "context")]
+    if isinstance(item, RetryPlanned):
+        text = (
+            f"Model request failed ({clean(item.error)}); retry {item.attempt} "
+            f"in {item.delay_s:.1f}s."
         )
-        return card if new else None
+        return [Notice(text, "warning")]
+    if isinstance(item, CommandOutcome):
+        return [Notice(item.text, "info" if item.ok else "warning")]
+    if isinstance(item, SessionResumed):
+        return [Notice("Session resumed.", "context")]
+    if isinstance(item, TurnClosed):
+        return _turn_notice(item)
+    return []
 
-    def _turn_end(self, event: TurnEnd) -> Widget | None:
-        for entry in self._queued:
-            entry.wait_for_next_message()
-        if event.data.reason == "error":
-            return Notice(event.data.error or "The turn failed.", "error")
-        if event.data.reason in _TURN_END:
-            level, text = _TURN_END[event.data.reason]
-            if event.data.error and event.data.reason != "cancelled":
-                text = event.data.error
-            return Notice(text, level)  # type: ignore[arg-type]
-        return None
 
-    @staticmethod
-    def _reply_notice(event: AssistantMessage) -> Widget | None:
-        reason = event.data.finish_reason
-        if reason == "length":
-            return Notice(cut_text(None), "warning")
-        return None
+def _finish(card: ToolCard, run: ToolRun) -> None:
+    result = run.result
+    assert result is not None
+    card.finish(
+        result.content,
+        is_error=result.is_error,
+        exit_code=result.exit_code,
+        duration_s=result.duration_s,
+        spill_path=result.spill_path,
+    )
+
+
+def _cut_notice(answer: Answer) -> list[Widget]:
+    return [Notice(cut_text(None), "warning")] if answer.cut else []
+
+
+def _turn_notice(item: TurnClosed) -> list[Widget]:
+    if item.reason == "error":
+        return [Notice(item.error or "The turn failed.", "error")]
+    if item.reason in _TURN_END:
+        level, text = _TURN_END[item.reason]
+        if item.error and item.reason != "cancelled":
+            text = item.error
+        return [Notice(text, level)]  # type: ignore[arg-type]
+    return []
 
 
 def _plain(widget: Widget) -> str | None:
