@@ -53,6 +53,7 @@ from agent.llm import (
 from agent.session import Session
 from agent.turns import (
     LoopSettings,
+    Steering,
     StreamListener,
     TurnCancelled,
     TurnError,
@@ -95,30 +96,44 @@ class Agent:
             if isinstance(context_window, WindowBook)
             else WindowBook.fixed(context_window)
         )
-        self.model_name = model_name
+        self.windows.select(model_name)
         self.estimate_tokens = estimate_tokens
         self.stream_listeners: list[StreamListener] = []
-        self._steering: list[str] = []
-        self.busy = False
+        self._steering: list[Steering] = []
+        self._running = False
+        """Re-entrancy guard of :meth:`run_turn` (whether a turn is open is the log's to say)."""
 
     # --- public -------------------------------------------------------------------------------
 
-    def steer(self, text: str) -> None:
-        """Queue a message typed while the turn runs; it is delivered at the next step."""
-        self._steering.append(text)
+    def steer(self, text: str, *, extend_turn: bool = True) -> None:
+        """Queue a message typed while the turn runs; it is delivered at the next step.
+
+        ``extend_turn``: when the model answers without tool calls while the message
+        waits, one more step delivers it. Without it the turn ends as it would have and the
+        message stays queued: the front end :meth:`take_steering` s it (to send it as the
+        next message, say), rather than holding the person's text in a queue of its own.
+        """
+        self._steering.append(Steering(text, extend_turn))
 
     @property
     def pending_steering(self) -> list[str]:
-        return list(self._steering)
+        """The queued messages' texts, oldest first."""
+        return [s.text for s in self._steering]
+
+    def take_steering(self) -> list[str]:
+        """Empty the queue; returns the texts no step delivered."""
+        taken, self._steering = self._steering, []
+        return [s.text for s in taken]
+
+    @property
+    def busy(self) -> bool:
+        """A turn is open: answered from the log, which is what every observer reads."""
+        return self.session.open_turn is not None
 
     @property
     def model_name(self) -> str:
+        """The model the next request names (its owner is the :class:`WindowBook`)."""
         return self.windows.model
-
-    @model_name.setter
-    def model_name(self, name: str) -> None:
-        """Switch model for the next request (the window follows: see WindowBook)."""
-        self.windows.select(name)
 
     @property
     def context_window(self) -> int | None:
@@ -156,12 +171,14 @@ class Agent:
     async def run_turn(self, prompt: str) -> TurnResult:
         """Run one turn for ``prompt``. Returns how it ended; raises :class:`TurnCancelled`
         (after closing the turn in the log) when the task is cancelled."""
-        if self.busy:
+        if self._running:
             raise RuntimeError("a turn is already running")
-        # A write that failed earlier (a full disk) may have left a call unanswered; an
-        # OSError here means the log still cannot be written, and no turn was started.
+        # A write that failed earlier (a full disk) may have left a call unanswered, or the
+        # turn itself open; an OSError here means the log still cannot be written, and no
+        # turn was started.
         self.session.answer_dangling_calls()
-        self.busy = True
+        self.session.close_dangling_turn()
+        self._running = True
         turn = self.next_turn_number()
         state = TurnState(turn)
         try:
@@ -195,7 +212,7 @@ class Agent:
                 self._end(state, "error")
             raise
         finally:
-            self.busy = False
+            self._running = False
 
     # --- one step -----------------------------------------------------------------------------
 
@@ -213,7 +230,8 @@ class Agent:
         self.session.append("step/start", {"turn": turn, "step": step})
         state.step_open = True
         while self._steering:
-            self.session.append("steering/message", {"content": self._steering.pop(0)})
+            self.session.append("steering/message", {"content": self._steering[0].text})
+            self._steering.pop(0)
 
         reply = await self._request_with_recovery(state, envelope)
         if reply is None:
@@ -226,7 +244,7 @@ class Agent:
             self._close_step(state)
             # A message typed while the model wrote its final answer still reaches it: one
             # more step delivers it, rather than leaving it queued for the next turn.
-            return not self._steering
+            return not any(s.extend_turn for s in self._steering)
         for call in reply.tool_calls:
             state.pending_calls.append(call)
         while state.pending_calls:

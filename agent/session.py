@@ -23,7 +23,7 @@ from agent.events import Event, SessionStart, SessionStartData, SurfaceAppend, S
 from agent.load_report import LoadReport, ReentrantAppend, SessionError, SessionLoadError
 from agent.messages import ChatMessage, event_message
 from agent.registry import EventError, EventRegistry
-from agent.repair import dangling_call_closers, interrupted_turn_closers
+from agent.repair import Closer, dangling_call_closers, interrupted_turn_closers
 from agent.store import (
     LogFile,
     StoredSession,
@@ -170,17 +170,20 @@ class Session:
             session.report.torn_path = _side_file(path, torn)
             os.truncate(path, cut)
             session._log_sync()
-        for closer in interrupted_turn_closers(session._events):
-            ev = session.append(
-                closer.type,
-                closer.data,
-                surface_op=closer.surface_op,
-                source_event_seqs=closer.source_event_seqs,
-            )
-            session.report.repaired.append(ev.seq)
+        session.report.repaired += session.close_dangling_turn()
         session.report.repaired += session.answer_dangling_calls()
         session.append("session/resume", {})
         return session
+
+    def close_dangling_turn(self) -> list[int]:
+        """Close the last turn if it is still open (see
+        :func:`agent.repair.interrupted_turn_closers`); returns the seqs appended. Run on
+        load (a crash mid-turn) and, by the loop, before it opens a turn: a ``turn/end``
+        that could not be written must not leave the session busy for good. Only when no
+        turn runs, which the caller knows."""
+        if self._open_turn is None:
+            return []
+        return self._append_closers(interrupted_turn_closers(self._events))
 
     def answer_dangling_calls(self) -> list[int]:
         """Give every tool call on the surface without a result one (see
@@ -188,8 +191,11 @@ class Session:
         and before a turn appends to the surface, so a failed write cannot leave a session
         every later request of which a provider refuses. Raises ``OSError`` if the log still
         cannot be written."""
+        return self._append_closers(dangling_call_closers(self._events, self._surface.nodes))
+
+    def _append_closers(self, closers: Iterable[Closer]) -> list[int]:
         appended = []
-        for closer in dangling_call_closers(self._events, self._surface.nodes):
+        for closer in closers:
             ev = self.append(
                 closer.type,
                 closer.data,

@@ -82,6 +82,14 @@ class TurnCancelled(Exception):
 StreamListener = Callable[[StreamEvent], None]
 
 
+@dataclass(frozen=True)
+class Steering:
+    """A message typed while a turn runs (see :meth:`agent.loop.Agent.steer`)."""
+
+    text: str
+    extend_turn: bool
+
+
 @dataclass
 class TurnState:
     """What the loop keeps about the turn it runs (in process only: the log has the rest)."""

@@ -42,7 +42,6 @@ from tui.widgets.bridge import (
     SessionEventAppended,
     StreamItemReceived,
 )
-from tui.widgets.entries import UserEntry
 from tui.widgets.gauge import ZONE_TEXT, TokenGauge
 from tui.widgets.header import AppHeader
 from tui.widgets.marker import CompactionMarkerSelected
@@ -104,9 +103,6 @@ class ReeflineApp(SlashCommands, App[None]):
         self._last_ctrl_c = 0.0
         self._timeline_chosen = False
         self._approving = False
-        self._tool_phase = False
-        """Between a ``tool/start`` and the next ``step/start``: another step is certain."""
-        self._held: list[tuple[str, UserEntry]] = []
         self._parts: dict[type[Widget], Widget] = {}
 
     # --- layout -------------------------------------------------------------------------------
@@ -267,13 +263,8 @@ class ReeflineApp(SlashCommands, App[None]):
         if isinstance(event, TurnStart):
             status.set_activity("thinking", step=None)
         elif isinstance(event, StepStart):
-            self._tool_phase = False
             status.set_activity("thinking", step=event.data.step)
         elif isinstance(event, ToolStart):
-            self._tool_phase = True
-            for text, _ in self._held:
-                self.runtime.agent.steer(text)
-            self._held.clear()
             activity = "approval" if self._approving else "bash"
             status.set_activity(activity, detail=bash_command(event.data.arguments))
             card = self.transcript.card(event.data.call_id)
@@ -289,9 +280,8 @@ class ReeflineApp(SlashCommands, App[None]):
             if record is not None:
                 status.set_activity("compacting", detail=_compacting(record))
         elif isinstance(event, TurnEnd) or (isinstance(event, CompactEnd) and not self.busy):
-            self._tool_phase = False
             status.set_activity("idle")
-        status.queued = len(self.runtime.agent.pending_steering) + len(self._held)
+        status.queued = len(self.runtime.agent.pending_steering)
 
     def _update_gauge(self) -> None:
         runtime = self.runtime
@@ -340,30 +330,26 @@ class ReeflineApp(SlashCommands, App[None]):
             self.start_turn(text)
 
     def _steer(self, text: str) -> None:
-        """Text typed while a turn runs. It goes to the loop at once when another step is
-        certain (tools are running); otherwise it is held until a tool starts, and becomes
-        the next message if the turn ends first (a steering message would wait for a step
-        that never comes)."""
-        entry = self.transcript.queue_steering(text)
-        if self._tool_phase or self.runtime.bash.running:
-            self.runtime.agent.steer(text)
-        else:
-            self._held.append((text, entry))
+        """Text typed while a turn runs goes to the loop's one steering queue, delivered at
+        the next step if one comes; it never makes a step of its own (the model may be
+        writing its final answer): when the turn ends first, it becomes the next message."""
+        self.transcript.queue_steering(text)
+        self.runtime.agent.steer(text, extend_turn=False)
         self._show_queued()
 
     def _show_queued(self) -> None:
-        self.status.queued = len(self.runtime.agent.pending_steering) + len(self._held)
+        self.status.queued = len(self.runtime.agent.pending_steering)
         self.status.refresh()
 
-    def _release_held(self, completed: bool) -> None:
-        """The turn ended with held text: send it as the next message (or, after an
-        interruption or error, give it back to the prompt)."""
-        held, self._held = self._held, []
-        if not held:
+    def _release_unsent(self, completed: bool) -> None:
+        """The turn ended with text no step delivered: send it as the next message (or,
+        after an interruption or error, give it back to the prompt)."""
+        unsent = self.runtime.agent.take_steering()
+        self.transcript.unqueue_all()
+        if not unsent:
+            self._show_queued()
             return
-        for _, entry in held:
-            self.transcript.unqueue(entry)
-        text = "\n\n".join(t for t, _ in held)
+        text = "\n\n".join(unsent)
         if completed:
             self.start_turn(text)
         else:
@@ -376,7 +362,7 @@ class ReeflineApp(SlashCommands, App[None]):
         worker = event.worker
         if worker is self.turn_worker and worker.is_finished and self._main_mounted():
             result = worker.result if worker.state == WorkerState.SUCCESS else None
-            self._release_held(completed=result is not None and result.reason == "completed")
+            self._release_unsent(completed=result is not None and result.reason == "completed")
 
     def start_turn(self, prompt: str) -> None:
         self.status.set_activity("thinking")

@@ -110,7 +110,7 @@ async def switch_model(runtime: Runtime, args: str) -> Said:
     if not args.strip():
         return Said(f"Model: {runtime.model_label}. /model <name> switches.")
     name = args.split()[0]
-    runtime.agent.model_name = runtime.model_name = name
+    runtime.switch_model(name)
     await runtime.window_asker.ensure()
     window = runtime.windows.current
     known = window.label() if window.tokens else "window unknown — set --context-window"

@@ -53,7 +53,6 @@ class Runtime:
     home: Path
     session: Session
     model: ChatModel
-    model_name: str
     estimator: Estimator
     meter: TokenMeter
     bash: BashTool
@@ -63,6 +62,16 @@ class Runtime:
     windows: WindowBook
     window_asker: WindowAsker
     notices: list[str] = field(default_factory=list)
+
+    @property
+    def model_name(self) -> str:
+        """The model the next request names; its one owner is :attr:`windows`."""
+        return self.windows.model
+
+    def switch_model(self, name: str) -> None:
+        """Name ``name`` in the next request; the loop, the meter and the gauge read the
+        model and its window from :attr:`windows`, so they all follow."""
+        self.windows.select(name)
 
     @property
     def threshold_tokens(self) -> int | None:
@@ -279,7 +288,6 @@ def build_runtime(
         home=home,
         session=session,
         model=model,
-        model_name=provider.model,
         estimator=estimator,
         meter=meter,
         bash=bash,

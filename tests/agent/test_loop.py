@@ -367,3 +367,27 @@ async def test_steering_during_the_final_answer_gets_one_more_step(
         "role": "user",
         "content": "and mention the tests",
     }
+
+
+async def test_steering_that_must_not_extend_the_turn_waits_to_be_taken(
+    openai_server: OpenAIServer, session: Session, tmp_path: Path
+) -> None:
+    """The app's way: text typed during the final answer never makes a step of its own;
+    the turn ends as it would have and the text stays queued until it is taken."""
+    openai_server.push(
+        {"text": "first answer, streamed slowly", "chunk_size": 4, "delay_s": 0.02},
+    )
+    agent = make_agent(openai_server, session, tmp_path)
+
+    def steer_once(item: object) -> None:
+        if isinstance(item, TextDelta) and not agent.pending_steering:
+            agent.steer("and mention the tests", extend_turn=False)
+
+    agent.stream_listeners.append(steer_once)
+    assert not agent.busy
+    result = await agent.run_turn("answer me")
+    assert result.reason == "completed" and types(session).count("step/start") == 1
+    assert "steering/message" not in types(session) and len(openai_server.requests) == 1
+    assert not agent.busy  # the log's turn is closed
+    assert agent.take_steering() == ["and mention the tests"]
+    assert agent.pending_steering == []

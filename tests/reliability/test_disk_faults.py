@@ -307,6 +307,10 @@ def test_a_failed_result_write_does_not_brick_the_session(
     assert "recovered after the disk filled" in out, (out, err)
     session = Session.open(log.parent.parent, log.stem, registry=build_registry(), readonly=True)
     assert unanswered_tool_calls(session.derive_messages()) == []
+    # The turn whose end could not be written was closed before the next one opened.
+    turns = [e.type for e in session.events if e.type in ("turn/start", "turn/end")]
+    assert turns == ["turn/start", "turn/end"] * (len(turns) // 2), turns
+    assert any(e.type == "turn/end" and e.data.reason == "interrupted" for e in session.events)
     # The request that recovered carried the call with its error result right after it.
     messages = rig.server.requests[-1]["messages"]
     i = next(i for i, m in enumerate(messages) if any(

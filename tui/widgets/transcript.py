@@ -219,11 +219,12 @@ class Transcript(VerticalScroll):
         self.mount(entry)
         return entry
 
-    def unqueue(self, entry: UserEntry) -> None:
-        """Take back a queued message (it is being sent as a message of its own)."""
-        if entry in self._queued:
-            self._queued.remove(entry)
-        entry.remove()
+    def unqueue_all(self) -> None:
+        """Take back the messages still queued (they are sent as a message of their own,
+        or go back to the prompt)."""
+        queued, self._queued = self._queued, []
+        for entry in queued:
+            entry.remove()
 
     def card(self, call_id: str) -> ToolCard | None:
         return self._cards.get(call_id)
