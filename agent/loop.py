@@ -29,28 +29,31 @@ import asyncio
 import contextlib
 import dataclasses
 from collections.abc import Callable
-from contextlib import aclosing
 from typing import Any
 
-from agent.call_bounds import dropped_note, parse_arguments
+from agent.call_bounds import dropped_note
+from agent.closing import (
+    answer_pending_calls,
+    append_result,
+    close_step,
+    end_turn,
+    keep_partial_reply,
+)
 from agent.envelope import Envelope
-from agent.events import ContextMessage, RequestHeader, RequestHeaderData, ToolCall, TurnEndReason
+from agent.events import ContextMessage, TurnEndReason
 from agent.hooks import Hooks
 from agent.llm import (
     ChatModel,
-    ChatRequest,
-    Completed,
     ContextOverflow,
     LLMError,
     Notice,
-    ReasoningDelta,
     Reply,
-    Retrying,
     StreamEvent,
-    TextDelta,
-    ToolCallDelta,
 )
+from agent.requests import build_request
 from agent.session import Session
+from agent.streaming import stream_reply
+from agent.tool_calls import run_tool_call
 from agent.turns import (
     LoopSettings,
     Steering,
@@ -59,8 +62,6 @@ from agent.turns import (
     TurnError,
     TurnResult,
     TurnState,
-    default_output_cap,
-    unanswered_tool_calls,
 )
 from agent.windows import WindowBook
 from agent.workspace import workspace_context
@@ -162,12 +163,6 @@ class Agent:
                 return int(event.data.turn) + 1  # type: ignore[attr-defined]
         return 1
 
-    def latest_header(self) -> RequestHeaderData | None:
-        for event in reversed(self.session.events):
-            if isinstance(event, RequestHeader):
-                return event.data
-        return None
-
     async def run_turn(self, prompt: str) -> TurnResult:
         """Run one turn for ``prompt``. Returns how it ended; raises :class:`TurnCancelled`
         (after closing the turn in the log) when the task is cancelled."""
@@ -198,8 +193,10 @@ class Agent:
             state.error = str(exc)
             return self._end(state, "error")
         except asyncio.CancelledError:
-            result = self._close_cancelled(state)
-            raise TurnCancelled(result) from None
+            # Record what the user saw and balance the surface, then end the turn.
+            keep_partial_reply(self.session, state, self.model_name)
+            answer_pending_calls(self.session, state)
+            raise TurnCancelled(self._end(state, "cancelled")) from None
         except Exception as exc:
             # A bug, or a log that cannot be written (disk full): close the turn so the log
             # stays well-formed (every call answered), then fail loudly.
@@ -208,7 +205,7 @@ class Agent:
             else:
                 state.error = f"internal error: {type(exc).__name__}: {exc}"
             with contextlib.suppress(Exception):
-                self._close_cancelled_calls(state, failure=state.error)
+                answer_pending_calls(self.session, state, failure=state.error)
                 self._end(state, "error")
             raise
         finally:
@@ -235,13 +232,13 @@ class Agent:
 
         reply = await self._request_with_recovery(state, envelope)
         if reply is None:
-            self._close_step(state)
+            close_step(self.session, state)
             return True
         state.text = reply.text
         if reply.tool_calls:
             state.cut_at = None  # the turn goes on past a cut reply
         if not reply.tool_calls:
-            self._close_step(state)
+            close_step(self.session, state)
             # A message typed while the model wrote its final answer still reaches it: one
             # more step delivers it, rather than leaving it queued for the next turn.
             return not any(s.extend_turn for s in self._steering)
@@ -253,11 +250,11 @@ class Agent:
             if refused is not None:
                 output = ToolOutput(refused, is_error=True)
             else:
-                output = await self._run_tool(state, call)
+                output = await run_tool_call(self.session, self.tools, state, call)
             # Only a logged result answers the call: if the append fails, the call stays
             # pending and the turn's closers answer it (else the surface keeps an orphan call
             # that every later request would carry).
-            self._append_result(state, call, output)
+            append_result(self.session, state, call, output)
             state.pending_calls.pop(0)
             state.running_call = None
         if reply.dropped_calls:
@@ -265,15 +262,21 @@ class Agent:
             self.session.append(
                 "context/message", {"content": dropped_note(asked), "source": "reefline"}
             )
-        self._close_step(state)
+        close_step(self.session, state)
         return False
 
     async def _request_with_recovery(self, state: TurnState, envelope: Envelope) -> Reply | None:
         overflow_retries = 0
         while True:
-            request = self._build_request(envelope)
+            request = build_request(
+                self.session,
+                envelope,
+                self.hooks.request,
+                output_cap=self.settings.max_output_tokens,
+                estimate=self.estimate_tokens,
+            )
             try:
-                reply = await self._stream(state, request)
+                reply = await stream_reply(self.session, self.model, state, request, self._emit)
             except ContextOverflow as exc:
                 if self._learn_limit(exc):
                     envelope = dataclasses.replace(envelope, window=self.context_window)
@@ -305,85 +308,6 @@ class Agent:
         )
         return True
 
-    def _build_request(self, envelope: Envelope) -> ChatRequest:
-        history = self.session.derive_messages()
-        unanswered = unanswered_tool_calls(history)
-        if unanswered:
-            # Defence in depth: providers reject such a request with a 400 that no retry fixes.
-            raise TurnError(
-                f"internal error: tool calls without results on the surface ({unanswered}); "
-                "the request was not sent"
-            )
-        messages = [{"role": "system", "content": envelope.system}, *history]
-        request = ChatRequest(model=envelope.model, messages=messages, tools=envelope.tools)
-        for transform in self.hooks.request:
-            request = transform(envelope, request)
-        if request.messages != messages:
-            raise TurnError("a request hook changed the messages; only logged history is sent")
-        request.max_tokens = self._clamp_output(request, envelope.window)
-        header = RequestHeaderData(
-            provider=envelope.provider,
-            model=request.model,
-            system=envelope.system,
-            tools=request.tools,
-            params={
-                k: v
-                for k, v in (
-                    ("max_tokens", request.max_tokens),
-                    ("temperature", request.temperature),
-                )
-                if v is not None
-            },
-            context_window=envelope.window,
-        )
-        if self.latest_header() != header:
-            self.session.append("request/header", header)
-        return request
-
-    def _clamp_output(self, request: ChatRequest, window: int | None) -> int:
-        """The reply cap: the setting, else :func:`default_output_cap`, never more than the
-        window leaves after the prompt (vLLM refuses such a request as an overflow)."""
-        wanted = self.settings.max_output_tokens or default_output_cap(window)
-        if window is None or self.estimate_tokens is None:
-            return wanted
-        room = window - self.estimate_tokens(request.messages)
-        return max(1, min(wanted, room))
-
-    async def _stream(self, state: TurnState, request: ChatRequest) -> Reply:
-        state.partial = []
-        async with aclosing(self.model.stream(request)) as stream:  # type: ignore[type-var]
-            async for item in stream:
-                if isinstance(item, TextDelta):
-                    state.partial.append(item.text)
-                elif isinstance(item, Retrying):
-                    state.partial = []
-                    self.session.append(
-                        "llm/retry",
-                        {"attempt": item.attempt, "error": item.error, "delay_s": item.delay_s},
-                    )
-                elif isinstance(item, Completed):
-                    reply = item.reply
-                    state.partial = []
-                    self.session.append(
-                        "assistant/message",
-                        {
-                            "turn": state.turn,
-                            "step": state.step,
-                            "text": reply.text,
-                            "reasoning": reply.reasoning or None,
-                            "tool_calls": [c.model_dump() for c in reply.tool_calls],
-                            "finish_reason": reply.finish_reason,
-                            "usage": reply.usage.model_dump() if reply.usage else None,
-                            "model": reply.model,
-                        },
-                    )
-                    self._emit(item)
-                    return reply
-                elif not isinstance(item, ReasoningDelta | ToolCallDelta | Notice):
-                    raise TypeError(f"unexpected stream item {item!r}")
-                self._emit(item)
-        raise RuntimeError("the model stream ended without a Completed item")
-
     def _emit(self, item: StreamEvent) -> None:
         for listener in list(self.stream_listeners):
             listener(item)
@@ -393,106 +317,8 @@ class Agent:
         to the stream listeners; not logged)."""
         self._emit(Notice(text))
 
-    # --- tools --------------------------------------------------------------------------------
-
-    async def _run_tool(self, state: TurnState, call: ToolCall) -> ToolOutput:
-        self.session.append(
-            "tool/start",
-            {
-                "turn": state.turn,
-                "step": state.step,
-                "call_id": call.id,
-                "name": call.name,
-                "arguments": call.arguments,
-            },
-        )
-        state.running_call = call.id
-        tool = self.tools.get(call.name)
-        if tool is None:
-            known = ", ".join(sorted(self.tools)) or "none"
-            return ToolOutput(
-                f"error: there is no tool named {call.name!r}. Available tools: {known}.",
-                is_error=True,
-            )
-        arguments = parse_arguments(call.arguments)
-        if isinstance(arguments, ToolOutput):
-            return arguments
-        return await tool.run(arguments)
-
-    def _append_result(self, state: TurnState, call: ToolCall, output: ToolOutput) -> None:
-        self.session.append(
-            "tool/result",
-            {
-                "turn": state.turn,
-                "step": state.step,
-                "call_id": call.id,
-                "name": call.name,
-                "content": output.content,
-                "is_error": output.is_error,
-                "exit_code": output.exit_code,
-                "duration_s": output.duration_s,
-                "truncated": output.truncated or None,
-                "spill_path": output.spill_path,
-                "cwd": output.cwd,
-                "approval": output.approval,
-            },
-        )
-
-    # --- closing ------------------------------------------------------------------------------
-
-    def _close_step(self, state: TurnState) -> None:
-        if state.step_open:
-            self.session.append("step/end", {"turn": state.turn, "step": state.step})
-            state.step_open = False
-
     def _end(self, state: TurnState, reason: TurnEndReason) -> TurnResult:
-        self._close_step(state)
-        error = state.error
-        if reason == "max-steps":
-            error = (
-                f"stopped after {self.settings.max_steps} steps without a final answer; "
-                "send another message to continue"
-            )
-        self.session.append("turn/end", {"turn": state.turn, "reason": reason, "error": error})
-        cut_at = state.cut_at if reason == "completed" else None
-        return TurnResult(state.turn, reason, state.text, error, cut_at)
-
-    def _close_cancelled(self, state: TurnState) -> TurnResult:
-        """Record what the user saw and balance the surface, then end the turn ``cancelled``."""
-        if state.partial and state.step_open:
-            self.session.append(
-                "assistant/message",
-                {
-                    "turn": state.turn,
-                    "step": state.step,
-                    "text": "".join(state.partial),
-                    "finish_reason": "cancelled",
-                    "model": self.model_name,
-                },
-            )
-            state.partial = []
-        self._close_cancelled_calls(state)
-        return self._end(state, "cancelled")
-
-    def _close_cancelled_calls(self, state: TurnState, failure: str | None = None) -> None:
-        """Give every unanswered tool call of the step an error result (pairing stays balanced).
-        ``failure``: the turn failed with this error rather than being cancelled by the user."""
-        for call in state.pending_calls:
-            if failure is not None:
-                text = (
-                    f"error: the turn failed while this call ran or its result was being "
-                    f"recorded ({failure}); its effects may be partial."
-                    if call.id == state.running_call
-                    else f"error: not run: the turn failed ({failure})."
-                )
-            else:
-                text = (
-                    "error: interrupted by the user while running; its effects may be partial."
-                    if call.id == state.running_call
-                    else "error: not run: the user interrupted the turn."
-                )
-            self._append_result(state, call, ToolOutput(text, is_error=True))
-        state.pending_calls.clear()
+        return end_turn(self.session, state, reason, max_steps=self.settings.max_steps)
 
     def _ensure_workspace_context(self) -> None:
         """Append the workspace context unless it is on the surface (a compaction may have

@@ -229,7 +229,7 @@ async def test_cancel_mid_bash_kills_the_group_and_balances_the_surface(
     results = {e.data.call_id: e.data for e in session.events if e.type == "tool/result"}
     assert results["slow"].is_error and "interrupted" in results["slow"].content
     assert results["later"].is_error and "not run" in results["later"].content
-    from agent.loop import unanswered_tool_calls
+    from agent.turns import unanswered_tool_calls
 
     assert unanswered_tool_calls(session.derive_messages()) == []
     assert session.events[-1].type == "turn/end" and session.events[-1].data.reason == "cancelled"

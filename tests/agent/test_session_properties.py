@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent.events import SurfaceReplace
-from agent.loop import unanswered_tool_calls
 from agent.messages import event_message
 from agent.repair import dangling_call_closers
 from agent.session import Session
+from agent.turns import unanswered_tool_calls
 
 op = st.one_of(
     st.tuples(st.just("user"), st.text(max_size=20)),

@@ -11,7 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent.loop import Agent, Hooks
+from agent.hooks import Hooks
+from agent.loop import Agent
 from agent.messages import event_message
 from agent.meter import TokenMeter
 from agent.registry import EventRegistry

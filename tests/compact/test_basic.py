@@ -570,7 +570,7 @@ async def test_thrash_guard_pauses_auto_for_the_turn(make_rig) -> None:
 
 def test_auto_false_installs_no_listener(make_rig) -> None:
     rig = make_rig(auto=False)
-    from agent.loop import Hooks
+    from agent.hooks import Hooks
 
     hooks = Hooks()
     rig.service.install(hooks)

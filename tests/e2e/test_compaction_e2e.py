@@ -9,10 +9,10 @@ import subprocess
 import time
 from pathlib import Path
 
-from agent.loop import unanswered_tool_calls
 from agent.meter import TokenMeter
 from agent.session import Session
 from agent.tokens import Estimator
+from agent.turns import unanswered_tool_calls
 from compact.basic import BasicCompactService
 from tests.e2e.conftest import REEFLINE, Run, log_events, session_files
 from tests.openai_server import OpenAIServer

@@ -16,10 +16,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent.loop import unanswered_tool_calls
 from agent.meter import TokenMeter
 from agent.session import Session
 from agent.tokens import Estimator
+from agent.turns import unanswered_tool_calls
 from compact.basic import BasicCompactService
 from tests.e2e.conftest import (  # noqa: F401  (fixtures re-exported)
     REEFLINE,

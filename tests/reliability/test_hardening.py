@@ -78,8 +78,8 @@ def test_a_huge_agents_md_is_read_capped(
 def test_a_call_left_unanswered_mid_surface_is_repaired_on_load(
     openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
 ) -> None:
-    from agent.loop import unanswered_tool_calls
     from agent.session import Session
+    from agent.turns import unanswered_tool_calls
     from tui.wiring import build_registry
 
     home = Path(cli_env["REEFLINE_HOME"])

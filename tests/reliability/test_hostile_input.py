@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 
 from agent.events import AssistantMessage
 from agent.load_report import SessionLoadError
-from agent.loop import unanswered_tool_calls
 from agent.session import Session
 from agent.settings import SettingsError, load_settings
 from agent.store import InvalidSessionId, session_path
+from agent.turns import unanswered_tool_calls
 from compact.basic import SUMMARY_INSTRUCTION
 from tests.openai_server import OpenAIServer
 from tests.reliability.conftest import Run, log_events, only_session

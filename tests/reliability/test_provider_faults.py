@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.loop import unanswered_tool_calls
 from agent.session import Session
+from agent.turns import unanswered_tool_calls
 from tests.openai_server import OpenAIServer
 from tests.reliability.conftest import Run, log_events, only_session
 from tui.wiring import build_registry

@@ -1,0 +1,93 @@
+"""Closing what a turn opened, so the log stays well-formed whatever happens.
+
+Every tool call the model asked for gets a logged result (a cancelled or failed turn gives
+the unanswered ones an error result: providers refuse a history with a call and no answer),
+an open step gets its ``step/end`` and the turn its ``turn/end`` with how it ended.
+"""
+
+from __future__ import annotations
+
+from agent.events import ToolCall, TurnEndReason
+from agent.session import Session
+from agent.turns import TurnResult, TurnState
+from tools.base import ToolOutput
+
+
+def append_result(session: Session, state: TurnState, call: ToolCall, output: ToolOutput) -> None:
+    """Log ``output`` as the ``tool/result`` answering ``call``."""
+    session.append(
+        "tool/result",
+        {
+            "turn": state.turn,
+            "step": state.step,
+            "call_id": call.id,
+            "name": call.name,
+            "content": output.content,
+            "is_error": output.is_error,
+            "exit_code": output.exit_code,
+            "duration_s": output.duration_s,
+            "truncated": output.truncated or None,
+            "spill_path": output.spill_path,
+            "cwd": output.cwd,
+            "approval": output.approval,
+        },
+    )
+
+
+def close_step(session: Session, state: TurnState) -> None:
+    if state.step_open:
+        session.append("step/end", {"turn": state.turn, "step": state.step})
+        state.step_open = False
+
+
+def end_turn(
+    session: Session, state: TurnState, reason: TurnEndReason, *, max_steps: int
+) -> TurnResult:
+    """Close the step and log ``turn/end``; returns how the turn ended."""
+    close_step(session, state)
+    error = state.error
+    if reason == "max-steps":
+        error = (
+            f"stopped after {max_steps} steps without a final answer; "
+            "send another message to continue"
+        )
+    session.append("turn/end", {"turn": state.turn, "reason": reason, "error": error})
+    cut_at = state.cut_at if reason == "completed" else None
+    return TurnResult(state.turn, reason, state.text, error, cut_at)
+
+
+def keep_partial_reply(session: Session, state: TurnState, model: str) -> None:
+    """Log what the user saw of a reply cut short by Esc (``finish_reason: cancelled``)."""
+    if state.partial and state.step_open:
+        session.append(
+            "assistant/message",
+            {
+                "turn": state.turn,
+                "step": state.step,
+                "text": "".join(state.partial),
+                "finish_reason": "cancelled",
+                "model": model,
+            },
+        )
+        state.partial = []
+
+
+def answer_pending_calls(session: Session, state: TurnState, failure: str | None = None) -> None:
+    """Give every unanswered tool call of the step an error result (pairing stays balanced).
+    ``failure``: the turn failed with this error rather than being cancelled by the user."""
+    for call in state.pending_calls:
+        if failure is not None:
+            text = (
+                f"error: the turn failed while this call ran or its result was being "
+                f"recorded ({failure}); its effects may be partial."
+                if call.id == state.running_call
+                else f"error: not run: the turn failed ({failure})."
+            )
+        else:
+            text = (
+                "error: interrupted by the user while running; its effects may be partial."
+                if call.id == state.running_call
+                else "error: not run: the user interrupted the turn."
+            )
+        append_result(session, state, call, ToolOutput(text, is_error=True))
+    state.pending_calls.clear()

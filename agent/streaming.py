@@ -1,0 +1,72 @@
+"""One model reply, streamed: deltas go to the listeners, retries and the reply to the log.
+
+What the person is watching is kept in ``state.partial`` so a turn cancelled mid-reply can
+log what was shown (:func:`agent.closing.keep_partial_reply`); a retry starts it over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import aclosing
+
+from agent.llm import (
+    ChatModel,
+    ChatRequest,
+    Completed,
+    Notice,
+    ReasoningDelta,
+    Reply,
+    Retrying,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+)
+from agent.session import Session
+from agent.turns import TurnState
+
+
+async def stream_reply(
+    session: Session,
+    model: ChatModel,
+    state: TurnState,
+    request: ChatRequest,
+    emit: Callable[[StreamEvent], None],
+) -> Reply:
+    """Stream ``request``; log each ``llm/retry`` and the reply as ``assistant/message``
+    before handing its :class:`Completed` to ``emit``. Raises what the model raises."""
+    state.partial = []
+    async with aclosing(model.stream(request)) as stream:  # type: ignore[type-var]
+        async for item in stream:
+            if isinstance(item, TextDelta):
+                state.partial.append(item.text)
+            elif isinstance(item, Retrying):
+                state.partial = []
+                session.append(
+                    "llm/retry",
+                    {"attempt": item.attempt, "error": item.error, "delay_s": item.delay_s},
+                )
+            elif isinstance(item, Completed):
+                state.partial = []
+                _log_reply(session, state, item.reply)
+                emit(item)
+                return item.reply
+            elif not isinstance(item, ReasoningDelta | ToolCallDelta | Notice):
+                raise TypeError(f"unexpected stream item {item!r}")
+            emit(item)
+    raise RuntimeError("the model stream ended without a Completed item")
+
+
+def _log_reply(session: Session, state: TurnState, reply: Reply) -> None:
+    session.append(
+        "assistant/message",
+        {
+            "turn": state.turn,
+            "step": state.step,
+            "text": reply.text,
+            "reasoning": reply.reasoning or None,
+            "tool_calls": [c.model_dump() for c in reply.tool_calls],
+            "finish_reason": reply.finish_reason,
+            "usage": reply.usage.model_dump() if reply.usage else None,
+            "model": reply.model,
+        },
+    )

@@ -1,0 +1,43 @@
+"""One tool call run: ``tool/start`` logged, then the tool, or the error the model reads.
+
+A call naming no known tool, or with arguments that do not parse, never reaches a tool: the
+model gets an error result that says what was wrong and what it may use instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from agent.call_bounds import parse_arguments
+from agent.events import ToolCall
+from agent.session import Session
+from agent.turns import TurnState
+from tools.base import Tool, ToolOutput
+
+
+async def run_tool_call(
+    session: Session, tools: Mapping[str, Tool], state: TurnState, call: ToolCall
+) -> ToolOutput:
+    """Log ``tool/start`` for ``call``, mark it running in ``state`` and run it."""
+    session.append(
+        "tool/start",
+        {
+            "turn": state.turn,
+            "step": state.step,
+            "call_id": call.id,
+            "name": call.name,
+            "arguments": call.arguments,
+        },
+    )
+    state.running_call = call.id
+    tool = tools.get(call.name)
+    if tool is None:
+        known = ", ".join(sorted(tools)) or "none"
+        return ToolOutput(
+            f"error: there is no tool named {call.name!r}. Available tools: {known}.",
+            is_error=True,
+        )
+    arguments = parse_arguments(call.arguments)
+    if isinstance(arguments, ToolOutput):
+        return arguments
+    return await tool.run(arguments)
