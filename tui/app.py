@@ -8,10 +8,6 @@ in one exclusive worker that Esc cancels; ``/compact`` goes through the runtime'
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import os
-import signal
 import time
 from typing import ClassVar, TypeVar
 
@@ -23,18 +19,19 @@ from textual.widget import Widget
 from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
-from agent.events import Event, StepStart, ToolResult, ToolStart, TurnEnd, TurnStart
+from agent.events import Event, ToolStart
 from agent.llm import Notice
 from agent.turns import TurnCancelled, TurnResult
-from compact.contract import CompactEnd, CompactProgress, CompactStart
-from compact.records import TimelineRecord
-from tools.base import ApprovalDecision
+from compact.contract import CompactProgress
+from tui.approvals import Approvals
 from tui.commands import SLASH_COMMANDS, parse_slash
+from tui.demo import BANNER as DEMO_BANNER
 from tui.gauge_reading import GaugeReading
 from tui.history import PromptHistory, history_path
-from tui.screens.approval import ARM_S, ApprovalScreen
+from tui.key_actions import KeyActions
+from tui.screens.approval import ARM_S
 from tui.screens.summary import SummaryScreen
-from tui.text import bash_command
+from tui.shutdown import Shutdown
 from tui.view.fold import LogView
 from tui.widgets.bridge import (
     CompactionNoticed,
@@ -56,21 +53,9 @@ W = TypeVar("W", bound=Widget)
 
 WIDE = 120
 """Terminals at least this wide open with the timeline panel showing."""
-QUIT_WINDOW_S = 3.0
-"""A second Ctrl+C within this many seconds quits."""
-DEMO_BANNER = (
-    "Offline demo: a scripted model answers (no network, no real language model). Its "
-    "context window is small on purpose, so the gauge rises and automatic compaction fires "
-    "within a few prompts; watch the timeline panel (ctrl+t).\n"
-    "Connect a real model:\n"
-    "  OpenAI    OPENAI_API_KEY=… reefline\n"
-    "  DeepSeek  DEEPSEEK_API_KEY=… reefline\n"
-    "  local     reefline --base-url URL --model NAME\n"
-    "            Ollama, vLLM, llama.cpp: e.g. http://127.0.0.1:11434/v1"
-)
 
 
-class ReeflineApp(SlashCommands, App[None]):
+class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
     """See the module docstring. ``runtime`` is built by the caller (see ``tui.cli``)."""
 
     CSS_PATH = "app.tcss"
@@ -163,33 +148,8 @@ class ReeflineApp(SlashCommands, App[None]):
         self.part(CommandHints).display = False
         self.timeline.display = self.size.width >= WIDE
         self.set_interval(0.25, self._tick)
-        loop = asyncio.get_running_loop()
-        for sig in TERMINATE_SIGNALS:
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(sig, self._terminate, sig)
+        self._watch_signals()
         await self._open(self.runtime)
-
-    def _terminate(self, sig: int) -> None:
-        """SIGTERM, or SIGHUP when the terminal closes: end as Esc then quit would."""
-        if not self._terminating:
-            self._terminating = True
-            self.run_worker(self._shut_down(sig), group="shutdown")
-
-    async def _shut_down(self, sig: int) -> None:
-        """Cancel the turn or /compact (the loop kills the bash group and closes the turn in
-        the log), then exit, which restores the terminal. After SIGHUP there is no terminal
-        left to restore (and writing to it can wedge the exit): the log is closed and the
-        process leaves at once."""
-        for worker in (self.turn_worker, self.compact_worker):
-            if worker is not None and not worker.is_finished:
-                worker.cancel()
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(worker.wait(), SHUTDOWN_WAIT_S)
-        if sig == signal.SIGHUP:
-            with contextlib.suppress(Exception):
-                self.runtime.close()
-            os._exit(128 + sig)
-        self.exit(return_code=EXIT_TERMINATED)
 
     def on_resize(self) -> None:
         if not self._timeline_chosen:
@@ -258,30 +218,23 @@ class ReeflineApp(SlashCommands, App[None]):
         await self.transcript.add_notice(message.notice.text, message.notice.level)
 
     def _follow(self, event: Event) -> None:
-        """Keep the status line on what the agent does now."""
-        status = self.status
-        if isinstance(event, TurnStart):
-            status.set_activity("thinking", step=None)
-        elif isinstance(event, StepStart):
-            status.set_activity("thinking", step=event.data.step)
-        elif isinstance(event, ToolStart):
-            activity = "approval" if self._approving else "bash"
-            status.set_activity(activity, detail=bash_command(event.data.arguments))
+        """Keep the status line (and a card waiting for approval) on what happens now."""
+        record = None
+        if isinstance(event, CompactProgress):
+            record = self.view.timeline.record(event.data.compaction_id)
+        self.status.follow(
+            event,
+            approving=self._approving,
+            turn_open=self.runtime.agent.busy,
+            busy=self.busy,
+            record=record,
+        )
+        self.status.queued = len(self.runtime.agent.pending_steering)
+        if isinstance(event, ToolStart) and self._approving:
             card = self.transcript.card(event.data.call_id)
-            if card is not None and self._approving:
+            if card is not None:
                 card.awaiting_approval = True
                 card.tick(time.time())
-        elif isinstance(event, ToolResult | CompactEnd) and self.runtime.agent.busy:
-            status.set_activity("thinking")
-        elif isinstance(event, CompactStart):
-            status.set_activity("compacting", detail=event.data.trigger)
-        elif isinstance(event, CompactProgress):
-            record = self.view.timeline.record(event.data.compaction_id)
-            if record is not None:
-                status.set_activity("compacting", detail=_compacting(record))
-        elif isinstance(event, TurnEnd) or (isinstance(event, CompactEnd) and not self.busy):
-            status.set_activity("idle")
-        status.queued = len(self.runtime.agent.pending_steering)
 
     def _update_gauge(self) -> None:
         runtime = self.runtime
@@ -290,17 +243,10 @@ class ReeflineApp(SlashCommands, App[None]):
         self.part(AppHeader).show_percent(reading.percent, ZONE_TEXT[reading.zone])
 
     def _timeline_changed(self) -> None:
-        records = self.view.timeline.records
-        threshold = self.runtime.threshold_tokens
-        hint = (
-            "No compactions yet.\n\nAutomatic compaction runs when the context reaches "
-            f"{100 * threshold / (self.runtime.meter.context_window or 1):.0f}% of the window; "
-            "/compact runs one now."
-            if threshold is not None
-            else "No compactions yet.\n\nAutomatic compaction is off (unknown window or "
-            "auto = false); /compact runs one now."
+        window = self.runtime.meter.context_window
+        self.timeline.show_timeline(
+            self.view.timeline.records, self.runtime.threshold_tokens, window
         )
-        self.timeline.show(records, hint=hint if not records else "")
 
     def _tick(self) -> None:
         if not self._main_mounted():
@@ -384,49 +330,7 @@ class ReeflineApp(SlashCommands, App[None]):
                 self.status.set_activity("idle")
                 self._update_gauge()
 
-    # --- approval -----------------------------------------------------------------------------
-
-    async def _approve(self, command: str) -> ApprovalDecision:
-        """The bash approver: a modal; the turn waits for the answer."""
-        future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
-
-        def answered(decision: ApprovalDecision | None) -> None:
-            if not future.done():
-                future.set_result(decision or "deny")
-
-        screen = ApprovalScreen(
-            command,
-            cwd=str(self.runtime.bash.cwd),
-            forward=self._type_ahead,
-            arm_s=self.approval_arm_s,
-        )
-        self._approving = True
-        for card in self.transcript.running_cards():
-            card.awaiting_approval = True
-        self.status.set_activity("approval", detail=command)
-        await self.push_screen(screen, callback=answered)
-        try:
-            decision = await future
-        finally:
-            self._approving = False
-            if self._main_mounted():
-                if screen in self.screen_stack:
-                    screen.dismiss("deny")
-                for card in self.transcript.running_cards():
-                    card.awaiting_approval = False
-        self.status.set_activity("bash", detail=command)
-        return decision
-
-    def _type_ahead(self, text: str) -> None:
-        """Keys typed while the approval dialog was not yet taking them: they were meant for
-        the prompt, so they go on there (Enter sends, as it would have)."""
-        prompt = self.part(PromptArea)
-        if text == "\n":
-            prompt.submit()
-        elif text == "\b":
-            prompt.action_delete_left()
-        else:
-            prompt.insert(text)
+    # --- crash report ---------------------------------------------------------------------------
 
     def _fatal_error(self) -> None:
         """Exit after an unhandled exception with a traceback that shows no local variables.
@@ -445,41 +349,7 @@ class ReeflineApp(SlashCommands, App[None]):
         )
         self._close_messages_no_wait()
 
-    # --- keys ---------------------------------------------------------------------------------
-
-    def action_interrupt(self) -> None:
-        """Esc: cancel the running turn or /compact (the loop closes the turn)."""
-        for worker in (self.turn_worker, self.compact_worker):
-            if worker is not None and not worker.is_finished:
-                worker.cancel()
-
-    def action_ctrl_c(self) -> None:
-        selected = self.screen.get_selected_text()
-        if selected:
-            self.copy_to_clipboard(selected)
-            self.notify("Copied the selection.")
-            return
-        now = time.monotonic()
-        if self.busy:
-            self.action_interrupt()
-            self._last_ctrl_c = now
-        elif now - self._last_ctrl_c < QUIT_WINDOW_S:
-            self.exit()
-        else:
-            self._last_ctrl_c = now
-            self.notify("Press ctrl+c again to quit.", timeout=QUIT_WINDOW_S)
-
-    def action_toggle_timeline(self) -> None:
-        self._timeline_chosen = True
-        self.timeline.display = not self.timeline.display
-
-    def action_copy_answer(self) -> None:
-        answer = self.transcript.last_answer
-        if answer:
-            self.copy_to_clipboard(answer)
-            self.notify("Copied the last answer to the clipboard.")
-        else:
-            self.notify("There is no answer to copy yet.", severity="warning")
+    # --- summaries ----------------------------------------------------------------------------
 
     @on(TimelineRecordSelected)
     def _record_selected(self, message: TimelineRecordSelected) -> None:
@@ -497,11 +367,6 @@ class ReeflineApp(SlashCommands, App[None]):
         await self.runtime.release_model()  # on its loop; run_app closes the rest
 
 
-TERMINATE_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
-SHUTDOWN_WAIT_S = 5.0
-EXIT_TERMINATED = 143
-
-
 def run_app(runtime: Runtime) -> int:
     """Run the app on ``runtime`` until the user quits; closes whichever runtime is open."""
     app = ReeflineApp(runtime)
@@ -510,13 +375,3 @@ def run_app(runtime: Runtime) -> int:
     finally:
         app.runtime.close()
     return app.return_code or 0
-
-
-def _compacting(record: TimelineRecord) -> str:
-    """The status line's detail while a compaction runs: its trigger, the chunk, a problem."""
-    parts = [record.trigger]
-    if record.chunks > 1:
-        parts.append(f"chunk {min(record.chunks_done + 1, record.chunks)}/{record.chunks}")
-    if record.note:
-        parts.append(record.note)
-    return " · ".join(parts)

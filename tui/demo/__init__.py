@@ -19,9 +19,17 @@ request's messages and tools, completion = the reply.
 """
 
 from tui.demo.model import ScriptedModel
-from tui.demo.reading import DEMO_CONTEXT_WINDOW, LABEL, MODEL_NAME, PROVIDER, is_summary_request
+from tui.demo.reading import (
+    BANNER,
+    DEMO_CONTEXT_WINDOW,
+    LABEL,
+    MODEL_NAME,
+    PROVIDER,
+    is_summary_request,
+)
 
 __all__ = [
+    "BANNER",
     "DEMO_CONTEXT_WINDOW",
     "LABEL",
     "MODEL_NAME",

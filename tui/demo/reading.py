@@ -17,6 +17,17 @@ PROVIDER = "scripted"
 MODEL_NAME = "scripted-demo"
 LABEL = "scripted-demo (offline demo model)"
 DEMO_CONTEXT_WINDOW = 6_000
+BANNER = (
+    "Offline demo: a scripted model answers (no network, no real language model). Its "
+    "context window is small on purpose, so the gauge rises and automatic compaction fires "
+    "within a few prompts; watch the timeline panel (ctrl+t).\n"
+    "Connect a real model:\n"
+    "  OpenAI    OPENAI_API_KEY=… reefline\n"
+    "  DeepSeek  DEEPSEEK_API_KEY=… reefline\n"
+    "  local     reefline --base-url URL --model NAME\n"
+    "            Ollama, vLLM, llama.cpp: e.g. http://127.0.0.1:11434/v1"
+)
+"""What the app says first when the demo model answers."""
 """Small on purpose: the demo's auto-compaction fires within a few prompts."""
 
 

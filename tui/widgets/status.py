@@ -8,8 +8,11 @@ from typing import Literal
 from textual.content import Content
 from textual.widget import Widget
 
+from agent.events import Event, StepStart, ToolResult, ToolStart, TurnEnd, TurnStart
+from compact.contract import CompactEnd, CompactProgress, CompactStart
+from compact.records import TimelineRecord
 from compact.wording import fmt_duration
-from tui.text import first_line
+from tui.text import bash_command, first_line
 
 Activity = Literal["idle", "thinking", "bash", "approval", "compacting"]
 
@@ -53,6 +56,34 @@ class StatusLine(Widget):
             self.step = None
         self.refresh()
 
+    def follow(
+        self,
+        event: Event,
+        *,
+        approving: bool,
+        turn_open: bool,
+        busy: bool,
+        record: TimelineRecord | None = None,
+    ) -> None:
+        """Move to what ``event`` says happens now. ``approving``: the approval dialog is
+        up; ``turn_open``: the log has a turn open; ``busy``: a turn or ``/compact`` is in
+        flight; ``record``: the compaction a ``compact/progress`` belongs to."""
+        if isinstance(event, TurnStart):
+            self.set_activity("thinking", step=None)
+        elif isinstance(event, StepStart):
+            self.set_activity("thinking", step=event.data.step)
+        elif isinstance(event, ToolStart):
+            activity: Activity = "approval" if approving else "bash"
+            self.set_activity(activity, detail=bash_command(event.data.arguments))
+        elif isinstance(event, ToolResult | CompactEnd) and turn_open:
+            self.set_activity("thinking")
+        elif isinstance(event, CompactStart):
+            self.set_activity("compacting", detail=event.data.trigger)
+        elif isinstance(event, CompactProgress) and record is not None:
+            self.set_activity("compacting", detail=_compacting(record))
+        elif isinstance(event, TurnEnd) or (isinstance(event, CompactEnd) and not busy):
+            self.set_activity("idle")
+
     def tick(self) -> None:
         if self.activity != "idle":
             self.refresh()
@@ -72,3 +103,13 @@ class StatusLine(Widget):
         elif self.hint:
             parts.append((f" · {self.hint}", "$text-muted"))
         return Content.assemble(*parts)
+
+
+def _compacting(record: TimelineRecord) -> str:
+    """The detail while a compaction runs: its trigger, the chunk, a problem."""
+    parts = [record.trigger]
+    if record.chunks > 1:
+        parts.append(f"chunk {min(record.chunks_done + 1, record.chunks)}/{record.chunks}")
+    if record.note:
+        parts.append(record.note)
+    return " · ".join(parts)

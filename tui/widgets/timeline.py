@@ -109,6 +109,26 @@ class TimelinePanel(Vertical):
         self.border_title = "compactions"
         self.show([])
 
+    def show_timeline(
+        self, records: Sequence[TimelineRecord], threshold: int | None, window: int | None
+    ) -> None:
+        """:meth:`show` the records; with none yet, say when automatic compaction runs."""
+        if records:
+            self.show(records)
+        elif threshold is not None:
+            self.show(
+                records,
+                hint="No compactions yet.\n\nAutomatic compaction runs when the context "
+                f"reaches {100 * threshold / (window or 1):.0f}% of the window; /compact runs "
+                "one now.",
+            )
+        else:
+            self.show(
+                records,
+                hint="No compactions yet.\n\nAutomatic compaction is off (unknown window or "
+                "auto = false); /compact runs one now.",
+            )
+
     def show(self, records: Sequence[TimelineRecord], *, hint: str = "") -> None:
         self.records = list(records)
         rows = self.query_one(OptionList)

@@ -1,0 +1,74 @@
+"""The app's key actions (a mixin of :class:`tui.app.ReeflineApp`): Esc and Ctrl+C interrupt,
+Ctrl+C twice quits (or copies a selection), Ctrl+T shows the timeline, Ctrl+Y copies the
+last answer as it is shown."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Protocol
+
+from tui.widgets.timeline import TimelinePanel
+from tui.widgets.transcript import Transcript
+
+QUIT_WINDOW_S = 3.0
+"""A second Ctrl+C within this many seconds quits."""
+
+
+class KeyHost(Protocol):
+    """What the key actions need of the app that mixes them in."""
+
+    turn_worker: Any
+    compact_worker: Any
+    _last_ctrl_c: float
+    _timeline_chosen: bool
+
+    @property
+    def busy(self) -> bool: ...
+    @property
+    def screen(self) -> Any: ...
+    @property
+    def transcript(self) -> Transcript: ...
+    @property
+    def timeline(self) -> TimelinePanel: ...
+    def copy_to_clipboard(self, text: str) -> None: ...
+    def notify(
+        self, message: str, *, severity: Any = "information", timeout: Any = None
+    ) -> None: ...
+    def exit(self) -> None: ...
+    def action_interrupt(self) -> None: ...
+
+
+class KeyActions:
+    def action_interrupt(self: KeyHost) -> None:
+        """Esc: cancel the running turn or /compact (the loop closes the turn)."""
+        for worker in (self.turn_worker, self.compact_worker):
+            if worker is not None and not worker.is_finished:
+                worker.cancel()
+
+    def action_ctrl_c(self: KeyHost) -> None:
+        selected = self.screen.get_selected_text()
+        if selected:
+            self.copy_to_clipboard(selected)
+            self.notify("Copied the selection.")
+            return
+        now = time.monotonic()
+        if self.busy:
+            self.action_interrupt()
+            self._last_ctrl_c = now
+        elif now - self._last_ctrl_c < QUIT_WINDOW_S:
+            self.exit()
+        else:
+            self._last_ctrl_c = now
+            self.notify("Press ctrl+c again to quit.", timeout=QUIT_WINDOW_S)
+
+    def action_toggle_timeline(self: KeyHost) -> None:
+        self._timeline_chosen = True
+        self.timeline.display = not self.timeline.display
+
+    def action_copy_answer(self: KeyHost) -> None:
+        answer = self.transcript.last_answer
+        if answer:
+            self.copy_to_clipboard(answer)
+            self.notify("Copied the last answer to the clipboard.")
+        else:
+            self.notify("There is no answer to copy yet.", severity="warning")

@@ -1,0 +1,62 @@
+"""How the app ends when the system asks (a mixin of :class:`tui.app.ReeflineApp`).
+
+SIGTERM, or SIGHUP when the terminal closes, ends the app as Esc then quit would: the running
+turn or ``/compact`` is cancelled (the loop kills the bash group and closes the turn in the
+log) and the app exits, which restores the terminal. After SIGHUP no terminal is left to
+restore, and writing to it can wedge the exit: the log is closed and the process leaves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from typing import Any, Protocol
+
+from tui.wiring import Runtime
+
+TERMINATE_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+SHUTDOWN_WAIT_S = 5.0
+"""How long a cancelled turn may take to close itself before the app leaves anyway."""
+EXIT_TERMINATED = 143
+
+
+class ShutdownHost(Protocol):
+    """What the shutdown needs of the app that mixes it in."""
+
+    runtime: Runtime
+    turn_worker: Any
+    compact_worker: Any
+    _terminating: bool
+
+    def run_worker(self, work: Any, *, group: str = "default") -> Any: ...
+    def exit(self, result: Any = None, return_code: int = 0) -> None: ...
+    def _terminate(self, sig: int) -> None: ...
+    async def _shut_down(self, sig: int) -> None: ...
+
+
+class Shutdown:
+    def _watch_signals(self: ShutdownHost) -> None:
+        """Handle the termination signals on the app's loop (from its mount)."""
+        loop = asyncio.get_running_loop()
+        for sig in TERMINATE_SIGNALS:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, self._terminate, sig)
+
+    def _terminate(self: ShutdownHost, sig: int) -> None:
+        if not self._terminating:
+            self._terminating = True
+            self.run_worker(self._shut_down(sig), group="shutdown")
+
+    async def _shut_down(self: ShutdownHost, sig: int) -> None:
+        for worker in (self.turn_worker, self.compact_worker):
+            if worker is not None and not worker.is_finished:
+                worker.cancel()
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(worker.wait(), SHUTDOWN_WAIT_S)
+        if sig == signal.SIGHUP:
+            with contextlib.suppress(Exception):
+                self.runtime.close()
+            os._exit(128 + sig)
+        self.exit(return_code=EXIT_TERMINATED)
