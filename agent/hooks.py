@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from agent.chat import ChatRequest
 from agent.envelope import Envelope
-from agent.llm import ChatRequest, ContextOverflow
+from agent.llm import ContextOverflow
 
 Prepare = Callable[[], Awaitable[None]]
 """Awaited before a step's envelope is built (asking the server its window, say)."""

@@ -16,12 +16,12 @@ import json
 import re
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import httpx2
 import openai
 
+from agent.chat import ChatRequest
 from agent.events import ToolCall, Usage
 from agent.llm_errors import (
     AuthError,
@@ -59,8 +59,6 @@ __all__ = [
     "KNOWN_CONTEXT_WINDOWS",
     "AuthError",
     "BadRequest",
-    "ChatModel",
-    "ChatRequest",
     "Completed",
     "ConnectionFailed",
     "ContextOverflow",
@@ -86,38 +84,6 @@ __all__ = [
     "is_context_overflow",
     "known_context_window",
 ]
-
-
-@dataclass
-class ChatRequest:
-    """``messages`` in OpenAI chat format, system message first; ``tools`` as function specs."""
-
-    model: str
-    messages: list[dict[str, Any]]
-    tools: list[dict[str, Any]] = field(default_factory=list)
-    max_tokens: int | None = None
-    temperature: float | None = None
-    tool_choice: str | None = None
-    """``"none"``/``"auto"``/``"required"``, sent only with tools (None: ``"auto"``, said
-    rather than left to a server that may read its absence as ``"none"``)."""
-
-
-class ChatModel(Protocol):
-    """Anything that can answer a chat request as a stream.
-
-    ``stream`` raises ``LLMError`` subclasses only. To cancel, cancel the consuming task;
-    consumers should iterate inside ``contextlib.aclosing`` so the HTTP response closes at
-    once even when the task is cancelled between two items.
-    """
-
-    provider: str
-
-    def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]: ...
-
-    def context_window(self, model: str) -> int | None: ...
-
-    async def aclose(self) -> None:
-        """Release connections (a model without any does nothing)."""
 
 
 CONNECT_TIMEOUT_S = 15.0

@@ -32,6 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agent.call_bounds import dropped_note
+from agent.chat import ChatModel
 from agent.closing import (
     answer_pending_calls,
     append_result,
@@ -42,27 +43,13 @@ from agent.closing import (
 from agent.envelope import Envelope
 from agent.events import ContextMessage, TurnEndReason
 from agent.hooks import Hooks
-from agent.llm import (
-    ChatModel,
-    ContextOverflow,
-    LLMError,
-    Notice,
-    Reply,
-    StreamEvent,
-)
+from agent.llm import ContextOverflow, LLMError, Notice, Reply, StreamEvent
+from agent.loop_settings import LoopSettings
 from agent.requests import build_request
 from agent.session import Session
 from agent.streaming import stream_reply
 from agent.tool_calls import run_tool_call
-from agent.turns import (
-    LoopSettings,
-    Steering,
-    StreamListener,
-    TurnCancelled,
-    TurnError,
-    TurnResult,
-    TurnState,
-)
+from agent.turns import Steering, StreamListener, TurnCancelled, TurnError, TurnResult, TurnState
 from agent.windows import WindowBook
 from agent.workspace import workspace_context
 from tools.base import Tool, ToolOutput

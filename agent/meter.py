@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from agent.envelope import Envelope
@@ -33,70 +33,19 @@ from agent.events import (
     ToolResult,
     UserMessage,
 )
+from agent.measurement import Measurement, SessionUsage
 from agent.messages import event_message
 from agent.session import Session
 from agent.tokens import Estimator, tools_json
-from agent.windows import Window, WindowBook
+from agent.windows import WindowBook
 
-__all__ = ["BREAKDOWN_KEYS", "Measurement", "SessionUsage", "TokenMeter"]
-
-BREAKDOWN_KEYS = ("system", "tools", "checkpoints", "user", "assistant", "tool_results")
-"""Keys of :attr:`Measurement.breakdown`, in display order."""
+__all__ = ["TokenMeter"]
 
 _SURFACE_CATEGORIES = ("checkpoints", "user", "assistant", "tool_results")
 
 # The parts of a request header that change what the model is sent. Sampling params are left
 # out on purpose: a temperature change does not change the prompt's size.
 HeaderKey = tuple[str, str, str, str]
-
-
-@dataclass(frozen=True)
-class Measurement:
-    """One reading of the context size of the next request.
-
-    ``total`` is what to compare with the window: provider-anchored when ``measured`` is True,
-    else the estimate ``header + surface``. ``breakdown`` is always the estimated composition
-    (system, tools, checkpoints, user, assistant, tool_results); it sums to ``total`` only for
-    an estimated reading.
-    """
-
-    total: int
-    surface: int
-    header: int
-    measured: bool
-    context_window: int | None
-    breakdown: dict[str, int]
-    window: Window | None = field(default=None, compare=False)
-    """``context_window`` with where it came from, for the gauge and /context."""
-
-    @property
-    def percent(self) -> float | None:
-        """``total`` as a percentage of the window, or None when the window is unknown."""
-        if not self.context_window:
-            return None
-        return 100.0 * self.total / self.context_window
-
-
-@dataclass(frozen=True)
-class SessionUsage:
-    """Provider-reported usage summed over every assistant reply in the log."""
-
-    input: int = 0
-    output: int = 0
-    cached: int = 0
-    replies: int = 0
-    """Replies the server finished (a cancelled one is not counted)."""
-    reports: int = 0
-    """How many of them carried usage; 0 of N: the server reports none ("not reported")."""
-
-    @property
-    def reported(self) -> bool:
-        """False when replies came and none carried usage (the totals mean nothing)."""
-        return self.reports > 0 or self.replies == 0
-
-    @property
-    def total(self) -> int:
-        return self.input + self.output
 
 
 @dataclass(frozen=True)

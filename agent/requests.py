@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from agent.chat import ChatRequest
 from agent.envelope import Envelope
 from agent.events import RequestHeader, RequestHeaderData
 from agent.hooks import RequestTransform
-from agent.llm import ChatRequest
+from agent.loop_settings import default_output_cap
 from agent.session import Session
-from agent.turns import TurnError, default_output_cap, unanswered_tool_calls
+from agent.turns import TurnError, unanswered_tool_calls
 
 Estimate = Callable[[list[dict[str, Any]]], int]
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import aclosing
 
+from agent.chat import ChatModel, ChatRequest
 from agent.llm import (
-    ChatModel,
-    ChatRequest,
     Completed,
     Notice,
     ReasoningDelta,

@@ -37,9 +37,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Literal
 
+from agent.chat import ChatModel
 from agent.envelope import Envelope
 from agent.hooks import Hooks
-from agent.llm import ChatModel, ContextOverflow
+from agent.llm import ContextOverflow
 from agent.meter import TokenMeter
 from agent.session import Session
 from compact.checkpoint import (

@@ -1,9 +1,9 @@
 """The compaction seam: what compaction does, never how.
 
-This module owns the ``compact/*`` session events (registered into a session's event
-registry; core does not know them), the :class:`CompactionResult` vocabulary, the error
-taxonomy, the abstract :class:`CompactService`, and the tool-pairing edge helpers that every
-backend uses to avoid splitting a tool call from its result.
+This module owns the :class:`CompactionResult` vocabulary, the error taxonomy and the
+abstract :class:`CompactService`; the ``compact/*`` events it brackets each attempt with
+live in :mod:`compact.events`, the tool-pairing edge helpers every backend uses in
+:mod:`compact.pairing`.
 
 A compaction is a bracket in the log::
 
@@ -21,140 +21,15 @@ reached the surface, and recognisable as a crash orphan by its position before t
 from __future__ import annotations
 
 import asyncio
-import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import ClassVar, Literal
-
-from pydantic import Field
+from dataclasses import dataclass
+from typing import Literal
 
 from agent.envelope import Envelope
-from agent.events import AssistantMessage, Data, Event, ToolResult, Usage
-from agent.registry import EventRegistry
-from agent.session import Session
-from agent.surface import SurfaceError
+from compact.events import Trigger
 
-Trigger = Literal["auto", "manual", "overflow", "region"]
 ErrorCode = Literal["busy", "cancelled", "changed", "summary", "commit", "persistence"]
-
-
-# --- events -----------------------------------------------------------------------------------
-
-
-class Range(Data):
-    """A positional surface range: the seqs at its first and last position."""
-
-    start: int
-    end: int
-
-
-class CompactStartData(Data):
-    compaction_id: str
-    trigger: Trigger
-    turn: int | None = None
-    focus: str | None = None
-    source_command_id: str | None = None
-
-
-class CompactSummaryData(Data):
-    compaction_id: str
-    summary: str
-    """The raw summary as the summarizer wrote it (the checkpoint frames it)."""
-    shadowed_range: Range
-    shadowed_seqs: list[int]
-    """Every shadowed seq, in surface order."""
-    shadowed_tokens: int
-    """Estimated price of the shadowed nodes."""
-    summary_tokens: int = 0
-    """Estimated price of the framed checkpoint that replaces them."""
-    model: str
-    """The summarizer model, or ``fallback`` for the model-free checkpoint."""
-    usage: Usage | None = None
-    """Summed over every summarizer call of the compaction (see ``compact/progress``)."""
-    max_tokens: int | None = None
-    fallback_reason: str | None = None
-    """Why the model-free checkpoint took the model's place (None: it did not)."""
-
-
-class CompactProgressData(Data):
-    """One summarizer call inside a compaction's bracket (log-only): a chunk read, a terser
-    retry after a cut, or a failure the model-free checkpoint then covered."""
-
-    compaction_id: str
-    chunk: int = Field(ge=1)
-    """Which chunk of the range this call read (1-based, oldest first)."""
-    chunks: int = Field(ge=1)
-    """How many chunks the range was planned in."""
-    items: int = Field(ge=0)
-    """Surface items of the range this chunk covers."""
-    input_tokens: int = Field(ge=0)
-    """Estimated tokens of what the call read (originals of pruned results included)."""
-    status: Literal["ok", "cut", "failed"]
-    """``cut``: the reply hit its output cap (a terser retry follows, or the failure)."""
-    reason: str | None = None
-    model: str | None = None
-    usage: Usage | None = None
-    max_tokens: int | None = None
-    elapsed_s: float = Field(default=0.0, ge=0)
-
-
-class CompactEndData(Data):
-    compaction_id: str
-    turn: int | None = None
-    error: str | None = None
-
-
-class CompactPruneData(Data):
-    """The shadow price of one pruned tool result (followed by its replacement)."""
-
-    shadowed_range: Range
-    shadowed_seqs: list[int]
-    shadowed_tokens: int
-    kind: Literal["trim", "mask"] = "mask"
-    trigger: Literal["pressure", "overflow"] = "pressure"
-
-
-class CompactStart(Event):
-    type: Literal["compact/start"] = "compact/start"
-    data: CompactStartData
-
-
-class CompactSummary(Event):
-    type: Literal["compact/summary"] = "compact/summary"
-    data: CompactSummaryData
-
-
-class CompactEnd(Event):
-    durable: ClassVar[bool] = True
-    type: Literal["compact/end"] = "compact/end"
-    data: CompactEndData
-
-
-class CompactPrune(Event):
-    type: Literal["compact/prune"] = "compact/prune"
-    data: CompactPruneData
-
-
-class CompactProgress(Event):
-    type: Literal["compact/progress"] = "compact/progress"
-    data: CompactProgressData
-
-
-COMPACT_EVENTS: tuple[type[Event], ...] = (
-    CompactStart,
-    CompactProgress,
-    CompactSummary,
-    CompactEnd,
-    CompactPrune,
-)
-
-
-def register_events(registry: EventRegistry) -> EventRegistry:
-    """Add the ``compact/*`` types to ``registry`` (idempotent); returns it."""
-    for model in COMPACT_EVENTS:
-        registry.register(model)
-    return registry
 
 
 # --- results and errors -----------------------------------------------------------------------
@@ -295,77 +170,3 @@ class CompactService(ABC):
 
 
 # --- tool pairing -----------------------------------------------------------------------------
-
-
-@dataclass
-class _Pairing:
-    generation: int
-    nodes: list[int] = field(default_factory=list)
-    position: dict[int, int] = field(default_factory=dict)
-    open_after: list[int] = field(default_factory=lambda: [0])
-    """``open_after[i]``: calls minus results after the first ``i`` nodes (cut ``i``)."""
-
-
-_PAIRING: weakref.WeakKeyDictionary[Session, _Pairing] = weakref.WeakKeyDictionary()
-
-
-def _fold(cache: _Pairing, session: Session, seqs: list[int]) -> None:
-    opened = cache.open_after[-1]
-    added: list[int] = []
-    for seq in seqs:
-        event = session.events[seq]
-        if isinstance(event, AssistantMessage):
-            opened += len(event.data.tool_calls)
-        elif isinstance(event, ToolResult):
-            opened -= 1
-            if opened < 0:
-                raise SurfaceError(f"corrupt surface: tool result {seq} answers no open tool call")
-        added.append(opened)
-    # Validated first, then committed: a corrupt tail leaves the cache as it was.
-    for seq, value in zip(seqs, added, strict=True):
-        cache.position[seq] = len(cache.nodes)
-        cache.nodes.append(seq)
-        cache.open_after.append(value)
-
-
-def _pairing(session: Session) -> _Pairing:
-    """The per-session cache: folds appended nodes while ``replace_generation`` holds,
-    rebuilds after a replace."""
-    surface = session.surface
-    cache = _PAIRING.get(session)
-    if (
-        cache is None
-        or cache.generation != session.replace_generation
-        or len(cache.nodes) > len(surface)
-    ):
-        cache = _Pairing(session.replace_generation)
-        _fold(cache, session, list(surface))
-        _PAIRING[session] = cache
-    elif len(cache.nodes) < len(surface):
-        _fold(cache, session, list(surface[len(cache.nodes) :]))
-    return cache
-
-
-def _position(session: Session, seq: int) -> tuple[_Pairing, int]:
-    cache = _pairing(session)
-    try:
-        return cache, cache.position[seq]
-    except KeyError:
-        raise SurfaceError(f"seq {seq} is not on the surface") from None
-
-
-def tool_pairing_balanced_before(session: Session, seq: int) -> bool:
-    """True when a cut just before ``seq`` splits no tool call from its result."""
-    cache, i = _position(session, seq)
-    return cache.open_after[i] == 0
-
-
-def tool_pairing_balanced_after(session: Session, seq: int) -> bool:
-    """True when a cut just after ``seq`` splits no tool call from its result."""
-    cache, i = _position(session, seq)
-    return cache.open_after[i + 1] == 0
-
-
-def open_calls_at_cuts(session: Session) -> list[int]:
-    """``open_after`` for every cut of the current surface (index ``i`` = before node ``i``)."""
-    return list(_pairing(session).open_after)

@@ -28,7 +28,7 @@ from agent.meter import TokenMeter
 from agent.session import Session
 from agent.store import ensure_private_dir
 from tools import footer
-from tools.bash import command_of
+from tools.bash_call import command_of
 
 TRIM_MARK = "characters trimmed to save context"
 MASK_PREFIX = "[output pruned"

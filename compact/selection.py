@@ -12,7 +12,8 @@ from collections.abc import Callable, Sequence
 
 from agent.events import UserMessage
 from agent.session import Session
-from compact.contract import CompactionResult, open_calls_at_cuts
+from compact.contract import CompactionResult
+from compact.pairing import open_calls_at_cuts
 
 Price = Callable[[int], int]
 """The estimated tokens of the surface node with this seq."""

@@ -26,7 +26,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from agent.llm import BadRequest, ChatModel, ChatRequest, LLMError, Reply, collect
+from agent.chat import ChatModel, ChatRequest
+from agent.llm import BadRequest, LLMError, Reply, collect
 from agent.tokens import Estimator
 from compact.checkpoint import Call, Summary, SummaryJob, SummaryRejected, checkpoint_sections
 from compact.policy import MIN_SUMMARY_TOKENS

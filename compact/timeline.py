@@ -44,13 +44,7 @@ from agent.events import (
     TurnEnd,
     UserMessage,
 )
-from compact.contract import (
-    CompactEnd,
-    CompactProgress,
-    CompactPrune,
-    CompactStart,
-    CompactSummary,
-)
+from compact.events import CompactEnd, CompactProgress, CompactPrune, CompactStart, CompactSummary
 from compact.records import MISSING_REPLACEMENT, MISSING_SUMMARY, PricedEvent, TimelineRecord
 
 

@@ -24,7 +24,8 @@ from agent.registry import EventError
 from agent.session import Session
 from compact.checkpoint import frame
 from compact.condense import Condensed
-from compact.contract import CompactEnd, CompactionError, CompactionResult, CompactStart, Trigger
+from compact.contract import CompactionError, CompactionResult
+from compact.events import CompactEnd, CompactStart, Trigger
 
 
 class Lock:

@@ -8,7 +8,7 @@ import math
 from typing import Literal
 
 from agent.events import Event
-from compact.contract import CompactEnd, CompactProgress, CompactStart
+from compact.events import CompactEnd, CompactProgress, CompactStart
 from compact.records import TimelineRecord
 from compact.timeline import TimelineFold
 
@@ -145,4 +145,15 @@ def describe(record: TimelineRecord) -> str:
         parts.append(fmt_duration(record.duration_s))
     if record.focus:
         parts.append(f'focus "{one_line(record.focus, 40)}"')
+    return " · ".join(parts)
+
+
+def running_detail(record: TimelineRecord) -> str:
+    """A running compaction in a few words, for a status line: its trigger, the chunk it is
+    on, a problem it met (``auto · chunk 2/3``)."""
+    parts = [record.trigger]
+    if record.chunks > 1:
+        parts.append(f"chunk {min(record.chunks_done + 1, record.chunks)}/{record.chunks}")
+    if record.note:
+        parts.append(record.note)
     return " · ".join(parts)

@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import dataclasses
 import itertools
-import json
 import os
 import shlex
 import signal
@@ -25,6 +24,7 @@ from typing import IO, Any
 
 from tools import footer as footers
 from tools.base import POLICIES, ApprovalDecision, ApprovalPolicy, Approver, ToolOutput
+from tools.bash_call import bash_schema
 from tools.capture import Capture
 from tools.process import DRAIN_GRACE_S, REAP_WAIT_S, TERM_GRACE_S, BashProcess, killpg, settle
 from tools.reaper import REAPER
@@ -106,40 +106,12 @@ class BashTool:
 
     def schema(self) -> dict[str, Any]:
         """Return the OpenAI Chat Completions tool entry for ``bash``."""
-        description = (
-            "Run a shell command with `bash -c` and return its output (stdout and stderr "
-            "merged, in order), exit code and duration. The working directory persists "
-            "across calls: a `cd` sticks for the next call. Stdin is closed, so a command "
-            "that waits for input gets end-of-file at once: pass input through arguments, "
-            "files or here-documents, and use non-interactive flags. Output over "
-            f"{self.max_output_chars} characters is cut to its head and tail; the full "
-            "output is saved to a file whose path is given, which you can search with grep "
-            "or read in parts with sed -n, head or tail. A command running longer than its "
-            "timeout is killed with all its child processes. Start long-running servers in "
-            "the background with their output redirected (`cmd > log 2>&1 &`)."
+        return bash_schema(
+            self.name,
+            max_output_chars=self.max_output_chars,
+            default_timeout=self.default_timeout,
+            max_timeout=self.max_timeout,
         )
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": description,
-                "parameters": {
-                    "type": "object",
-                    "properties": {
-                        "command": {"type": "string", "description": "The bash command to run."},
-                        "timeout": {
-                            "type": "number",
-                            "description": (
-                                f"Seconds before the command is killed (default "
-                                f"{self.default_timeout:g}, max {self.max_timeout:g})."
-                            ),
-                        },
-                    },
-                    "required": ["command"],
-                    "additionalProperties": False,
-                },
-            },
-        }
 
     async def run(self, arguments: dict[str, Any]) -> ToolOutput:
         """Check the arguments, get approval, run the command and report its output.
@@ -378,17 +350,6 @@ class BashTool:
             return  # no `cd`, or killed before the EXIT trap ran: the directory stays
         if recorded and os.path.isdir(recorded):
             self._cwd = Path(recorded)
-
-
-def command_of(arguments: str) -> str | None:
-    """The ``command`` of a bash call's raw JSON arguments, exactly as it runs; None when
-    the arguments are not JSON or name no command. The one parser of a call's command."""
-    try:
-        args = json.loads(arguments or "{}")
-    except (ValueError, RecursionError):
-        return None
-    command = args.get("command") if isinstance(args, dict) else None
-    return command if isinstance(command, str) else None
 
 
 def _error(message: str) -> ToolOutput:

@@ -22,13 +22,14 @@ from textual.worker import Worker, WorkerState
 from agent.events import Event, ToolStart
 from agent.llm import Notice
 from agent.turns import TurnCancelled, TurnResult
-from compact.contract import CompactProgress
+from compact.events import CompactProgress
 from tui.approvals import Approvals
 from tui.commands import SLASH_COMMANDS, parse_slash
 from tui.demo import BANNER as DEMO_BANNER
 from tui.gauge_reading import GaugeReading
 from tui.history import PromptHistory, history_path
 from tui.key_actions import KeyActions
+from tui.runtime import Runtime
 from tui.screens.approval import ARM_S
 from tui.screens.summary import SummaryScreen
 from tui.shutdown import Shutdown
@@ -47,7 +48,6 @@ from tui.widgets.slash import SlashCommands
 from tui.widgets.status import StatusLine
 from tui.widgets.timeline import TimelinePanel, TimelineRecordSelected
 from tui.widgets.transcript import Transcript
-from tui.wiring import Runtime
 
 W = TypeVar("W", bound=Widget)
 

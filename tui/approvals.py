@@ -13,11 +13,11 @@ from typing import Any, Protocol, TypeVar
 from textual.widget import Widget
 
 from tools.base import ApprovalDecision
+from tui.runtime import Runtime
 from tui.screens.approval import ApprovalScreen
 from tui.widgets.prompt import PromptArea
 from tui.widgets.status import StatusLine
 from tui.widgets.transcript import Transcript
-from tui.wiring import Runtime
 
 W = TypeVar("W", bound=Widget)
 

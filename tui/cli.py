@@ -16,8 +16,9 @@ from typing import Any
 from agent.settings import Settings, SettingsError, load_settings
 from tui import subcommands
 from tui.headless import EXIT_ERROR, EXIT_USAGE, run_prompt
+from tui.runtime import StartupError
 from tui.text import clean
-from tui.wiring import StartupError, build_runtime
+from tui.wiring import build_runtime
 
 
 def package_version() -> str:

@@ -18,7 +18,8 @@ from typing import Literal
 
 from agent.settings import SettingsError
 from tools.base import POLICIES
-from tui.wiring import Runtime, StartupError, build_runtime
+from tui.runtime import Runtime, StartupError
+from tui.wiring import build_runtime
 
 SLASH_COMMANDS: dict[str, str] = {
     "help": "List the commands.",

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 import time
 
+from agent.loop_settings import cut_text
 from agent.session import Session
-from agent.turns import cut_text
 from compact.records import TimelineRecord
 from compact.wording import fmt_duration, fmt_tokens, one_line
 from tui.view.fold import LogView

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agent.meter import BREAKDOWN_KEYS, Measurement
+from agent.measurement import BREAKDOWN_KEYS, Measurement
 from compact.wording import fmt_tokens
 
 

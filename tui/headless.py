@@ -16,13 +16,14 @@ from typing import TextIO
 
 from agent.events import Event
 from agent.llm import Notice, StreamEvent
-from agent.turns import TurnCancelled, TurnResult, cut_text
+from agent.loop_settings import cut_text
+from agent.turns import TurnCancelled, TurnResult
 from compact.wording import compaction_news, describe, label, progress_text
 from tools.terminal import json_safe
+from tui.runtime import Runtime
 from tui.text import clean
 from tui.view.fold import LogView
 from tui.view.items import RetryPlanned, ToolRun, ViewItem
-from tui.wiring import Runtime
 
 EXIT_OK = 0
 EXIT_ERROR = 1

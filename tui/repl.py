@@ -18,32 +18,27 @@ from typing import TextIO
 
 from agent.events import Event, ToolResultData
 from agent.llm import Notice, StreamEvent
-from agent.session import Session
-from agent.turns import StreamListener, TurnCancelled, TurnResult, cut_text
+from agent.loop_settings import cut_text
+from agent.turns import StreamListener, TurnCancelled, TurnResult
 from compact.contract import CompactNotice
-from compact.timeline import timeline
 from compact.wording import compaction_news, describe, fmt_duration, progress_text
 from tools.base import ApprovalDecision
 from tools.terminal import visible
 from tui.commands import (
     SLASH_COMMANDS,
-    Said,
     parse_slash,
-    set_approval,
-    slash_help,
-    switch_model,
-    switch_session,
     unknown_command_text,
 )
-from tui.gauge_reading import GaugeReading, breakdown_rows
+from tui.gauge_reading import GaugeReading
 from tui.line_input import ReadLine, make_session, prompt_reader, stream_reader
+from tui.repl_commands import ReplCommands
+from tui.runtime import Runtime
 from tui.text import clean, command_shape, first_line, strip_footer
 from tui.view.fold import Change, LogView
 from tui.view.items import Answer, CommandOutcome, RetryPlanned, ToolRun, TurnClosed
-from tui.wiring import Runtime
 
 
-class PlainRepl:
+class PlainRepl(ReplCommands):
     """See the module docstring. ``read`` supplies lines; output goes to ``out``."""
 
     def __init__(
@@ -248,76 +243,6 @@ class PlainRepl:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signal.SIGINT)
         self.say(self.gauge_line())
-
-    # --- commands -----------------------------------------------------------------------------
-
-    async def cmd_help(self, args: str) -> None:
-        self.say(slash_help())
-
-    async def cmd_compact(self, args: str) -> None:
-        await self.runtime.compact_command.run(self.runtime.agent.envelope(), args)
-        self.say(self.gauge_line())
-
-    async def cmd_context(self, args: str) -> None:
-        meter = self.runtime.meter
-        measurement = meter.measure()
-        self.say(self.gauge_line())
-        for label, tokens, share in breakdown_rows(measurement):
-            self.say(f"  {label:<15} {tokens:>8,}  {100 * share:3.0f}%")
-        window = self.runtime.windows.current
-        how = f" ({window.detail})" if window.detail else ""
-        self.say(f"  {window.label()}{how}")
-        usage = meter.session_usage
-        if not usage.reported:
-            self.say("  session totals: not reported by the server")
-        else:
-            self.say(
-                f"  session totals: {usage.input:,} in · {usage.output:,} out · "
-                f"{usage.cached:,} cached"
-            )
-
-    async def cmd_timeline(self, args: str) -> None:
-        records = timeline(self.runtime.session.events)
-        if not records:
-            self.say("No compactions yet.")
-        for record in records:
-            self.say(describe(record))
-
-    async def cmd_sessions(self, args: str) -> None:
-        for stored in Session.list_stored(self.runtime.home):
-            mark = "  (this session)" if stored.id == self.runtime.session.id else ""
-            self.say(f"{stored.id}{mark}")
-        self.say("/resume <id> continues one.")
-
-    async def cmd_new(self, args: str) -> None:
-        await self._switch(None)
-
-    async def cmd_resume(self, args: str) -> None:
-        if not args:
-            await self.cmd_sessions(args)
-        else:
-            await self._switch(args.split()[0])
-
-    async def cmd_model(self, args: str) -> None:
-        self._show(await switch_model(self.runtime, args))
-
-    async def cmd_approve(self, args: str) -> None:
-        if (said := set_approval(self.runtime, args)) is not None:
-            self._show(said)
-
-    async def _switch(self, resume: str | None) -> None:
-        old = self.runtime
-        new = await switch_session(old, resume)
-        if isinstance(new, Said):
-            self._show(new)
-            return
-        self.detach()
-        await old.aclose()
-        self.attach(new)
-        self.say(f"Session {new.session.id}.")
-
-    def _show(self, said: Said) -> None:
-        self.say(said.text if said.level == "info" else f"! {said.text}")
 
 
 async def run_repl(

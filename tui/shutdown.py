@@ -14,7 +14,7 @@ import os
 import signal
 from typing import Any, Protocol
 
-from tui.wiring import Runtime
+from tui.runtime import Runtime
 
 TERMINATE_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 SHUTDOWN_WAIT_S = 5.0

@@ -21,9 +21,10 @@ from agent.store import InvalidSessionId, default_home, first_prompt, is_open_fo
 from compact.timeline import timeline
 from tools.terminal import json_safe
 from tui.export import export_markdown
+from tui.runtime import StartupError
 from tui.text import clean
 from tui.timeline_report import timeline_json, timeline_table
-from tui.wiring import StartupError, build_registry, build_runtime
+from tui.wiring import build_registry, build_runtime
 
 NAMES = ("sessions", "timeline", "compact", "export")
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2

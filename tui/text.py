@@ -9,7 +9,7 @@ the layout nor reach the terminal, and nothing is hidden.
 from __future__ import annotations
 
 from tools import footer
-from tools.bash import command_of
+from tools.bash_call import command_of
 from tools.terminal import has_unsafe, visible
 
 

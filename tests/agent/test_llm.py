@@ -20,9 +20,9 @@ from typing import Any
 import openai
 import pytest
 
+from agent.chat import ChatRequest
 from agent.llm import (
     AuthError,
-    ChatRequest,
     Completed,
     ConnectionFailed,
     ContextOverflow,

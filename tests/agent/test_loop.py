@@ -12,9 +12,10 @@ from agent.envelope import Envelope
 from agent.events import Event
 from agent.llm import ContextOverflow, OpenAICompatible, TextDelta
 from agent.loop import Agent
+from agent.loop_settings import LoopSettings
 from agent.retry import RetryPolicy
 from agent.session import Session
-from agent.turns import LoopSettings, TurnCancelled
+from agent.turns import TurnCancelled
 from tests.openai_server import OpenAIServer
 from tools.bash import BashTool
 

@@ -12,7 +12,8 @@ import pytest
 import tiktoken
 
 from agent.events import Event
-from agent.meter import BREAKDOWN_KEYS, Measurement, TokenMeter
+from agent.measurement import BREAKDOWN_KEYS, Measurement
+from agent.meter import TokenMeter
 from agent.session import Session
 from agent.tokens import Estimator
 

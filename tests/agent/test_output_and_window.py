@@ -7,11 +7,11 @@ from pathlib import Path
 
 from agent.llm import Notice, OpenAICompatible
 from agent.loop import Agent
+from agent.loop_settings import LoopSettings, default_output_cap
 from agent.meter import TokenMeter
 from agent.retry import RetryPolicy
 from agent.session import Session
 from agent.tokens import Estimator
-from agent.turns import LoopSettings, default_output_cap
 from agent.windows import WindowBook
 from tests.openai_server import OpenAIServer
 from tools.bash import BashTool

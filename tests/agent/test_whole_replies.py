@@ -7,15 +7,8 @@ import json
 
 import pytest
 
-from agent.llm import (
-    BadRequest,
-    ChatRequest,
-    EmptyReply,
-    MalformedResponse,
-    Notice,
-    OpenAICompatible,
-    TextDelta,
-)
+from agent.chat import ChatRequest
+from agent.llm import BadRequest, EmptyReply, MalformedResponse, Notice, OpenAICompatible, TextDelta
 from agent.retry import RetryPolicy
 from tests.wire import Exchange, ReplayServer
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from agent.chat import ChatRequest
 from agent.discovery import ask_window
 from agent.llm import (
-    ChatRequest,
     Completed,
     ContextOverflow,
     Notice,

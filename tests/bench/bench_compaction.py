@@ -19,7 +19,7 @@ from agent.registry import EventRegistry
 from agent.session import Session
 from agent.tokens import Estimator
 from compact.basic import BasicCompactService, Summary, SummaryJob
-from compact.contract import register_events
+from compact.events import register_events
 from tests.bench.report import Figure
 from tui.demo import ScriptedModel
 

@@ -26,16 +26,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from agent.chat import ChatRequest
 from agent.envelope import Envelope
-from agent.llm import ChatRequest, Completed, ContextOverflow, Reply, StreamEvent, ToolCall, Usage
+from agent.llm import Completed, ContextOverflow, Reply, StreamEvent, ToolCall, Usage
 from agent.loop import Agent, Hooks
+from agent.loop_settings import LoopSettings
 from agent.meter import TokenMeter
 from agent.registry import EventRegistry
 from agent.session import Session
 from agent.tokens import Estimator
-from agent.turns import LoopSettings
 from compact.basic import BasicCompactService
-from compact.contract import register_events
+from compact.events import register_events
 from compact.policy import CompactionSettings
 from compact.prune import Pruner
 from tests.bench.report import Figure, Table

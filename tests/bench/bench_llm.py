@@ -15,7 +15,8 @@ from typing import Any, cast
 import openai
 from openai.types.chat import ChatCompletionMessageParam
 
-from agent.llm import ChatRequest, OpenAICompatible, TextDelta
+from agent.chat import ChatRequest
+from agent.llm import OpenAICompatible, TextDelta
 from tests.bench.report import Figure
 from tests.openai_server import OpenAIServer, ScriptedResponse
 

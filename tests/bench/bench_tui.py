@@ -45,7 +45,8 @@ from typing import Any
 
 from textual import events
 
-from agent.llm import ChatRequest, OpenAICompatible, StreamEvent, TextDelta, collect
+from agent.chat import ChatRequest
+from agent.llm import OpenAICompatible, StreamEvent, TextDelta, collect
 from agent.meter import TokenMeter
 from agent.session import Session
 from agent.settings import Settings, load_settings
@@ -54,8 +55,8 @@ from tests.bench.bench_session import build
 from tests.bench.report import Figure
 from tests.openai_server import ScriptedResponse
 from tui.app import ReeflineApp
-from tui.widgets.entries import AssistantEntry
 from tui.widgets.prompt import PromptArea
+from tui.widgets.reply import AssistantEntry
 from tui.widgets.transcript import ShowEarlier
 from tui.wiring import build_registry, build_runtime
 

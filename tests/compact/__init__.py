@@ -14,7 +14,7 @@ from pathlib import Path
 from agent.events import Event
 from agent.registry import EventRegistry
 from agent.session import Session
-from compact.contract import register_events
+from compact.events import register_events
 
 
 def registry() -> EventRegistry:

@@ -8,16 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from agent.llm import ChatModel, OpenAICompatible
+from agent.chat import ChatModel
+from agent.llm import OpenAICompatible
 from agent.loop import Agent
+from agent.loop_settings import LoopSettings
 from agent.meter import TokenMeter
 from agent.registry import EventRegistry
 from agent.retry import RetryPolicy
 from agent.session import Session
 from agent.tokens import Estimator
-from agent.turns import LoopSettings
 from compact.basic import BasicCompactService, CompactionSettings
-from compact.contract import register_events
+from compact.events import register_events
 from compact.prune import Pruner
 from tests.openai_server import OpenAIServer
 from tools.bash import BashTool

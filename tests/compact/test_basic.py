@@ -14,7 +14,8 @@ from compact.basic import (
     CompactionSettings,
     load_compaction_settings,
 )
-from compact.contract import CompactionError, tool_pairing_balanced_before
+from compact.contract import CompactionError
+from compact.pairing import tool_pairing_balanced_before
 from tests.compact.conftest import Rig, add_turn, server_model
 from tests.openai_server import OpenAIServer
 

@@ -9,12 +9,10 @@ import pytest
 from agent.registry import EventError, EventRegistry
 from agent.session import Session
 from agent.surface import SurfaceError
-from compact.contract import (
-    COMPACT_EVENTS,
-    ERROR_SENTENCES,
-    CompactionError,
+from compact.contract import ERROR_SENTENCES, CompactionError
+from compact.events import COMPACT_EVENTS, register_events
+from compact.pairing import (
     open_calls_at_cuts,
-    register_events,
     tool_pairing_balanced_after,
     tool_pairing_balanced_before,
 )

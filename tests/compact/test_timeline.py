@@ -10,7 +10,7 @@ from pydantic import ConfigDict
 
 from agent.events import Data, Event, Usage
 from agent.session import Session
-from compact.contract import (
+from compact.events import (
     CompactEnd,
     CompactEndData,
     CompactStart,

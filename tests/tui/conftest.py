@@ -16,8 +16,9 @@ from textual.pilot import Pilot
 
 from agent.settings import load_settings
 from tui.app import ReeflineApp
+from tui.runtime import Runtime
 from tui.widgets.prompt import PromptArea
-from tui.wiring import Runtime, build_runtime
+from tui.wiring import build_runtime
 
 
 @pytest.fixture

@@ -6,10 +6,11 @@ import pytest
 
 from agent.session import Session
 from tests.tui.conftest import UI
-from tui.widgets.entries import AssistantEntry, UserEntry
+from tui.widgets.entries import UserEntry
 from tui.widgets.gauge import TokenGauge
 from tui.widgets.header import AppHeader
 from tui.widgets.prompt import PromptArea
+from tui.widgets.reply import AssistantEntry
 from tui.widgets.timeline import TimelinePanel
 from tui.widgets.tool_card import ToolCard
 from tui.widgets.transcript import REPLAY_WINDOW, ShowEarlier, Transcript

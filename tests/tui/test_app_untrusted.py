@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from tests.openai_server import OpenAIServer
 from tests.tui.conftest import UI
-from tui.widgets.entries import AssistantEntry, UserEntry
+from tui.widgets.entries import UserEntry
+from tui.widgets.reply import AssistantEntry
 from tui.widgets.tool_card import ToolCard
 
 HOSTILE = "[/] close [b]x[/b] [link=http://evil]y[/link] \x1b[31mred\x1b[0m \x1b]0;title\x07 bell\x07 nul\x00 end"

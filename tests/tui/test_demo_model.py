@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from agent.llm import ChatRequest, Completed, ReasoningDelta, Reply, TextDelta, ToolCallDelta
+from agent.chat import ChatRequest
+from agent.llm import Completed, ReasoningDelta, Reply, TextDelta, ToolCallDelta
 from agent.tokens import Estimator
 from compact.checkpoint import SECTIONS, SummaryJob
 from tui.demo import (

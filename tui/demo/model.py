@@ -9,8 +9,8 @@ import json
 import re
 from collections.abc import AsyncIterator
 
+from agent.chat import ChatRequest
 from agent.llm import (
-    ChatRequest,
     Completed,
     ReasoningDelta,
     Reply,

@@ -11,7 +11,7 @@ from typing import Any
 from compact.checkpoint import SUMMARY_INSTRUCTION
 from compact.wording import one_line
 from tools import footer as footers
-from tools.bash import command_of
+from tools.bash_call import command_of
 
 PROVIDER = "scripted"
 MODEL_NAME = "scripted-demo"

@@ -11,7 +11,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from agent.meter import Measurement, SessionUsage
+from agent.measurement import Measurement, SessionUsage
 from compact.wording import fmt_tokens
 from tui.gauge_reading import GaugeReading, breakdown_rows
 

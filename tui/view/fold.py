@@ -31,7 +31,7 @@ from agent.events import (
     TurnStart,
     UserMessage,
 )
-from compact.contract import CompactPrune
+from compact.events import CompactPrune
 from compact.records import PricedEvent, TimelineRecord
 from compact.timeline import TimelineFold
 from tui.view.items import (

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from agent.events import ToolResultData, TurnEndReason
 from compact.records import TimelineRecord
-from tools.bash import NOT_RUN, command_of
+from tools.bash import NOT_RUN
+from tools.bash_call import command_of
 from tui.text import raw_command
 
 

@@ -16,7 +16,7 @@ from textual.message_pump import MessagePump
 from agent.events import Event
 from agent.llm import StreamEvent
 from compact.contract import CompactNotice
-from tui.wiring import Runtime
+from tui.runtime import Runtime
 
 
 @dataclass

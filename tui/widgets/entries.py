@@ -1,29 +1,21 @@
-"""Transcript entries: user and steering messages, assistant replies, reasoning, notices.
+"""Transcript entries: user and steering messages, and notices (replies:
+:mod:`tui.widgets.reply`).
 
 Untrusted text (anything a model, a command or a file produced) is cleaned and shown as
-:class:`~textual.content.Content`, never parsed as markup. Assistant replies are Markdown,
-which Textual renders without interpreting console markup.
+:class:`~textual.content.Content`, never parsed as markup.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from textual import events
-from textual.app import ComposeResult
-from textual.containers import Vertical
 from textual.content import Content
 from textual.reactive import reactive
-from textual.timer import Timer
-from textual.widgets import Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Static
 
-from tui.text import clean, first_line
+from tui.text import clean
 
 NoticeLevel = Literal["info", "warning", "error", "context"]
-
-FLUSH_S = 1 / 20
-"""Streamed text reaches the screen at most this often (seconds)."""
 
 _ICONS: dict[NoticeLevel, tuple[str, str]] = {
     "info": ("● ", "$text-primary"),
@@ -74,134 +66,3 @@ class Notice(Static):
         self.level = level
         self.plain = body.plain
         self.update(Content.assemble((icon, style), body))
-
-
-class Reasoning(Static, can_focus=True):
-    """The model's reasoning: one dim line, expanded on click or Enter."""
-
-    expanded: reactive[bool] = reactive(False)
-
-    def __init__(self, text: str = "") -> None:
-        super().__init__(classes="-collapsed")
-        self.text = clean(text)
-
-    def append(self, fragment: str) -> None:
-        self.text += clean(fragment)
-        self.refresh(layout=True)
-
-    def render(self) -> Content:
-        if self.expanded:
-            return Content.assemble(("▾ reasoning\n", "bold"), self.text.strip())
-        return Content.assemble(("▸ reasoning  ", "bold"), first_line(self.text, 200))
-
-    def watch_expanded(self, expanded: bool) -> None:
-        self.set_class(not expanded, "-collapsed")
-        self.refresh(layout=True)
-
-    def on_click(self, event: events.Click) -> None:
-        event.stop()
-        self.expanded = not self.expanded
-
-    def key_enter(self) -> None:
-        self.expanded = not self.expanded
-
-
-class AssistantEntry(Vertical):
-    """One assistant reply: reasoning (collapsed) and the answer as streamed Markdown.
-
-    Deltas go through a :class:`MarkdownStream` (it batches when rendering lags); the final
-    text from the logged ``assistant/message`` then replaces the streamed one if they differ.
-    """
-
-    def __init__(self, text: str = "", reasoning: str | None = None) -> None:
-        super().__init__()
-        self._initial = clean(text)
-        self._reasoning = reasoning or ""
-        self._stream: MarkdownStream | None = None
-        self._pending: list[str] = []
-        self._flush_timer: Timer | None = None
-        self.streamed = ""
-
-    def compose(self) -> ComposeResult:
-        reasoning = Reasoning(self._reasoning)
-        reasoning.display = bool(self._reasoning.strip())
-        yield reasoning
-        markdown = Markdown(self._initial)
-        markdown.display = bool(self._initial.strip())
-        yield markdown
-
-    @property
-    def markdown(self) -> Markdown:
-        return self.query_one(Markdown)
-
-    @property
-    def reasoning(self) -> Reasoning:
-        return self.query_one(Reasoning)
-
-    @property
-    def text(self) -> str:
-        return self.markdown.source
-
-    def parts(self) -> tuple[str, str]:
-        """(answer, reasoning) as shown, stripped; also before the entry is mounted."""
-        if not self.is_mounted:
-            return self._initial.strip(), clean(self._reasoning).strip()
-        return self.markdown.source.strip(), self.reasoning.text.strip()
-
-    def add_reasoning(self, fragment: str) -> None:
-        self.reasoning.append(fragment)
-        self.reasoning.display = bool(self.reasoning.text.strip())
-
-    async def write(self, fragment: str) -> None:
-        """Add streamed text. Fragments are gathered for up to :data:`FLUSH_S` and handed to
-        the stream together: each hand-over costs a Markdown parse and a layout pass, and
-        the model's stream shares this event loop."""
-        fragment = clean(fragment)
-        if not fragment:
-            return
-        self.streamed += fragment
-        self._pending.append(fragment)
-        if self._flush_timer is None:
-            self._flush_timer = self.set_timer(FLUSH_S, self._flush)
-
-    async def _flush(self) -> None:
-        self._flush_timer = None
-        if not self._pending:
-            return
-        text, self._pending = "".join(self._pending), []
-        if self._stream is None:
-            self._stream = Markdown.get_stream(self.markdown)
-        self.markdown.display = True
-        await self._stream.write(text)
-
-    async def _stop_stream(self) -> None:
-        if self._flush_timer is not None:
-            self._flush_timer.stop()
-            self._flush_timer = None
-        self._pending = []
-        if self._stream is not None:
-            await self._stream.stop()
-            self._stream = None
-
-    async def settle(self) -> None:
-        """Stop streaming and keep what was shown (nothing was logged for it)."""
-        await self._flush()
-        await self._stop_stream()
-
-    async def finish(self, text: str, reasoning: str | None) -> None:
-        """Settle on the logged reply (the stream may have been partial or absent)."""
-        await self._stop_stream()
-        text = clean(text)
-        if text != self.markdown.source:
-            await self.markdown.update(text)
-        self.markdown.display = bool(text.strip())
-        if reasoning and clean(reasoning) != self.reasoning.text:
-            self.reasoning.text = clean(reasoning)
-            self.reasoning.refresh(layout=True)
-        self.reasoning.display = bool(self.reasoning.text.strip())
-        self.display = self.markdown.display or self.reasoning.display
-
-    async def discard(self) -> None:
-        """Forget a partial stream (the request is being retried)."""
-        await self._stop_stream()
-        await self.remove()

@@ -24,6 +24,7 @@ from tui.commands import (
     switch_session,
     unknown_command_text,
 )
+from tui.runtime import Runtime
 from tui.screens.context import ContextScreen
 from tui.screens.sessions import SessionsScreen
 from tui.widgets.bridge import RuntimeBridge
@@ -31,7 +32,6 @@ from tui.widgets.header import AppHeader
 from tui.widgets.prompt import PromptArea
 from tui.widgets.status import StatusLine
 from tui.widgets.transcript import Transcript
-from tui.wiring import Runtime
 
 W = TypeVar("W", bound=Widget)
 

@@ -9,9 +9,9 @@ from textual.content import Content
 from textual.widget import Widget
 
 from agent.events import Event, StepStart, ToolResult, ToolStart, TurnEnd, TurnStart
-from compact.contract import CompactEnd, CompactProgress, CompactStart
+from compact.events import CompactEnd, CompactProgress, CompactStart
 from compact.records import TimelineRecord
-from compact.wording import fmt_duration
+from compact.wording import fmt_duration, running_detail
 from tui.text import bash_command, first_line
 
 Activity = Literal["idle", "thinking", "bash", "approval", "compacting"]
@@ -80,7 +80,7 @@ class StatusLine(Widget):
         elif isinstance(event, CompactStart):
             self.set_activity("compacting", detail=event.data.trigger)
         elif isinstance(event, CompactProgress) and record is not None:
-            self.set_activity("compacting", detail=_compacting(record))
+            self.set_activity("compacting", detail=running_detail(record))
         elif isinstance(event, TurnEnd) or (isinstance(event, CompactEnd) and not busy):
             self.set_activity("idle")
 
@@ -103,13 +103,3 @@ class StatusLine(Widget):
         elif self.hint:
             parts.append((f" · {self.hint}", "$text-muted"))
         return Content.assemble(*parts)
-
-
-def _compacting(record: TimelineRecord) -> str:
-    """The detail while a compaction runs: its trigger, the chunk, a problem."""
-    parts = [record.trigger]
-    if record.chunks > 1:
-        parts.append(f"chunk {min(record.chunks_done + 1, record.chunks)}/{record.chunks}")
-    if record.note:
-        parts.append(record.note)
-    return " · ".join(parts)

@@ -18,7 +18,7 @@ from textual.widgets import Static
 
 from agent.llm import Notice as StreamNotice
 from agent.llm import ReasoningDelta, Retrying, StreamEvent, TextDelta
-from agent.turns import cut_text
+from agent.loop_settings import cut_text
 from tui.text import clean, first_line
 from tui.view.fold import Change, LogView
 from tui.view.items import (
@@ -33,8 +33,9 @@ from tui.view.items import (
     TurnClosed,
     ViewItem,
 )
-from tui.widgets.entries import AssistantEntry, Notice, UserEntry
+from tui.widgets.entries import Notice, UserEntry
 from tui.widgets.marker import CompactionMarker
+from tui.widgets.reply import AssistantEntry
 from tui.widgets.tool_card import ToolCard
 
 REPLAY_WINDOW = 60

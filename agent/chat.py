@@ -1,0 +1,48 @@
+"""The model seam: the request a step sends and the protocol of anything that answers it.
+
+The loop, compaction's summarizer and the demo model see a model only through these two
+types; the OpenAI-compatible client (:mod:`agent.llm`) is one implementation, and importing
+this module loads no HTTP client or SDK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from agent.replies import (
+    StreamEvent,
+)
+
+
+@dataclass
+class ChatRequest:
+    """``messages`` in OpenAI chat format, system message first; ``tools`` as function specs."""
+
+    model: str
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    max_tokens: int | None = None
+    temperature: float | None = None
+    tool_choice: str | None = None
+    """``"none"``/``"auto"``/``"required"``, sent only with tools (None: ``"auto"``, said
+    rather than left to a server that may read its absence as ``"none"``)."""
+
+
+class ChatModel(Protocol):
+    """Anything that can answer a chat request as a stream.
+
+    ``stream`` raises ``LLMError`` subclasses only. To cancel, cancel the consuming task;
+    consumers should iterate inside ``contextlib.aclosing`` so the HTTP response closes at
+    once even when the task is cancelled between two items.
+    """
+
+    provider: str
+
+    def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]: ...
+
+    def context_window(self, model: str) -> int | None: ...
+
+    async def aclose(self) -> None:
+        """Release connections (a model without any does nothing)."""

@@ -1,0 +1,104 @@
+"""Where requests go: the provider chosen from the settings and the environment.
+
+Explicit beats implicit: ``--demo``, then ``--api-key-env``, a base URL, the key variables
+in a fixed order (DeepSeek's first when the model or URL names it); with nothing configured,
+the offline demo model and a notice saying how to connect a real one. The key is never part of
+a ``repr``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from agent import secret_env
+from agent.settings import Settings, SettingsError, check_base_url
+
+DEFAULT_OPENAI_MODEL = "gpt-4.1"
+
+
+DEFAULT_DEEPSEEK_MODEL = "deepseek-chat"
+
+
+DEEPSEEK_BASE_URL = "https://api.deepseek.com"
+
+
+@dataclass(frozen=True)
+class Provider:
+    """Where requests go. ``api_key`` is excluded from ``repr`` so it cannot leak into logs."""
+
+    kind: Literal["openai-compatible", "scripted"]
+    name: str
+    """openai, deepseek, local or scripted."""
+    model: str
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    notice: str | None = None
+    """One line for stderr / the banner (e.g. why the demo model is used)."""
+
+
+def resolve_provider(settings: Settings, env: Mapping[str, str] | None = None) -> Provider:
+    """Choose the provider: ``--demo`` → scripted; a base URL or an API key → that endpoint;
+    nothing configured → the scripted demo model with a notice on how to connect one."""
+    env = secret_env.environment() if env is None else env
+    if settings.demo:
+        return Provider("scripted", "scripted", "scripted-demo")
+    key = None
+    key_source = None
+    if settings.api_key_env:
+        key = env.get(settings.api_key_env) or None
+        key_source = settings.api_key_env
+        if key is None:
+            raise SettingsError(
+                f"--api-key-env names {settings.api_key_env}, but that environment variable is "
+                "not set or empty"
+            )
+    base_url = settings.base_url or env.get("OPENAI_BASE_URL") or None
+    if base_url and not settings.base_url:
+        check_base_url(base_url, "OPENAI_BASE_URL")
+    model = settings.model
+    wants_deepseek = (model or "").startswith("deepseek") or "deepseek" in (base_url or "")
+    if key is None:
+        for name in (
+            ("REEFLINE_API_KEY", "DEEPSEEK_API_KEY", "OPENAI_API_KEY")
+            if wants_deepseek
+            else ("REEFLINE_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY")
+        ):
+            if env.get(name):
+                key, key_source = env[name], name
+                break
+    if key_source == "DEEPSEEK_API_KEY" and base_url is None:
+        base_url = DEEPSEEK_BASE_URL
+    if base_url is None and key is None:
+        return Provider(
+            "scripted",
+            "scripted",
+            "scripted-demo",
+            notice=(
+                "No model configured: using the offline demo model. To connect a real one, set "
+                "OPENAI_API_KEY or DEEPSEEK_API_KEY, or point --base-url at a local server "
+                "(Ollama: --base-url http://127.0.0.1:11434/v1 --model qwen2.5:7b)."
+            ),
+        )
+    if base_url and "deepseek" in base_url:
+        name = "deepseek"
+    elif base_url and not base_url.startswith("https://api.openai.com"):
+        name = "local" if _is_local(base_url) else "openai-compatible"
+    else:
+        name = "openai"
+    if model is None:
+        if name == "deepseek":
+            model = DEFAULT_DEEPSEEK_MODEL
+        elif name == "openai":
+            model = DEFAULT_OPENAI_MODEL
+        else:
+            raise SettingsError(
+                f"--base-url {base_url} is set but no model: name one with --model "
+                "(e.g. --model qwen2.5:7b for Ollama)"
+            )
+    return Provider("openai-compatible", name, model, base_url, key)
+
+
+def _is_local(url: str) -> bool:
+    return any(h in url for h in ("://127.", "://localhost", "://[::1]", "://0.0.0.0"))

@@ -1,0 +1,139 @@
+"""The ``compact/*`` session events, registered into a session's event registry by
+:func:`register_events` (the core does not know them).
+
+A compaction is a bracket in the log::
+
+    compact/start    log-only; acquires the lock
+    compact/progress log-only, one per summarizer call (a chunk, a terser retry, a failure)
+    compact/summary  log-only; raw summary, shadowed range and seqs, their token price
+    user/message     surface_op replace: the framed checkpoint takes the range's place
+    compact/end      log-only; releases the lock (with ``error`` when the attempt failed)
+
+and a prune is ``compact/prune`` followed by the replacement ``tool/result`` it announces.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from agent.events import Data, Event, Usage
+from agent.registry import EventRegistry
+
+Trigger = Literal["auto", "manual", "overflow", "region"]
+
+
+class Range(Data):
+    """A positional surface range: the seqs at its first and last position."""
+
+    start: int
+    end: int
+
+
+class CompactStartData(Data):
+    compaction_id: str
+    trigger: Trigger
+    turn: int | None = None
+    focus: str | None = None
+    source_command_id: str | None = None
+
+
+class CompactSummaryData(Data):
+    compaction_id: str
+    summary: str
+    """The raw summary as the summarizer wrote it (the checkpoint frames it)."""
+    shadowed_range: Range
+    shadowed_seqs: list[int]
+    """Every shadowed seq, in surface order."""
+    shadowed_tokens: int
+    """Estimated price of the shadowed nodes."""
+    summary_tokens: int = 0
+    """Estimated price of the framed checkpoint that replaces them."""
+    model: str
+    """The summarizer model, or ``fallback`` for the model-free checkpoint."""
+    usage: Usage | None = None
+    """Summed over every summarizer call of the compaction (see ``compact/progress``)."""
+    max_tokens: int | None = None
+    fallback_reason: str | None = None
+    """Why the model-free checkpoint took the model's place (None: it did not)."""
+
+
+class CompactProgressData(Data):
+    """One summarizer call inside a compaction's bracket (log-only): a chunk read, a terser
+    retry after a cut, or a failure the model-free checkpoint then covered."""
+
+    compaction_id: str
+    chunk: int = Field(ge=1)
+    """Which chunk of the range this call read (1-based, oldest first)."""
+    chunks: int = Field(ge=1)
+    """How many chunks the range was planned in."""
+    items: int = Field(ge=0)
+    """Surface items of the range this chunk covers."""
+    input_tokens: int = Field(ge=0)
+    """Estimated tokens of what the call read (originals of pruned results included)."""
+    status: Literal["ok", "cut", "failed"]
+    """``cut``: the reply hit its output cap (a terser retry follows, or the failure)."""
+    reason: str | None = None
+    model: str | None = None
+    usage: Usage | None = None
+    max_tokens: int | None = None
+    elapsed_s: float = Field(default=0.0, ge=0)
+
+
+class CompactEndData(Data):
+    compaction_id: str
+    turn: int | None = None
+    error: str | None = None
+
+
+class CompactPruneData(Data):
+    """The shadow price of one pruned tool result (followed by its replacement)."""
+
+    shadowed_range: Range
+    shadowed_seqs: list[int]
+    shadowed_tokens: int
+    kind: Literal["trim", "mask"] = "mask"
+    trigger: Literal["pressure", "overflow"] = "pressure"
+
+
+class CompactStart(Event):
+    type: Literal["compact/start"] = "compact/start"
+    data: CompactStartData
+
+
+class CompactSummary(Event):
+    type: Literal["compact/summary"] = "compact/summary"
+    data: CompactSummaryData
+
+
+class CompactEnd(Event):
+    durable: ClassVar[bool] = True
+    type: Literal["compact/end"] = "compact/end"
+    data: CompactEndData
+
+
+class CompactPrune(Event):
+    type: Literal["compact/prune"] = "compact/prune"
+    data: CompactPruneData
+
+
+class CompactProgress(Event):
+    type: Literal["compact/progress"] = "compact/progress"
+    data: CompactProgressData
+
+
+COMPACT_EVENTS: tuple[type[Event], ...] = (
+    CompactStart,
+    CompactProgress,
+    CompactSummary,
+    CompactEnd,
+    CompactPrune,
+)
+
+
+def register_events(registry: EventRegistry) -> EventRegistry:
+    """Add the ``compact/*`` types to ``registry`` (idempotent); returns it."""
+    for model in COMPACT_EVENTS:
+        registry.register(model)
+    return registry

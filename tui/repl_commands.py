@@ -1,0 +1,100 @@
+"""The plain REPL's slash commands (a mixin of :class:`tui.repl.PlainRepl`): each renders, as
+lines, what the one command layer (:mod:`tui.commands`) or the runtime answers."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import Protocol
+
+from agent.session import Session
+from compact.timeline import timeline
+from compact.wording import describe
+from tui.commands import Said, set_approval, slash_help, switch_model, switch_session
+from tui.gauge_reading import breakdown_rows
+from tui.runtime import Runtime
+
+
+class ReplHost(Protocol):
+    """What the commands need of the REPL that mixes them in."""
+
+    runtime: Runtime
+
+    def say(self, text: str = "") -> None: ...
+    def gauge_line(self) -> str: ...
+    def attach(self, runtime: Runtime) -> None: ...
+    def detach(self) -> None: ...
+    def cmd_sessions(self, args: str) -> Awaitable[None]: ...
+    def _switch(self, resume: str | None) -> Awaitable[None]: ...
+    def _show(self, said: Said) -> None: ...
+
+
+class ReplCommands:
+    """``cmd_<name>(args)`` for each slash command the REPL handles (``/quit`` is its own)."""
+
+    async def cmd_help(self: ReplHost, args: str) -> None:
+        self.say(slash_help())
+
+    async def cmd_compact(self: ReplHost, args: str) -> None:
+        await self.runtime.compact_command.run(self.runtime.agent.envelope(), args)
+        self.say(self.gauge_line())
+
+    async def cmd_context(self: ReplHost, args: str) -> None:
+        meter = self.runtime.meter
+        measurement = meter.measure()
+        self.say(self.gauge_line())
+        for label, tokens, share in breakdown_rows(measurement):
+            self.say(f"  {label:<15} {tokens:>8,}  {100 * share:3.0f}%")
+        window = self.runtime.windows.current
+        how = f" ({window.detail})" if window.detail else ""
+        self.say(f"  {window.label()}{how}")
+        usage = meter.session_usage
+        if not usage.reported:
+            self.say("  session totals: not reported by the server")
+        else:
+            self.say(
+                f"  session totals: {usage.input:,} in · {usage.output:,} out · "
+                f"{usage.cached:,} cached"
+            )
+
+    async def cmd_timeline(self: ReplHost, args: str) -> None:
+        records = timeline(self.runtime.session.events)
+        if not records:
+            self.say("No compactions yet.")
+        for record in records:
+            self.say(describe(record))
+
+    async def cmd_sessions(self: ReplHost, args: str) -> None:
+        for stored in Session.list_stored(self.runtime.home):
+            mark = "  (this session)" if stored.id == self.runtime.session.id else ""
+            self.say(f"{stored.id}{mark}")
+        self.say("/resume <id> continues one.")
+
+    async def cmd_new(self: ReplHost, args: str) -> None:
+        await self._switch(None)
+
+    async def cmd_resume(self: ReplHost, args: str) -> None:
+        if not args:
+            await self.cmd_sessions(args)
+        else:
+            await self._switch(args.split()[0])
+
+    async def cmd_model(self: ReplHost, args: str) -> None:
+        self._show(await switch_model(self.runtime, args))
+
+    async def cmd_approve(self: ReplHost, args: str) -> None:
+        if (said := set_approval(self.runtime, args)) is not None:
+            self._show(said)
+
+    async def _switch(self: ReplHost, resume: str | None) -> None:
+        old = self.runtime
+        new = await switch_session(old, resume)
+        if isinstance(new, Said):
+            self._show(new)
+            return
+        self.detach()
+        await old.aclose()
+        self.attach(new)
+        self.say(f"Session {new.session.id}.")
+
+    def _show(self: ReplHost, said: Said) -> None:
+        self.say(said.text if said.level == "info" else f"! {said.text}")

@@ -1,0 +1,102 @@
+"""The runtime: the live objects of one open session, as the composition root built them.
+
+Front ends hold a :class:`Runtime` and act through it: the session and its log, the model,
+the meter, the bash tool, the agent, compaction and ``/compact``. It owns what several
+parts share: the model in use and its window (through :attr:`Runtime.windows`), the
+approval policy's logged changes, and closing everything on exit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent.chat import ChatModel
+from agent.discovery import WindowAsker
+from agent.loop import Agent
+from agent.meter import TokenMeter
+from agent.provider import Provider
+from agent.session import Session
+from agent.settings import Settings
+from agent.tokens import Estimator
+from agent.windows import WindowBook
+from compact.command import CompactCommand
+from compact.contract import CompactService
+from tools.base import ApprovalPolicy
+from tools.bash import BashTool
+
+
+class StartupError(Exception):
+    """The runtime cannot start (bad resume id, busy session...). Exit code 2."""
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    provider: Provider
+    home: Path
+    session: Session
+    model: ChatModel
+    estimator: Estimator
+    meter: TokenMeter
+    bash: BashTool
+    agent: Agent
+    compaction: CompactService
+    compact_command: CompactCommand
+    windows: WindowBook
+    window_asker: WindowAsker
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def model_name(self) -> str:
+        """The model the next request names; its one owner is :attr:`windows`."""
+        return self.windows.model
+
+    def switch_model(self, name: str) -> None:
+        """Name ``name`` in the next request; the loop, the meter and the gauge read the
+        model and its window from :attr:`windows`, so they all follow."""
+        self.windows.select(name)
+
+    @property
+    def threshold_tokens(self) -> int | None:
+        """The auto-compact threshold in tokens (None: window unknown or auto off)."""
+        return self.compaction.threshold(self.windows.current.tokens)
+
+    def set_approval(self, policy: ApprovalPolicy) -> None:
+        """Switch the bash approval policy, logged so that a resume keeps it."""
+        self.bash.policy = policy
+        command_id = f"cmd-{uuid.uuid4().hex[:12]}"
+        run = {"command_id": command_id, "name": "approve", "args": policy}
+        self.session.append("command/run", run)
+        self.session.append(
+            "command/done",
+            {"command_id": command_id, "ok": True, "text": f"Bash approval policy: {policy}."},
+        )
+
+    @property
+    def is_demo(self) -> bool:
+        return self.provider.kind == "scripted"
+
+    @property
+    def model_label(self) -> str:
+        if self.is_demo:
+            return f"{self.model_name} (offline demo model)"
+        return self.model_name
+
+    def close(self) -> None:
+        """Stop observing and close the log. The HTTP client needs a loop: see :meth:`aclose`."""
+        self.meter.close()
+        self.compaction.close()
+        self.session.close()
+
+    async def release_model(self) -> None:
+        """Close the model's HTTP connections, on the loop that opened them."""
+        with contextlib.suppress(Exception):  # exiting: a failed close must not mask why
+            await self.model.aclose()
+
+    async def aclose(self) -> None:
+        """:meth:`release_model`, then :meth:`close`."""
+        await self.release_model()
+        self.close()
