@@ -1,17 +1,24 @@
 """The model seam: the request a step sends and the protocol of anything that answers it.
 
-The loop, compaction's summarizer and the demo model see a model only through these two
-types; the OpenAI-compatible client (:mod:`agent.llm`) is one implementation, and importing
-this module loads no HTTP client or SDK.
+The loop, compaction's summarizer and the demo model see a model only through these types
+(and :func:`collect`, for a caller that shows no deltas); the OpenAI-compatible client
+(:mod:`agent.llm`) is one implementation, and importing this module loads no HTTP client or
+SDK.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from agent.llm_errors import (
+    StreamIncomplete,
+)
 from agent.replies import (
+    Completed,
+    Reply,
     StreamEvent,
 )
 
@@ -46,3 +53,22 @@ class ChatModel(Protocol):
 
     async def aclose(self) -> None:
         """Release connections (a model without any does nothing)."""
+
+
+async def collect(stream: AsyncIterator[StreamEvent]) -> Reply:
+    """Drain ``stream`` and return its reply, for callers that show no deltas. Errors raised
+    by the stream propagate; a stream that ends without ``Completed`` is StreamIncomplete."""
+    iterator = stream if isinstance(stream, AsyncGenerator) else None
+    reply: Reply | None = None
+    if iterator is not None:
+        async with aclosing(iterator) as events:
+            async for event in events:
+                if isinstance(event, Completed):
+                    reply = event.reply
+    else:
+        async for event in stream:
+            if isinstance(event, Completed):
+                reply = event.reply
+    if reply is None:
+        raise StreamIncomplete("the stream ended without a reply")
+    return reply

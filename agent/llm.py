@@ -20,8 +20,9 @@ from typing import Any
 
 import httpx2
 import openai
+from openai.types.chat import ChatCompletionChunk
 
-from agent.chat import ChatRequest
+from agent.chat import ChatRequest, collect
 from agent.events import ToolCall, Usage
 from agent.llm_errors import (
     AuthError,
@@ -38,7 +39,6 @@ from agent.llm_errors import (
     ServerError,
     StreamIncomplete,
     error_in_body,
-    from_sdk_error,
     is_context_overflow,
 )
 from agent.replies import (
@@ -51,9 +51,11 @@ from agent.replies import (
     StreamEvent,
     TextDelta,
     ToolCallDelta,
+    whole_as_chunk,
 )
 from agent.retry import RetryPolicy
-from agent.windows import KNOWN_CONTEXT_WINDOWS, known_context_window
+from agent.sdk_errors import from_sdk_error
+from agent.window_table import KNOWN_CONTEXT_WINDOWS, known_context_window
 
 __all__ = [
     "KNOWN_CONTEXT_WINDOWS",
@@ -304,7 +306,7 @@ class OpenAICompatible:
             raise error
         builder = ReplyBuilder(request.model)
         try:
-            events = builder.feed_whole(payload)
+            events = builder.feed(ChatCompletionChunk.construct(**whole_as_chunk(payload)))
         except (AttributeError, TypeError, KeyError) as exc:
             raise MalformedResponse(f"unexpected reply shape ({exc})") from exc
         for event in events:
@@ -323,22 +325,3 @@ class _NothingStreamed(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
-
-
-async def collect(stream: AsyncIterator[StreamEvent]) -> Reply:
-    """Drain ``stream`` and return its reply, for callers that show no deltas. Errors raised
-    by the stream propagate; a stream that ends without ``Completed`` is StreamIncomplete."""
-    iterator = stream if isinstance(stream, AsyncGenerator) else None
-    reply: Reply | None = None
-    if iterator is not None:
-        async with aclosing(iterator) as events:
-            async for event in events:
-                if isinstance(event, Completed):
-                    reply = event.reply
-    else:
-        async for event in stream:
-            if isinstance(event, Completed):
-                reply = event.reply
-    if reply is None:
-        raise StreamIncomplete("the stream ended without a reply")
-    return reply

@@ -9,15 +9,11 @@ contains the API key, even when a provider echoes it back.
 from __future__ import annotations
 
 import email.utils
-import json
 import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
-
-import httpx2
-import openai
 
 
 class LLMError(Exception):
@@ -243,47 +239,6 @@ class ErrorContext:
         )
 
 
-def _provider_message(exc: openai.APIError) -> str:
-    body = exc.body
-    if isinstance(body, dict) and isinstance(body.get("message"), str):
-        message = str(body["message"])
-    elif isinstance(body, str) and body.strip():
-        message = body
-    else:
-        message = exc.message
-    message = " ".join(message.split())  # HTML error pages and JSON dumps span many lines
-    return message if len(message) <= 400 else message[:400] + "…"
-
-
-def from_sdk_error(exc: Exception, ctx: ErrorContext, *, mid_stream: bool) -> LLMError:
-    """Translate an exception raised by the openai SDK (or its SSE decoding) into an LLMError.
-
-    ``mid_stream`` says whether the response had started: a dropped connection then means a
-    cut-off reply (``StreamIncomplete``) rather than an unreachable server.
-    """
-    if isinstance(exc, openai.APITimeoutError) and isinstance(exc.__cause__, httpx2.ConnectTimeout):
-        return ConnectionFailed(ctx.base_url, "no answer to the connection attempt")
-    if isinstance(exc, openai.APITimeoutError):
-        return ProviderTimeout(f"no data from {ctx.provider} for {ctx.timeout_s:g} s")
-    if isinstance(exc, openai.APIConnectionError):
-        reason = ctx.redact(str(exc.__cause__ or exc)) or type(exc.__cause__).__name__
-        if mid_stream:
-            return StreamIncomplete(f"connection to {ctx.provider} lost ({reason})")
-        return ConnectionFailed(ctx.base_url, reason)
-    if isinstance(exc, openai.APIStatusError):
-        return _from_status(exc, ctx)
-    if isinstance(exc, openai.APIError):
-        # An error event inside an otherwise healthy stream ({"error": {...}} as a chunk).
-        message = ctx.redact(_provider_message(exc))
-        if is_context_overflow(message, exc.code, exc.type):
-            return ContextOverflow(message, limit=context_limit(message))
-        return ServerError(f"{ctx.provider} reported an error mid-reply: {message}")
-    if isinstance(exc, json.JSONDecodeError):
-        snippet = ctx.redact(exc.doc[:120])
-        return MalformedResponse(f"a stream event is not valid JSON ({exc.msg}): {snippet!r}")
-    return LLMError(ctx.redact(f"{type(exc).__name__}: {exc}"))
-
-
 def error_in_body(payload: object, ctx: ErrorContext) -> LLMError | None:
     """The error a JSON body reports in place of a reply (``{"error": ...}`` sent with HTTP
     200, as some local servers do), or None when the body is not an error."""
@@ -303,26 +258,3 @@ def error_in_body(payload: object, ctx: ErrorContext) -> LLMError | None:
     if is_context_overflow(message, code, kind):
         return ContextOverflow(message, limit=context_limit(message))
     return BadRequest(f"{ctx.provider} answered HTTP 200 with an error: {message}")
-
-
-def _from_status(exc: openai.APIStatusError, ctx: ErrorContext) -> LLMError:
-    status = exc.status_code
-    message = ctx.redact(_provider_message(exc))
-    said = f"{ctx.provider} says (HTTP {status}): {message}"
-    retry_after = None
-    if status in (429, 503):
-        retry_after = retry_after_seconds(exc.response.headers)
-    if status in (401, 403):
-        return AuthError(said, status=status, hint=ctx.key_hint())
-    if status in (400, 413, 422) and is_context_overflow(message, exc.code, exc.type):
-        return ContextOverflow(said, status=status, limit=context_limit(message))
-    if status == 429 and exc.code == "insufficient_quota":
-        # OpenAI sends 429 for an empty balance too; waiting does not refill it.
-        return BadRequest(said, status=status, hint="Check the billing and quota of the account.")
-    if status == 429:
-        return RateLimited(said, status=status, retry_after_s=retry_after)
-    if status == 408:
-        return ProviderTimeout(said, status=status)
-    if status >= 500:
-        return ServerError(said, status=status, retry_after_s=retry_after)
-    return BadRequest(said, status=status)

@@ -43,8 +43,9 @@ from agent.closing import (
 from agent.envelope import Envelope
 from agent.events import ContextMessage, TurnEndReason
 from agent.hooks import Hooks
-from agent.llm import ContextOverflow, LLMError, Notice, Reply, StreamEvent
+from agent.llm_errors import ContextOverflow, LLMError
 from agent.loop_settings import LoopSettings
+from agent.replies import Notice, Reply, StreamEvent
 from agent.requests import build_request
 from agent.session import Session
 from agent.streaming import stream_reply

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
-
-from openai.types.chat import ChatCompletionChunk
+from typing import TYPE_CHECKING, Any
 
 from agent.call_bounds import MAX_ARGUMENT_CHARS, MAX_CALLS, too_big
 from agent.events import ToolCall, Usage
 from agent.llm_errors import StreamIncomplete
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionChunk
 
 
 @dataclass
@@ -130,26 +131,6 @@ class ReplyBuilder:
                 self.finish_reason = choice.finish_reason
         return events
 
-    def feed_whole(self, payload: dict[str, Any]) -> list[StreamEvent]:
-        """Fold a whole (non-streamed) chat completion as if it were one chunk: the same
-        parsing, bounds, usage and deltas as a stream, one delta per part."""
-        choices = []
-        for choice in payload.get("choices") or []:
-            message = dict(choice.get("message") or {})
-            calls = [
-                {**call, "index": i} for i, call in enumerate(message.pop("tool_calls", None) or [])
-            ]
-            message.pop("role", None)
-            choices.append(
-                {
-                    "index": choice.get("index", 0),
-                    "delta": {**message, "tool_calls": calls or None},
-                    "finish_reason": choice.get("finish_reason"),
-                }
-            )
-        chunk = {**payload, "object": "chat.completion.chunk", "choices": choices}
-        return self.feed(ChatCompletionChunk.construct(**chunk))
-
     def _tool_delta(self, call: Any) -> ToolCallDelta | None:
         function = call.function
         name = function.name if function is not None else None
@@ -219,3 +200,24 @@ def _usage(raw: Any) -> Usage:
         cached_tokens=int(cached or 0),
         reasoning_tokens=int(getattr(completion_details, "reasoning_tokens", None) or 0),
     )
+
+
+def whole_as_chunk(payload: dict[str, Any]) -> dict[str, Any]:
+    """A whole (non-streamed) chat completion as the one stream chunk it amounts to, so that
+    :meth:`ReplyBuilder.feed` gives it the same parsing, bounds, usage and deltas as a
+    stream, one delta per part."""
+    choices = []
+    for choice in payload.get("choices") or []:
+        message = dict(choice.get("message") or {})
+        calls = [
+            {**call, "index": i} for i, call in enumerate(message.pop("tool_calls", None) or [])
+        ]
+        message.pop("role", None)
+        choices.append(
+            {
+                "index": choice.get("index", 0),
+                "delta": {**message, "tool_calls": calls or None},
+                "finish_reason": choice.get("finish_reason"),
+            }
+        )
+    return {**payload, "object": "chat.completion.chunk", "choices": choices}

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from contextlib import aclosing
 
 from agent.chat import ChatModel, ChatRequest
-from agent.llm import (
+from agent.replies import (
     Completed,
     Notice,
     ReasoningDelta,

@@ -40,7 +40,7 @@ from typing import Any, Literal
 from agent.chat import ChatModel
 from agent.envelope import Envelope
 from agent.hooks import Hooks
-from agent.llm import ContextOverflow
+from agent.llm_errors import ContextOverflow
 from agent.meter import TokenMeter
 from agent.session import Session
 from compact.checkpoint import (

@@ -26,8 +26,9 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from agent.chat import ChatModel, ChatRequest
-from agent.llm import BadRequest, LLMError, Reply, collect
+from agent.chat import ChatModel, ChatRequest, collect
+from agent.llm_errors import BadRequest, LLMError
+from agent.replies import Reply
 from agent.tokens import Estimator
 from compact.checkpoint import Call, Summary, SummaryJob, SummaryRejected, checkpoint_sections
 from compact.policy import MIN_SUMMARY_TOKENS

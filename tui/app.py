@@ -20,7 +20,7 @@ from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
 from agent.events import Event, ToolStart
-from agent.llm import Notice
+from agent.replies import Notice
 from agent.turns import TurnCancelled, TurnResult
 from compact.events import CompactProgress
 from tui.approvals import Approvals

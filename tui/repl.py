@@ -17,8 +17,8 @@ from collections.abc import Callable
 from typing import TextIO
 
 from agent.events import Event, ToolResultData
-from agent.llm import Notice, StreamEvent
 from agent.loop_settings import cut_text
+from agent.replies import Notice, StreamEvent
 from agent.turns import StreamListener, TurnCancelled, TurnResult
 from compact.contract import CompactNotice
 from compact.wording import compaction_news, describe, fmt_duration, progress_text

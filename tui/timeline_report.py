@@ -11,49 +11,12 @@ from __future__ import annotations
 import json
 import re
 import time
-import unicodedata
 from collections.abc import Sequence
 
 from compact.records import TimelineRecord
 from compact.wording import fmt_duration, fmt_tokens, label, one_line
 from tools.terminal import flat
-
-# --- display width ------------------------------------------------------------------------------
-
-
-def _char_cells(ch: str) -> int:
-    if unicodedata.combining(ch):
-        return 0
-    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
-
-
-def cells(text: str) -> int:
-    """Terminal cells ``text`` takes: wide (CJK, emoji) characters count 2, combining 0."""
-    return sum(_char_cells(ch) for ch in text)
-
-
-def fit(text: str, width: int) -> str:
-    """``text`` cut to at most ``width`` cells, ending in ``…`` when cut."""
-    if cells(text) <= width:
-        return text
-    if width <= 0:
-        return ""
-    out: list[str] = []
-    used = 0
-    for ch in text:
-        w = _char_cells(ch)
-        if used + w > width - 1:
-            break
-        out.append(ch)
-        used += w
-    return "".join(out) + "…"
-
-
-def _pad(text: str, width: int) -> str:
-    return text + " " * max(0, width - cells(text))
-
-
-# --- the timeline table -------------------------------------------------------------------------
+from tui.cells import cells, fit, pad
 
 _HEADERS = ("#", "trigger", "status", "started", "items", "tokens", "duration", "model")
 _MODEL_CELLS = 24
@@ -161,7 +124,7 @@ def timeline_table(records: Sequence[TimelineRecord], width: int = 100) -> str:
     last = max(_MIN_LAST, width - fixed())
 
     def line(cols: Sequence[str], tail: str) -> str:
-        body = _GAP.join(_pad(fit(cols[i], widths[i]), widths[i]) for i in shown)
+        body = _GAP.join(pad(fit(cols[i], widths[i]), widths[i]) for i in shown)
         return (body + _GAP + tail).rstrip()
 
     lines = [

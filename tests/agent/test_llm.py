@@ -20,31 +20,31 @@ from typing import Any
 import openai
 import pytest
 
-from agent.chat import ChatRequest
-from agent.llm import (
+from agent.chat import ChatRequest, collect
+from agent.llm import OpenAICompatible, ToolCall, Usage, known_context_window
+from agent.llm_errors import (
+    OVERFLOW_PHRASES,
     AuthError,
-    Completed,
     ConnectionFailed,
     ContextOverflow,
     LLMError,
     MalformedResponse,
-    OpenAICompatible,
     ProviderTimeout,
     RateLimited,
+    ServerError,
+    StreamIncomplete,
+    context_limit,
+    is_context_overflow,
+)
+from agent.replies import (
+    Completed,
     ReasoningDelta,
     Reply,
     Retrying,
-    ServerError,
     StreamEvent,
-    StreamIncomplete,
     TextDelta,
-    ToolCall,
     ToolCallDelta,
-    Usage,
-    collect,
-    known_context_window,
 )
-from agent.llm_errors import OVERFLOW_PHRASES, context_limit, is_context_overflow
 from agent.retry import RetryPolicy
 from tests.openai_server import OpenAIServer
 

@@ -10,9 +10,11 @@ import pytest
 
 from agent.envelope import Envelope
 from agent.events import Event
-from agent.llm import ContextOverflow, OpenAICompatible, TextDelta
+from agent.llm import OpenAICompatible
+from agent.llm_errors import ContextOverflow
 from agent.loop import Agent
 from agent.loop_settings import LoopSettings
+from agent.replies import TextDelta
 from agent.retry import RetryPolicy
 from agent.session import Session
 from agent.turns import TurnCancelled

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent.llm import Notice, OpenAICompatible
+from agent.llm import OpenAICompatible
 from agent.loop import Agent
 from agent.loop_settings import LoopSettings, default_output_cap
 from agent.meter import TokenMeter
+from agent.replies import Notice
 from agent.retry import RetryPolicy
 from agent.session import Session
 from agent.tokens import Estimator

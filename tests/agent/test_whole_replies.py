@@ -8,7 +8,9 @@ import json
 import pytest
 
 from agent.chat import ChatRequest
-from agent.llm import BadRequest, EmptyReply, MalformedResponse, Notice, OpenAICompatible, TextDelta
+from agent.llm import OpenAICompatible
+from agent.llm_errors import BadRequest, EmptyReply, MalformedResponse
+from agent.replies import Notice, TextDelta
 from agent.retry import RetryPolicy
 from tests.wire import Exchange, ReplayServer
 

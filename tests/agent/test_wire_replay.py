@@ -17,16 +17,9 @@ import pytest
 
 from agent.chat import ChatRequest
 from agent.discovery import ask_window
-from agent.llm import (
-    Completed,
-    ContextOverflow,
-    Notice,
-    OpenAICompatible,
-    ReasoningDelta,
-    StreamEvent,
-    TextDelta,
-    ToolCallDelta,
-)
+from agent.llm import OpenAICompatible
+from agent.llm_errors import ContextOverflow
+from agent.replies import Completed, Notice, ReasoningDelta, StreamEvent, TextDelta, ToolCallDelta
 from agent.retry import RetryPolicy
 from tests.wire import FIXTURES, Exchange, Recording, ReplayServer, fixture
 

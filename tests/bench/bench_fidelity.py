@@ -28,11 +28,13 @@ from typing import Any, Literal
 
 from agent.chat import ChatRequest
 from agent.envelope import Envelope
-from agent.llm import Completed, ContextOverflow, Reply, StreamEvent, ToolCall, Usage
+from agent.llm import ToolCall, Usage
+from agent.llm_errors import ContextOverflow
 from agent.loop import Agent, Hooks
 from agent.loop_settings import LoopSettings
 from agent.meter import TokenMeter
 from agent.registry import EventRegistry
+from agent.replies import Completed, Reply, StreamEvent
 from agent.session import Session
 from agent.tokens import Estimator
 from compact.basic import BasicCompactService

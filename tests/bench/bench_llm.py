@@ -16,7 +16,8 @@ import openai
 from openai.types.chat import ChatCompletionMessageParam
 
 from agent.chat import ChatRequest
-from agent.llm import OpenAICompatible, TextDelta
+from agent.llm import OpenAICompatible
+from agent.replies import TextDelta
 from tests.bench.report import Figure
 from tests.openai_server import OpenAIServer, ScriptedResponse
 

@@ -45,9 +45,10 @@ from typing import Any
 
 from textual import events
 
-from agent.chat import ChatRequest
-from agent.llm import OpenAICompatible, StreamEvent, TextDelta, collect
+from agent.chat import ChatRequest, collect
+from agent.llm import OpenAICompatible
 from agent.meter import TokenMeter
+from agent.replies import StreamEvent, TextDelta
 from agent.session import Session
 from agent.settings import Settings, load_settings
 from agent.tokens import Estimator

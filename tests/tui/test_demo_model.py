@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agent.chat import ChatRequest
-from agent.llm import Completed, ReasoningDelta, Reply, TextDelta, ToolCallDelta
+from agent.replies import Completed, ReasoningDelta, Reply, TextDelta, ToolCallDelta
 from agent.tokens import Estimator
 from compact.checkpoint import SECTIONS, SummaryJob
 from tui.demo import (

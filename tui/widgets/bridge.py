@@ -14,7 +14,7 @@ from textual.message import Message
 from textual.message_pump import MessagePump
 
 from agent.events import Event
-from agent.llm import StreamEvent
+from agent.replies import StreamEvent
 from compact.contract import CompactNotice
 from tui.runtime import Runtime
 

@@ -16,9 +16,9 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
-from agent.llm import Notice as StreamNotice
-from agent.llm import ReasoningDelta, Retrying, StreamEvent, TextDelta
 from agent.loop_settings import cut_text
+from agent.replies import Notice as StreamNotice
+from agent.replies import ReasoningDelta, Retrying, StreamEvent, TextDelta
 from tui.text import clean, first_line
 from tui.view.fold import Change, LogView
 from tui.view.items import (

@@ -1,0 +1,84 @@
+"""What ``reefline -p`` shows while a turn runs: every event as a JSON line on stdout with
+``--json``, and on stderr what a person should know (retries, compactions as they run, a
+denied command, notices), each line through the terminal filter.
+"""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from agent.events import Event
+from agent.replies import Notice, StreamEvent
+from compact.wording import compaction_news, describe, label, progress_text
+from tools.terminal import json_safe
+from tui.runtime import Runtime
+from tui.text import clean
+from tui.view.fold import LogView
+from tui.view.items import RetryPlanned, ToolRun, ViewItem
+
+DENIED_HINT = (
+    "reefline: a bash command was not run because headless mode denies commands by default; "
+    "allow them with --approve auto"
+)
+
+
+class EventPrinter:
+    """Observes the session: JSON lines on stdout (``--json``) and notices on stderr."""
+
+    def __init__(self, runtime: Runtime, *, json_mode: bool, out: TextIO, err: TextIO) -> None:
+        self.runtime = runtime
+        self.json_mode = json_mode
+        self.out = out
+        self.err = err
+        self._denied_told = False
+        self.view = LogView()
+        self.view.feed_all(runtime.session.events)
+
+    def __call__(self, event: Event) -> None:
+        if self.json_mode:
+            self.out.write(json_safe(event.to_json()) + "\n")
+            self.out.flush()
+        fed = self.view.feed(event)
+        if fed.timeline:
+            self._compaction(event)
+        for change in fed.changes:
+            self._show_item(change.item)
+
+    def _show_item(self, item: ViewItem) -> None:
+        if isinstance(item, RetryPlanned):
+            self.say(
+                f"reefline: model request failed ({item.error}); retry "
+                f"{item.attempt} in {item.delay_s:.1f}s"
+            )
+        elif (
+            isinstance(item, ToolRun)
+            and item.not_run
+            and not self._denied_told
+            and self.runtime.bash.policy == "deny"
+        ):
+            self._denied_told = True
+            self.say(DENIED_HINT)
+
+    def _compaction(self, event: Event) -> None:
+        """A compaction starting, each of its summarizer calls, and how it ended."""
+        news = compaction_news(self.view.timeline, event)
+        if news is None:
+            return
+        kind, record = news
+        if kind == "start":
+            self.say(f"reefline: compacting the conversation ({label(record)})…")
+        elif kind == "progress":
+            self.say(f"reefline: compaction {progress_text(record, event.time)}")
+        else:
+            self.say(f"reefline: compaction {describe(record)}")
+
+    def stream(self, item: StreamEvent) -> None:
+        """Stream listener: only notices concern a person here (deltas are not shown)."""
+        if isinstance(item, Notice):
+            self.say(f"reefline: {item.text}")
+
+    def say(self, line: str) -> None:
+        """One line on stderr, through the terminal-safety filter (provider error bodies,
+        retry reasons and notices carry text a server chose)."""
+        self.err.write(clean(line) + "\n")
+        self.err.flush()
