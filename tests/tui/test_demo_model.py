@@ -422,3 +422,48 @@ def test_refused_commands_are_reported_not_misread(model: ScriptedModel) -> None
     assert not reply.tool_calls
     assert "could not look at anything" in reply.text and refusal in reply.text
     assert "I looked at `Command" not in reply.text
+
+
+def test_quoted_code_keeps_its_bytes(model: ScriptedModel, tmp_path: Path) -> None:
+    """Python keeps its indentation and a Makefile its tabs in the quoted start of a file."""
+    root = tmp_path / "shop"
+    root.mkdir()
+    cart = "class Cart:\n    def __init__(self):\n        self.items = []\n"
+    (root / "cart.py").write_text(cart)
+    (root / "Makefile").write_text("test:\n\tpytest -q\n")
+    for name, body in (("cart.py", cart), ("Makefile", "test:\n\tpytest -q\n")):
+        ask = f"what is in {name}?"
+        replies, _ = turn(model, [SYSTEM, {"role": "user", "content": ask}], root)
+        assert commands(replies)[-1] == f"head -n 20 -- {name}"
+        assert body in replies[-1].text.replace("\r\n", "\n"), replies[-1].text
+
+
+def test_no_exit_none_no_types_from_prose_no_problems_from_file_names(
+    model: ScriptedModel, tmp_path: Path
+) -> None:
+    """A result without an exit code says none; a word like llama.cpp in a message is not a
+    file type seen; a listed file named llm_errors.py is not a problem."""
+    root = tmp_path / "proj"
+    (root / "agent").mkdir(parents=True)
+    (root / "agent" / "llm_errors.py").write_text("x = 1\n")
+    ask = "how does this compare to llama.cpp?"
+    replies, messages = turn(model, [SYSTEM, {"role": "user", "content": ask}], root)
+    assert "Problems seen" not in replies[-1].text, replies[-1].text
+    refused = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "r1", "function": {"name": "bash", "arguments": '{"command": "rm x"}'}}
+        ],
+    }
+    messages += [
+        refused,
+        {"role": "tool", "tool_call_id": "r1", "content": "Command not run: denied."},
+        {"role": "user", "content": INSTRUCTION},
+    ]
+    summary = model.reply(request(messages)).text
+    assert "exit None" not in summary
+    assert "`rm x`" in summary
+    assert ".cpp" not in summary.split("## Key technical concepts", 1)[1].split("## ", 1)[0]
+    assert ".py" in summary  # the types the commands showed still count
+    assert "llm_errors.py" not in summary.split("## Errors and fixes", 1)[1].split("## ", 1)[0]

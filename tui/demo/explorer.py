@@ -14,12 +14,14 @@ from compact.checkpoint import checkpoint_sections
 from tui.demo.reading import (
     _CMD,
     _ERROR,
+    _LISTINGS,
     _LS_LINE,
     _Q,
     _TEXT_EXT,
     _WC_LINE,
     FIND_CMD,
     LIST_CMD,
+    _cut,
     _is_checkpoint,
     _is_request,
     _kind,
@@ -198,9 +200,11 @@ def _answer(scene: _Scene, tools_available: bool) -> str:
     for obs in scene.obs:
         if obs.kind == "head":
             name = obs.command.rsplit(" ", 1)[-1].strip("'")
-            out += ["", f"**Start of `{name}`**", *_fence([_one_line(x, 160) for x in obs.lines])]
+            out += ["", f"**Start of `{name}`**", *_fence([_cut(x, 160) for x in obs.lines])]
     problems = [o for o in scene.obs if o.exit_code not in (0, None)]
-    errors = [(o, line) for o in scene.obs for line in o.lines if _ERROR.search(line)]
+    # A listing names files (``error.log``); only what a command said counts as a problem.
+    said = [o for o in scene.obs if o.kind not in _LISTINGS]
+    errors = [(o, line) for o in said for line in o.lines if _ERROR.search(line)]
     if problems or errors:
         out += ["", "**Problems seen**"]
         out += [f"- `{o.command}` exited {o.exit_code}" for o in problems[:4]]

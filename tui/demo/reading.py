@@ -17,6 +17,7 @@ PROVIDER = "scripted"
 MODEL_NAME = "scripted-demo"
 LABEL = "scripted-demo (offline demo model)"
 DEMO_CONTEXT_WINDOW = 6_000
+"""Small on purpose: the demo's auto-compaction fires within a few prompts."""
 BANNER = (
     "Offline demo: a scripted model answers (no network, no real language model). Its "
     "context window is small on purpose, so the gauge rises and automatic compaction fires "
@@ -28,17 +29,19 @@ BANNER = (
     "            Ollama, vLLM, llama.cpp: e.g. http://127.0.0.1:11434/v1"
 )
 """What the app says first when the demo model answers."""
-"""Small on purpose: the demo's auto-compaction fires within a few prompts."""
 
 
 LIST_CMD = "pwd && ls -la"
 FIND_CMD = "find . -maxdepth 2 -type f -not -path '*/.*' | head -50"
 _KINDS = (("list", "pwd && ls"), ("find", "find ."), ("count", "wc -l"), ("head", "head -n"))
+_LISTINGS = frozenset({"list", "find", "count"})
+"""Kinds of command whose output names files rather than reporting on them."""
 
 _OMITTED = re.compile(r"^\[… .* omitted.*\]$")
 _LS_LINE = re.compile(r"^([-dlcbps])\S{9,}\s+\d+\s+\S+\s+\S+\s+(\d+)\s+\S+\s+\S+\s+\S+\s+(.+)$")
 _WC_LINE = re.compile(r"^\s*(\d+)\s+(.+)$")
-_ERROR = re.compile(r"error|failed|traceback", re.IGNORECASE)
+_ERROR = re.compile(r"\b(errors?|failed|fatal|traceback)\b", re.IGNORECASE)
+"""A line reporting a problem; a word of its own, so ``llm_errors.py`` is only a file name."""
 _PATH = re.compile(r"(?<![\w/.~-])(?:\.{0,2}/)?(?:[\w.-]+/)*[\w-]+\.[A-Za-z][\w]{0,7}(?![\w/])")
 _TEXT_EXT = frozenset(
     "py md txt rst toml json jsonl yaml yml cfg ini js ts tsx jsx rs go c h cpp hpp java sh "  # noqa: SIM905
@@ -67,6 +70,11 @@ def _text(message: Mapping[str, Any]) -> str:
 
 def _one_line(text: str, limit: int) -> str:
     return one_line(text, limit)
+
+
+def _cut(line: str, limit: int) -> str:
+    """A quoted line of a file, its bytes kept (indentation, tabs), cut at ``limit`` chars."""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def is_summary_request(message: Mapping[str, Any]) -> bool:

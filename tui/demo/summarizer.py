@@ -12,6 +12,7 @@ from tui.demo.reading import (
     _CAP,
     _DATA_NOTE,
     _ERROR,
+    _LISTINGS,
     _PATH,
     _TEXT_EXT,
     _is_checkpoint,
@@ -36,6 +37,7 @@ def _checkpoint(messages: Sequence[Mapping[str, Any]]) -> str:
     messages again."""
     old: dict[str, list[str]] = {}
     requests, files, errors, work, concepts = [], [], [], [], []
+    observed: list[str] = []  # file names a command printed (prose names words like llama.cpp)
     last_request, answered, last_answer = "", False, ""
     for message in messages:
         text = _text(message)
@@ -53,10 +55,13 @@ def _checkpoint(messages: Sequence[Mapping[str, Any]]) -> str:
     obs = _observations(messages)
     cwd = ""
     for o in obs:
-        work.append(f"`{_one_line(o.command, 160)}` → exit {o.exit_code}" if o.command else "")
+        outcome = f" → exit {o.exit_code}" if o.exit_code is not None else ""
+        work.append(f"`{_one_line(o.command, 160)}`{outcome}" if o.command else "")
         for line in o.lines:
-            files += [p.removeprefix("./") for p in _PATH.findall(line)]
-            if _ERROR.search(line):
+            seen = [p.removeprefix("./") for p in _PATH.findall(line)]
+            files += seen
+            observed += seen
+            if o.kind not in _LISTINGS and _ERROR.search(line):
                 errors.append(_one_line(line, 160))
         if o.exit_code not in (0, None):
             errors.append(f"`{_one_line(o.command, 120)}` exited {o.exit_code}")
@@ -73,7 +78,7 @@ def _checkpoint(messages: Sequence[Mapping[str, Any]]) -> str:
         concepts.append(f"Working directory: `{cwd}`")
     if obs:
         concepts.append("Exploring with read-only bash commands")
-    exts = sorted({PurePosixPath(f).suffix for f in files if PurePosixPath(f).suffix})
+    exts = sorted({PurePosixPath(f).suffix for f in observed if PurePosixPath(f).suffix})
     if exts:
         concepts.append("File types seen: " + ", ".join(exts[:8]))
     if said := [x for x in last_answer.splitlines() if x.strip() and not x.startswith(">")]:
