@@ -39,6 +39,8 @@ class LoadReport:
     """Side file holding those bytes (None when nothing was torn, or opened read-only)."""
     repaired: list[int] = field(default_factory=list)
     """Seqs of the closers appended for an interrupted turn."""
+    read: int = 0
+    """Events read from the file; the ones after them this process appended."""
 
     def notices(self) -> list[str]:
         """One human sentence per thing the user should know."""

@@ -164,6 +164,7 @@ class Session:
                 session._log.close()
             raise
         session.report.torn_bytes = len(torn)
+        session.report.read = len(session._events)
         if readonly:
             return session
         if torn:

@@ -173,7 +173,14 @@ def load_settings(flags: Mapping[str, Any] | None = None) -> Settings:
     Raises:
         SettingsError: naming the config file and key, or the flag / variable at fault.
     """
-    load_config_file(config_path())
+    path = config_path()
+    if os.environ.get("REEFLINE_CONFIG") and not os.path.lexists(path):
+        # A variable that names nothing is a mistake (a typo, a moved file), not a default.
+        raise SettingsError(
+            f"REEFLINE_CONFIG names {path}, which does not exist: fix the path, or unset "
+            "REEFLINE_CONFIG to use ~/.config/reefline/config.toml"
+        )
+    load_config_file(path)
     explicit = {k: v for k, v in (flags or {}).items() if v is not None}
     try:
         settings = Settings(**explicit)

@@ -28,6 +28,14 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"reefline: {message}\n(see reefline --help)\n")
 
 
+SESSION_TOOLS = """\
+session tools (each takes --help):
+  reefline sessions              list sessions, most recent first
+  reefline timeline [ID]         the compaction timeline of a session (--json for machines)
+  reefline compact [ID]          compact a session now, like /compact (--focus TEXT)
+  reefline export [ID]           a session's transcript as Markdown (-o FILE)"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="reefline",
@@ -35,11 +43,11 @@ def build_parser() -> argparse.ArgumentParser:
             "A terminal chat agent that never runs out of context: a ReAct loop with a bash "
             "tool, a live token gauge, automatic compaction and a compaction timeline."
         ),
-        epilog=(
-            "Connect a model with OPENAI_API_KEY or DEEPSEEK_API_KEY, or --base-url for a "
-            "local OpenAI-compatible server (Ollama, vLLM, llama.cpp). With none, reefline "
-            "runs an offline demo model."
-        ),
+        epilog=SESSION_TOOLS
+        + "\n\nConnect a model with OPENAI_API_KEY or DEEPSEEK_API_KEY, or --base-url for a\n"
+        "local OpenAI-compatible server (Ollama, vLLM, llama.cpp). With none, reefline runs\n"
+        "an offline demo model.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"reefline {package_version()}")
     run = parser.add_argument_group("running")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import difflib
 import sys
 
 from agent.settings import Settings, SettingsError, load_settings
@@ -53,6 +54,11 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in subcommands.NAMES:
         return subcommands.main(argv)
     parser = build_parser()
+    if argv and not argv[0].startswith("-"):
+        near = difflib.get_close_matches(argv[0], subcommands.NAMES, n=1)
+        hint = f"did you mean 'reefline {near[0]}'? " if near else ""
+        names = ", ".join(subcommands.NAMES)
+        parser.error(f"unknown command {argv[0]!r}: {hint}the commands are {names}")
     args = parser.parse_args(argv)
     if args.json and args.prompt is None:
         parser.error("--json needs -p PROMPT")

@@ -34,10 +34,24 @@ class EventPrinter:
         self.view = LogView()
         self.view.feed_all(runtime.session.events)
 
+    def start(self) -> None:
+        """Before the run: with ``--json``, the session's ``session/start`` (its id, for a
+        later ``--resume``) and whatever this process appended on opening it (crash repair,
+        ``session/resume``), so the stream is the log from the start of this run."""
+        if not self.json_mode:
+            return
+        session = self.runtime.session
+        events = session.events
+        for event in [events[0], *events[max(1, session.report.read) :]]:
+            self._json(event)
+
+    def _json(self, event: Event) -> None:
+        self.out.write(json_safe(event.to_json()) + "\n")
+        self.out.flush()
+
     def __call__(self, event: Event) -> None:
         if self.json_mode:
-            self.out.write(json_safe(event.to_json()) + "\n")
-            self.out.flush()
+            self._json(event)
         fed = self.view.feed(event)
         if fed.timeline:
             self._compaction(event)

@@ -14,6 +14,7 @@ from agent.loop_settings import cut_text
 from agent.session import Session
 from compact.records import TimelineRecord
 from compact.wording import fmt_duration, fmt_tokens, one_line
+from tools import footer
 from tui.view.fold import LogView
 from tui.view.items import (
     Answer,
@@ -114,7 +115,9 @@ def _tool_block(run: ToolRun) -> str:
     """A tool call with its (capped) output: ``$ command`` then output in one fence."""
     result = run.result
     command = run.bash_command
-    output = cap_output(result.content) if result is not None else ""
+    # The notes under the fence say the exit and the time: the tool's footer line would say
+    # them twice.
+    output = cap_output(footer.strip(result.content)) if result is not None else ""
     if command is not None:
         shown = "\n".join(
             ("$ " if i == 0 else "> ") + line for i, line in enumerate(command.splitlines() or [""])

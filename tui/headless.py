@@ -36,6 +36,7 @@ async def run_prompt(
     printer = EventPrinter(runtime, json_mode=json_mode, out=out, err=err)
     for notice in runtime.notices:
         printer.say(f"reefline: {notice}")
+    printer.start()
     unsubscribe = runtime.session.subscribe(printer)
     unlisten = runtime.compaction.add_listener(
         lambda notice: printer.say(f"reefline: {notice.text}")

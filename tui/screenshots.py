@@ -222,6 +222,7 @@ def to_png(svg: Path) -> Path | None:
 async def main_async(out: Path, only: list[str]) -> int:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="reefline-shots-") as scratch:
+        (Path(scratch) / "config.toml").write_text("")  # a config that sets nothing
         os.environ["REEFLINE_CONFIG"] = str(Path(scratch) / "config.toml")
         os.environ["HOME"] = scratch  # the header then shows ~/src/shop
         for shot in SHOTS:

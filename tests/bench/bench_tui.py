@@ -95,6 +95,7 @@ def isolated_env(tmp: Path) -> Iterator[Path]:
         if name.startswith(("OPENAI_", "DEEPSEEK_", "REEFLINE_")):
             del os.environ[name]
     home = tmp / "home"
+    (tmp / "config.toml").write_text("")  # a config that sets nothing
     os.environ.update(
         REEFLINE_HOME=str(home),
         REEFLINE_CONFIG=str(tmp / "config.toml"),

@@ -68,6 +68,7 @@ def drive(tmp_path: Path) -> Drive:
                 for k, v in os.environ.items()
                 if not k.startswith(("OPENAI_", "DEEPSEEK_", "REEFLINE_"))
             }
+            (tmp_path / "config.toml").write_text("")  # a config that sets nothing
             environment.update(
                 REEFLINE_HOME=str(home),
                 REEFLINE_CONFIG=str(tmp_path / "config.toml"),

@@ -28,6 +28,7 @@ def cli_env(tmp_path: Path, tiktoken_cache: Path) -> dict[str, str]:
         for k, v in os.environ.items()
         if not k.startswith(("OPENAI_", "DEEPSEEK_", "REEFLINE_"))
     }
+    (tmp_path / "config.toml").write_text("")  # a config that sets nothing
     env.update(
         REEFLINE_HOME=str(tmp_path / "home"),
         REEFLINE_CONFIG=str(tmp_path / "config.toml"),

@@ -73,8 +73,23 @@ def test_json_streams_every_event(
     printed = [json.loads(line) for line in out.stdout.splitlines()]
     [log] = session_files(cli_env)
     logged = log_events(log)
-    assert printed == logged[1:]  # everything after session/start, which precedes the run
-    assert printed[-1]["type"] == "turn/end"
+    assert printed == logged  # session/start first: its id is what --resume takes
+    assert printed[0]["type"] == "session/start" and printed[-1]["type"] == "turn/end"
+    session_id = printed[0]["data"]["id"]
+    assert log.stem == session_id
+    # A script can go on with the run it just made; that run's stream starts the same way.
+    openai_server.push({"text": "again"})
+    again = run_cli(
+        "-p", "more", "--json", "--resume", session_id,
+        "--base-url", openai_server.base_url, "--model", "m",
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    resumed = [json.loads(line) for line in again.stdout.splitlines()]
+    assert resumed[0] == printed[0]
+    assert resumed[1]["type"] == "session/resume" and resumed[1]["seq"] == len(logged)
+    assert [e["seq"] for e in resumed[1:]] == list(
+        range(len(logged), len(logged) + len(resumed) - 1)
+    )
 
 
 def test_headless_denies_bash_by_default(
@@ -142,6 +157,25 @@ def test_malformed_config_is_rejected_with_path_and_key(
     config.write_text("this is = = not toml\n")
     out = run_cli("-p", "hi")
     assert out.returncode == 2 and "invalid TOML" in out.stderr
+
+
+def test_a_config_variable_naming_no_file_is_a_mistake(run_cli: Run, tmp_path: Path) -> None:
+    missing = tmp_path / "typo" / "config.toml"
+    for args in (("-p", "hi", "--demo"), ("sessions",), ("timeline",)):
+        out = run_cli(*args, env={"REEFLINE_CONFIG": str(missing)})
+        assert out.returncode == 2, (args, out.stderr)
+        assert str(missing) in out.stderr and "does not exist" in out.stderr
+        assert "Traceback" not in out.stderr
+
+
+def test_help_names_the_session_tools_and_a_near_miss_is_suggested(run_cli: Run) -> None:
+    out = run_cli("--help")
+    assert out.returncode == 0
+    for name in ("sessions", "timeline", "compact", "export"):
+        assert f"reefline {name}" in out.stdout
+    out = run_cli("session")
+    assert out.returncode == 2
+    assert "did you mean 'reefline sessions'?" in out.stderr
 
 
 def test_resume_with_unknown_or_invalid_id(run_cli: Run) -> None:

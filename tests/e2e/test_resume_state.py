@@ -64,7 +64,8 @@ def test_a_resumed_runtime_keeps_always_and_says_so(tmp_path: Path, monkeypatch)
     from agent.settings import load_settings
     from tui.wiring import build_runtime
 
-    monkeypatch.setenv("REEFLINE_CONFIG", str(tmp_path / "none.toml"))
+    (tmp_path / "empty.toml").write_text("")
+    monkeypatch.setenv("REEFLINE_CONFIG", str(tmp_path / "empty.toml"))
     home = tmp_path / "home"
     first = build_runtime(load_settings({"home": home, "demo": True}), cwd=tmp_path)
     data = {"turn": 1, "step": 1, "call_id": "x", "name": "bash", "content": "ok"}

@@ -26,6 +26,7 @@ def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if name.startswith(("OPENAI_", "DEEPSEEK_", "REEFLINE_")):
             monkeypatch.delenv(name)
+    (tmp_path / "config.toml").write_text("")  # a config that sets nothing
     monkeypatch.setenv("REEFLINE_CONFIG", str(tmp_path / "config.toml"))
 
 

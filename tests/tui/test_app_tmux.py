@@ -208,6 +208,7 @@ def app_env(tmp_path: Path, tiktoken_cache: Path) -> dict[str, str]:
         if not k.startswith(("OPENAI_", "DEEPSEEK_", "REEFLINE_", "TMUX"))
     }
     (tmp_path / "user").mkdir()
+    (tmp_path / "config.toml").write_text("")  # a config that sets nothing
     env.update(
         HOME=str(tmp_path / "user"),
         REEFLINE_HOME=str(tmp_path / "home"),

@@ -31,6 +31,7 @@ def plain_env(tmp_path: Path) -> dict[str, str]:
         for k, v in os.environ.items()
         if not k.startswith(("OPENAI_", "DEEPSEEK_", "REEFLINE_"))
     }
+    (tmp_path / "c.toml").write_text("")  # a config that sets nothing
     env.update(REEFLINE_HOME=str(tmp_path / "home"), REEFLINE_CONFIG=str(tmp_path / "c.toml"))
     return env
 

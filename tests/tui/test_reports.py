@@ -231,3 +231,12 @@ def test_export_marks_a_reply_cut_at_the_output_cap(session: Session) -> None:
     cut = md.index("cut off at the output cap")
     assert md.index("Once upon a") < cut < md.index("A short one.")
     assert md.count("cut off at the output cap") == 1  # the natural stop is not marked
+
+
+def test_export_says_a_commands_exit_once(session: Session) -> None:
+    """The tool's footer line is not repeated in the fence under which the notes say it."""
+    user_turn(session, 1, "build it")
+    bash_step(session, 1, 1, "make", "cc -o app main.c\n[exit 0 · 0.25s]")
+    md = export_markdown(session)
+    assert "cc -o app main.c\n```\n*exit 0 · 0.2s*" in md
+    assert "[exit 0" not in md and md.count("exit 0") == 1
