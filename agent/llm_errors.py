@@ -101,12 +101,19 @@ class ConnectionFailed(LLMError):
     retryable = True
     title = "Could not reach the model server"
 
-    def __init__(self, url: str, reason: str) -> None:
-        super().__init__(
-            f"{url} ({reason})",
-            hint="Check that the server is running and that --base-url (or OPENAI_BASE_URL) "
-            "points at it.",
-        )
+    def __init__(self, url: str, reason: str, *, unresolved_host: str | None = None) -> None:
+        if unresolved_host is not None:
+            reason = f"the host name {unresolved_host!r} could not be resolved"
+            hint = (
+                "Check the host name in --base-url (or OPENAI_BASE_URL) for a typo, and that "
+                "this machine can resolve it (DNS, /etc/hosts, a VPN that is down)."
+            )
+        else:
+            hint = (
+                "Check that the server is running and that --base-url (or OPENAI_BASE_URL) "
+                "points at it."
+            )
+        super().__init__(f"{url} ({reason})", hint=hint)
         self.url = url
 
 

@@ -7,6 +7,8 @@ raises or catches it (the loop, compaction), loads no SDK.
 from __future__ import annotations
 
 import json
+import socket
+import urllib.parse
 
 import httpx2
 import openai
@@ -55,6 +57,9 @@ def from_sdk_error(exc: Exception, ctx: ErrorContext, *, mid_stream: bool) -> LL
         reason = ctx.redact(str(exc.__cause__ or exc)) or type(exc.__cause__).__name__
         if mid_stream:
             return StreamIncomplete(f"connection to {ctx.provider} lost ({reason})")
+        if _name_not_resolved(exc):
+            host = urllib.parse.urlsplit(ctx.base_url).hostname or ctx.base_url
+            return ConnectionFailed(ctx.base_url, reason, unresolved_host=host)
         return ConnectionFailed(ctx.base_url, reason)
     if isinstance(exc, openai.APIStatusError):
         return _from_status(exc, ctx)
@@ -91,3 +96,16 @@ def _from_status(exc: openai.APIStatusError, ctx: ErrorContext) -> LLMError:
     if status >= 500:
         return ServerError(said, status=status, retry_after_s=retry_after)
     return BadRequest(said, status=status)
+
+
+def _name_not_resolved(exc: BaseException) -> bool:
+    """Whether the connection failed because the host name did not resolve (a
+    ``socket.gaierror`` somewhere in the chain of causes)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, socket.gaierror):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False

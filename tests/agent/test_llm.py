@@ -638,3 +638,16 @@ def test_server_runs_as_a_process(tmp_path) -> None:
     finally:
         proc.kill()
         proc.wait()
+
+
+async def test_a_host_name_that_does_not_resolve_is_said_so() -> None:
+    """A DNS failure is not "is the server running?": the host name could not be resolved."""
+    url = "http://no-such-host.invalid:8000/v1"
+    client = OpenAICompatible(url, None, "local", retry=RetryPolicy(max_attempts=1))
+    with pytest.raises(ConnectionFailed) as info:
+        await collect(client.stream(request()))
+    await client.aclose()
+    message = info.value.user_message
+    assert "'no-such-host.invalid' could not be resolved" in message
+    assert "host name in --base-url" in message
+    assert "server is running" not in message
