@@ -95,6 +95,9 @@ class CompactPruneData(Data):
     shadowed_tokens: int
     kind: Literal["trim", "mask"] = "mask"
     trigger: Literal["pressure", "overflow"] = "pressure"
+    replacement_tokens: int | None = None
+    """The estimated price of the replacement that follows, so every view of the log
+    states the same saving (None in logs written before it was recorded)."""
 
 
 class CompactStart(Event):

@@ -162,6 +162,7 @@ class Pruner:
                 "shadowed_tokens": before,
                 "kind": kind,
                 "trigger": trigger,
+                "replacement_tokens": after,
             },
         )
         self.session.append(

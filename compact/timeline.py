@@ -54,6 +54,8 @@ class _Batch:
 
     index: int
     pending: set[int] = field(default_factory=set)
+    logged: set[int] = field(default_factory=set)
+    """Pending seqs whose replacement price the ``compact/prune`` recorded."""
 
 
 class TimelineFold:
@@ -93,6 +95,11 @@ class TimelineFold:
         """The record of the prune batch whose first ``compact/prune`` is ``start_seq``."""
         index = self._by_start.get(start_seq)
         return None if index is None else self._records[index]
+
+    def batch_open(self, start_seq: int) -> bool:
+        """Whether the prune batch starting at ``start_seq`` may still grow."""
+        batch = self._batch
+        return batch is not None and self._records[batch.index].start_seq == start_seq
 
     def feed_all(self, events: Iterable[Event]) -> bool:
         """Feed several events; True when any of them changed the records."""
@@ -313,6 +320,10 @@ class TimelineFold:
         batch = self._batch
         batch.pending.update(shadowed)
         old = self._records[batch.index]
+        tokens_after = old.tokens_after
+        if data.replacement_tokens is not None:
+            batch.logged.update(shadowed)
+            tokens_after = (tokens_after or 0) + data.replacement_tokens
         self._set(
             batch.index,
             dataclasses.replace(
@@ -321,6 +332,7 @@ class TimelineFold:
                 ended_at=event.time,
                 items_before=old.items_before + len(shadowed),
                 tokens_before=old.tokens_before + data.shadowed_tokens,
+                tokens_after=tokens_after,
                 shadowed_seqs=[*old.shadowed_seqs, *shadowed],
             ),
         )
@@ -334,7 +346,8 @@ class TimelineFold:
         batch.pending.discard(event.surface_op.start)
         old = self._records[batch.index]
         tokens_after = old.tokens_after
-        if self._price is not None and tokens_after is not None:
+        logged = event.surface_op.start in batch.logged
+        if self._price is not None and tokens_after is not None and not logged:
             tokens_after += self._price(event)
         return self._set(
             batch.index,

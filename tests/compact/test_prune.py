@@ -192,3 +192,47 @@ async def test_masking_starts_below_the_threshold_in_whole_passes(make_rig) -> N
             passes.append(before - total())
     assert 1 <= len(passes) <= 30 // 4
     assert all(freed >= 1600 for freed in passes)
+
+
+def test_every_view_states_the_same_saving(make_rig) -> None:
+    """The panel's fold (which can price events) and the CLI's and export's (which cannot)
+    give a prune batch the same saving: the log records the replacement's price."""
+    from compact.timeline import TimelineFold
+    from compact.wording import fmt_tokens
+    from tui.export import export_markdown
+    from tui.timeline_report import timeline_json, timeline_table
+
+    rig = make_rig(pruner=True)
+    big_result(rig, 1, 20_000)
+    big_result(rig, 2, 20_000)
+    report = rig.service.pruner.prune(
+        protect_from=len(rig.session.surface), done=lambda: False, trigger="pressure"
+    )
+    assert report.results >= 2
+    priced = TimelineFold(price=lambda event: rig.meter.price(event.seq))
+    priced.feed_all(rig.session.events)
+    plain = TimelineFold()
+    plain.feed_all(rig.session.events)
+    assert [r.saved_tokens for r in priced.records] == [r.saved_tokens for r in plain.records]
+    assert sum(r.saved_tokens or 0 for r in plain.records) == report.saved_tokens
+    table, json_text, md = (
+        timeline_table(plain.records),
+        timeline_json(plain.records),
+        export_markdown(rig.session),
+    )
+    for record in plain.records:
+        assert record.tokens_after is not None and 0 < record.tokens_after < record.tokens_before
+        before, after = fmt_tokens(record.tokens_before), fmt_tokens(record.tokens_after)
+        assert f"{before}→{after}" in table
+        assert f'"saved_tokens": {record.saved_tokens}' in json_text
+        assert f"−{fmt_tokens(record.saved_tokens or 0)} tokens" in md
+    # The view of the log settles a batch only once it stops growing.
+    from tui.view.fold import LogView
+    from tui.view.items import PruneBatch
+
+    live, whole = LogView(), LogView()
+    for event in rig.session.events:
+        live.feed(event)
+    whole.feed_all(rig.session.events)
+    batches = [item.record for item in live.items if isinstance(item, PruneBatch)]
+    assert live.items == whole.items and batches == plain.records

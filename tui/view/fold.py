@@ -204,8 +204,9 @@ class LogView:
                 continue
             if isinstance(item, Checkpoint | PruneBatch) and item.record != record:
                 self._put(changes, index, dataclasses.replace(item, record=record))
-            # A failed prune batch may still turn out interrupted (crash repair follows).
-            if record.status in ("done", "interrupted"):
+            # A batch grows while prunes follow; a failed one may still turn out interrupted.
+            growing = isinstance(key, int) and self.timeline.batch_open(key)
+            if record.status in ("done", "interrupted") and not growing:
                 del self._unsettled[key]
 
     def _record(self, key: str | int) -> TimelineRecord | None:
