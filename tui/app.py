@@ -238,7 +238,7 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
 
     def _update_gauge(self) -> None:
         runtime = self.runtime
-        reading = GaugeReading.of(runtime.meter.measure(), runtime.threshold_tokens)
+        reading = GaugeReading.of(runtime.measure(), runtime.threshold_tokens)
         self.part(TokenGauge).show(reading)
         self.part(AppHeader).show_percent(reading.percent, ZONE_TEXT[reading.zone])
 

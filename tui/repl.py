@@ -73,7 +73,7 @@ class PlainRepl(ReplCommands):
 
     def gauge_line(self) -> str:
         runtime = self.runtime
-        return GaugeReading.of(runtime.meter.measure(), runtime.threshold_tokens).line()
+        return GaugeReading.of(runtime.measure(), runtime.threshold_tokens).line()
 
     def _on_event(self, event: Event) -> None:
         fed = self.view.feed(event)

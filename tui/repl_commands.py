@@ -40,7 +40,7 @@ class ReplCommands:
 
     async def cmd_context(self: ReplHost, args: str) -> None:
         meter = self.runtime.meter
-        measurement = meter.measure()
+        measurement = self.runtime.measure()
         self.say(self.gauge_line())
         for label, tokens, share in breakdown_rows(measurement):
             self.say(f"  {label:<15} {tokens:>8,}  {100 * share:3.0f}%")

@@ -16,6 +16,7 @@ from pathlib import Path
 from agent.chat import ChatModel
 from agent.discovery import WindowAsker
 from agent.loop import Agent
+from agent.measurement import Measurement
 from agent.meter import TokenMeter
 from agent.provider import Provider
 from agent.session import Session
@@ -58,6 +59,11 @@ class Runtime:
         """Name ``name`` in the next request; the loop, the meter and the gauge read the
         model and its window from :attr:`windows`, so they all follow."""
         self.windows.select(name)
+
+    def measure(self) -> Measurement:
+        """The size of the next request as it would go out now, system prompt and tool
+        schemas included: the one reading the gauge, ``/context`` and the REPL show."""
+        return self.meter.measure(self.agent.envelope())
 
     @property
     def threshold_tokens(self) -> int | None:

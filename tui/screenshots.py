@@ -110,7 +110,7 @@ async def past_threshold(app: ReeflineApp, pilot: Pilot[Any]) -> None:
     threshold = app.runtime.threshold_tokens or 0
     for n in range(24):
         await _send(app, pilot, PROMPTS[n % len(PROMPTS)])
-        if app.runtime.meter.measure().total >= threshold:
+        if app.runtime.measure().total >= threshold:
             break
 
 

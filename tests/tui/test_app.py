@@ -61,6 +61,22 @@ async def test_the_gauge_follows_the_meter_and_marks_the_threshold(ui: UI) -> No
         assert after.percent in app.query_one(AppHeader).render().plain
 
 
+async def test_the_idle_gauge_counts_what_the_first_request_will_carry(ui: UI) -> None:
+    """Before anything is sent the gauge already counts the system prompt and the tool
+    schemas, as /context does: one reading of the next request everywhere."""
+    app = ui.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        reading = app.query_one(TokenGauge).reading
+        measurement = app.runtime.measure()
+        assert reading is not None and measurement.header > 0
+        assert reading.total == measurement.total >= measurement.header
+        breakdown = measurement.breakdown
+        assert breakdown["system"] > 0 and breakdown["tools"] > 0
+        assert reading.total == sum(breakdown.values())  # what /context lists, summed
+        assert "~0 /" not in app.query_one(TokenGauge).render().plain
+
+
 async def test_an_unknown_window_says_so(ui: UI, openai_server) -> None:
     """A model whose window is unknown gets a gauge that says how to set it."""
     runtime = ui.runtime(base_url=openai_server.base_url, model="no-such-model-xyz", demo=False)

@@ -112,7 +112,7 @@ class SlashCommands:
         runtime = self.runtime
         await self.push_screen(
             ContextScreen(
-                runtime.meter.measure(), runtime.threshold_tokens, runtime.meter.session_usage
+                runtime.measure(), runtime.threshold_tokens, runtime.meter.session_usage
             )
         )
 
