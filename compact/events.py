@@ -37,6 +37,10 @@ class CompactStartData(Data):
     turn: int | None = None
     focus: str | None = None
     source_command_id: str | None = None
+    items: int | None = None
+    """How many surface items the attempt would replace, and their price: a failed attempt
+    says what it tried (None in logs written before they were recorded)."""
+    tokens: int | None = None
 
 
 class CompactSummaryData(Data):

@@ -99,6 +99,7 @@ async def bracketed(
     compaction_id = "cmp-" + os.urandom(4).hex()
     span, turn = attempt.span, attempt.turn
     snapshot = tuple(session.surface)
+    shadowed_tokens = sum(meter.price(seq) for seq in span)
     start = append(
         session,
         "compact/start",
@@ -108,6 +109,8 @@ async def bracketed(
             "turn": turn,
             "focus": attempt.focus,
             "source_command_id": attempt.source_command_id,
+            "items": len(span),
+            "tokens": shadowed_tokens,
         },
     )
 
@@ -116,7 +119,6 @@ async def bracketed(
         return append(session, "compact/end", data)
 
     try:
-        shadowed_tokens = sum(meter.price(seq) for seq in span)
         condensed = await condense(compaction_id, span, shadowed_tokens)
         summary = condensed.summary
         framed = frame(summary.text)

@@ -16,6 +16,7 @@ from compact.basic import (
 )
 from compact.contract import CompactionError
 from compact.pairing import tool_pairing_balanced_before
+from compact.timeline import timeline
 from tests.compact.conftest import Rig, add_turn, server_model
 from tests.openai_server import OpenAIServer
 
@@ -251,6 +252,12 @@ async def test_manual_compaction_rejects_what_is_not_a_summary(
     assert detail in (progress[-1].data.reason or "") or kind == "cut twice"
     end = rig.session.events[-1]
     assert end.type == "compact/end" and detail in end.data.error
+    # The failed record says what it tried to compact, not 0 items and 0 tokens.
+    [record] = timeline(rig.session.events)
+    assert record.status == "failed"
+    assert record.items_before > 0 and record.tokens_before > 0
+    start = next(e for e in rig.session.events if e.type == "compact/start")
+    assert (record.items_before, record.tokens_before) == (start.data.items, start.data.tokens)
 
 
 @pytest.mark.parametrize("kind", list(FAILING_REPLIES))
