@@ -8,6 +8,8 @@ the layout nor reach the terminal, and nothing is hidden.
 
 from __future__ import annotations
 
+import os
+
 from tools import footer
 from tools.bash_call import command_of
 from tools.terminal import has_unsafe, visible
@@ -33,6 +35,14 @@ def command_shape(command: str) -> str | None:
     if has_unsafe(command):
         notes.append("control or invisible characters, shown as \\x… / \\u… escapes")
     return " · ".join(notes) or None
+
+
+def short_path(path: str) -> str:
+    """``path`` written from ``~`` when it is under the home directory (``~/src/shop``)."""
+    home = os.path.expanduser("~")
+    if home != "/" and (path == home or path.startswith(home + os.sep)):
+        return "~" + path[len(home) :]
+    return path
 
 
 def first_line(text: str, limit: int = 80) -> str:

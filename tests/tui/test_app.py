@@ -27,7 +27,7 @@ async def test_a_prompt_shows_the_message_tool_cards_and_the_answer(ui: UI) -> N
         assert [u.text for u in users] == ["what is here"]
         cards = list(app.query(ToolCard))
         assert [c.command for c in cards] == [
-            "pwd && ls -la",
+            "ls -la",
             "find . -maxdepth 2 -type f -not -path '*/.*' | head -50",
             "wc -l -- README.md parser.py",
             "head -n 20 -- README.md",

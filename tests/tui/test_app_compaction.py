@@ -69,7 +69,7 @@ async def test_summary_modal_from_the_timeline_and_from_the_marker(ui: UI) -> No
         assert "## Primary request and intent" in summary
         shadowed = screen.query_one(".shadowed").render().plain
         assert "you: explore the README.md" in shadowed
-        assert "$ pwd && ls -la" in shadowed
+        assert "$ ls -la" in shadowed
         assert len(shadowed.splitlines()) == len(record.shadowed_seqs)
         await pilot.press("escape")
         await pilot.pause()

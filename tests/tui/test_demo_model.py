@@ -32,7 +32,7 @@ BASH = [
     }
 ]
 SYSTEM = {"role": "system", "content": "You are a coding agent."}
-READ_ONLY = ("pwd && ls -la", "find . -maxdepth 2", "wc -l -- ", "head -n 20 -- ")
+READ_ONLY = ("ls -la", "find . -maxdepth 2", "wc -l -- ", "head -n 20 -- ")
 INSTRUCTION = SummaryJob("m", "", [], [], 500).instruction()  # what compaction sends
 
 
@@ -123,13 +123,14 @@ def test_first_reply_is_a_read_only_bash_call(model: ScriptedModel) -> None:
     (call,) = reply.tool_calls
     assert call.name == "bash"
     assert call.id.startswith("call_") and call.id.endswith("_1")
-    assert json.loads(call.arguments) == {"command": "pwd && ls -la"}
+    assert json.loads(call.arguments) == {"command": "ls -la"}
     assert reply.model == MODEL_NAME
 
 
 def test_a_turn_explores_then_answers_from_what_it_saw(model: ScriptedModel, project: Path) -> None:
     ask = "Give me an overview of this project"
-    replies, _ = turn(model, [SYSTEM, {"role": "user", "content": ask}], project)
+    context = {"role": "user", "content": f"Working directory: {project}\nToday's date: x"}
+    replies, _ = turn(model, [SYSTEM, context, {"role": "user", "content": ask}], project)
     cmds = commands(replies)
     assert 2 <= len(cmds) <= 4
     assert all(c.startswith(READ_ONLY) for c in cmds), cmds
@@ -140,7 +141,7 @@ def test_a_turn_explores_then_answers_from_what_it_saw(model: ScriptedModel, pro
     for name in ("README.md", "src/app.py", "docs/guide.md"):
         assert name in final.text
     assert ".hidden" not in final.text  # find skips hidden files
-    assert str(project) in final.text  # the cwd from `pwd`
+    assert f"`{project}`" in final.text  # the directory the workspace context names
     assert "A tiny shop backend." in final.text  # the README's first lines
     assert "40 lines" in final.text  # wc -l of src/app.py
 
@@ -156,7 +157,7 @@ def test_a_mentioned_file_is_the_one_it_reads(model: ScriptedModel, project: Pat
 def test_a_greeting_takes_two_steps(model: ScriptedModel, project: Path) -> None:
     replies, _ = turn(model, [SYSTEM, {"role": "user", "content": "hello"}], project)
     assert commands(replies) == [
-        "pwd && ls -la",
+        "ls -la",
         "find . -maxdepth 2 -type f -not -path '*/.*' | head -50",
     ]
 
@@ -239,7 +240,7 @@ async def test_stream_delivers_the_reply_in_pieces(model: ScriptedModel, project
         if isinstance(e, ToolCallDelta)
     ]
     assert call_events[0].id is not None and call_events[0].name == "bash"
-    assert json.loads("".join(e.arguments for e in call_events)) == {"command": "pwd && ls -la"}
+    assert json.loads("".join(e.arguments for e in call_events)) == {"command": "ls -la"}
 
 
 # --- summarizer -------------------------------------------------------------------------------
@@ -274,7 +275,7 @@ def test_summary_has_every_section_and_the_facts(
     assert headings == list(SECTIONS)
     assert '"inspect the shop app"' in text
     assert '"now check the parser module for problems"' in text
-    assert "`pwd && ls -la` → exit 0" in text
+    assert "`ls -la` → exit 0" in text
     assert "src/parser.py" in text
     assert estimator.count(text) < estimator.messages_tokens(messages[1:]) / 2
 
@@ -467,3 +468,18 @@ def test_no_exit_none_no_types_from_prose_no_problems_from_file_names(
     assert ".cpp" not in summary.split("## Key technical concepts", 1)[1].split("## ", 1)[0]
     assert ".py" in summary  # the types the commands showed still count
     assert "llm_errors.py" not in summary.split("## Errors and fixes", 1)[1].split("## ", 1)[0]
+
+
+def test_the_working_directory_is_written_from_home(
+    model: ScriptedModel, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under the home directory the demo names the directory from ``~``, as the header does,
+    and it runs no ``pwd``: its screens show no machine path."""
+    monkeypatch.setenv("HOME", str(project.parent))
+    context = {"role": "user", "content": f"Working directory: {project}\nToday's date: x"}
+    ask = {"role": "user", "content": "what is here?"}
+    replies, messages = turn(model, [SYSTEM, context, ask], project)
+    assert "`~/shop`" in replies[-1].text and str(project) not in replies[-1].text
+    assert not any("pwd" in c for c in commands(replies))
+    summary = model.reply(request([*messages, {"role": "user", "content": INSTRUCTION}])).text
+    assert "Working directory: `~/shop`" in summary

@@ -29,6 +29,7 @@ from tui.demo.reading import (
     _observations,
     _one_line,
     _text,
+    _workdir,
 )
 
 
@@ -67,14 +68,14 @@ def _scene(messages: Sequence[Mapping[str, Any]]) -> _Scene:
                 earlier_done.add(kind)
         earlier_files = [m.group(1) for b in old.get("files and code", []) if (m := _CMD.match(b))]
     scene = _Scene(request, anchor, _observations(messages[anchor + 1 :]), earlier_done)
+    scene.cwd = _workdir(messages)
     scene.done |= {o.kind for o in scene.obs if o.kind}
     scene.files = list(earlier_files)
     for obs in scene.obs:
         if obs.refused:
             continue
         if obs.kind == "list":
-            scene.cwd = obs.lines[0].strip() if obs.lines else ""
-            for line in obs.lines[1:]:
+            for line in obs.lines:
                 if (m := _LS_LINE.match(line)) and m.group(3) not in (".", ".."):
                     scene.top_entries += 1
                     if m.group(1) == "-":

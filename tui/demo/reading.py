@@ -12,6 +12,7 @@ from compact.checkpoint import SUMMARY_INSTRUCTION
 from compact.wording import one_line
 from tools import footer as footers
 from tools.bash_call import command_of
+from tui.text import short_path
 
 PROVIDER = "scripted"
 MODEL_NAME = "scripted-demo"
@@ -31,9 +32,9 @@ BANNER = (
 """What the app says first when the demo model answers."""
 
 
-LIST_CMD = "pwd && ls -la"
+LIST_CMD = "ls -la"
 FIND_CMD = "find . -maxdepth 2 -type f -not -path '*/.*' | head -50"
-_KINDS = (("list", "pwd && ls"), ("find", "find ."), ("count", "wc -l"), ("head", "head -n"))
+_KINDS = (("list", "ls -la"), ("find", "find ."), ("count", "wc -l"), ("head", "head -n"))
 _LISTINGS = frozenset({"list", "find", "count"})
 """Kinds of command whose output names files rather than reporting on them."""
 
@@ -66,6 +67,21 @@ def _text(message: Mapping[str, Any]) -> str:
     if isinstance(content, list):
         return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
     return ""
+
+
+_WORKDIR = re.compile(r"^Working directory: (.+)$", re.M)
+
+
+def _workdir(messages: Iterable[Mapping[str, Any]]) -> str:
+    """The working directory the workspace context names (the latest one), written from
+    ``~`` when it is under the home directory; "" when no context was given."""
+    found = ""
+    for message in messages:
+        text = _text(message)
+        is_context = message.get("role") == "user" and _is_context(text)
+        if is_context and (match := _WORKDIR.search(text)):
+            found = match.group(1).strip()
+    return short_path(found) if found else ""
 
 
 def _one_line(text: str, limit: int) -> str:

@@ -20,6 +20,7 @@ from tui.demo.reading import (
     _observations,
     _one_line,
     _text,
+    _workdir,
 )
 
 # --- the summarizer part ----------------------------------------------------------------------
@@ -53,7 +54,7 @@ def _checkpoint(messages: Sequence[Mapping[str, Any]]) -> str:
         if message.get("role") != "tool":
             files += [p.removeprefix("./") for p in _PATH.findall(text)]
     obs = _observations(messages)
-    cwd = ""
+    cwd = _workdir(messages)
     for o in obs:
         outcome = f" → exit {o.exit_code}" if o.exit_code is not None else ""
         work.append(f"`{_one_line(o.command, 160)}`{outcome}" if o.command else "")
@@ -65,9 +66,6 @@ def _checkpoint(messages: Sequence[Mapping[str, Any]]) -> str:
                 errors.append(_one_line(line, 160))
         if o.exit_code not in (0, None):
             errors.append(f"`{_one_line(o.command, 120)}` exited {o.exit_code}")
-        # A pruned listing is a placeholder, not the directory it once showed.
-        if o.kind == "list" and o.lines and not o.lines[0].startswith("[output pruned"):
-            cwd = o.lines[0].strip()
     # Spill files named by pruned results are bookkeeping, not project files.
     files = [
         f

@@ -26,7 +26,7 @@ from textual.timer import Timer
 from textual.widgets import Button, Static
 
 from tools.base import ApprovalDecision
-from tui.text import clean, command_shape
+from tui.text import clean, command_shape, short_path
 from tui.widgets.command import command_content
 
 ARM_S = 0.6
@@ -60,7 +60,7 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         """Quiet seconds before the dialog takes keys (:data:`ARM_S` by default)."""
         self.command = command
         """Exactly what will run (shown through :func:`command_content`)."""
-        self.cwd = clean(cwd)
+        self.cwd = short_path(clean(cwd))
         self.forward = forward
         self.armed = False
         self._timer: Timer | None = None

@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
-import os
-
 from textual.content import Content
 from textual.widget import Widget
 
-from tui.text import clean
-
-
-def short_path(path: str) -> str:
-    home = os.path.expanduser("~")
-    if home != "/" and (path == home or path.startswith(home + os.sep)):
-        return "~" + path[len(home) :]
-    return path
+from tui.text import clean, short_path
 
 
 def left_cut(text: str, width: int) -> str:
