@@ -9,6 +9,7 @@ the layout nor reach the terminal, and nothing is hidden.
 from __future__ import annotations
 
 import os
+import re
 
 from tools import footer
 from tools.bash_call import command_of
@@ -43,6 +44,15 @@ def short_path(path: str) -> str:
     if home != "/" and (path == home or path.startswith(home + os.sep)):
         return "~" + path[len(home) :]
     return path
+
+
+def home_relative(text: str) -> str:
+    """``text`` with every path under the home directory written from ``~``, for a line
+    reefline itself words (a context notice), never for a command or its output."""
+    home = os.path.expanduser("~")
+    if home == "/":
+        return text
+    return re.sub(re.escape(home) + r"(?=/|$|[\s:;,'\"`)\]])", "~", text)
 
 
 def first_line(text: str, limit: int = 80) -> str:

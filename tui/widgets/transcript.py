@@ -19,7 +19,7 @@ from textual.widgets import Static
 from agent.loop_settings import cut_text
 from agent.replies import Notice as StreamNotice
 from agent.replies import ReasoningDelta, Retrying, StreamEvent, TextDelta
-from tui.text import clean, first_line
+from tui.text import clean, first_line, home_relative
 from tui.view.fold import Change, LogView
 from tui.view.items import (
     Answer,
@@ -284,7 +284,8 @@ def _unbuilt(item: ViewItem) -> list[Widget]:
         marker.record = item.record
         return [marker]
     if isinstance(item, ContextSent):
-        return [Notice(f"context sent to the model: {first_line(item.text)}", "context")]
+        line = home_relative(first_line(item.text))
+        return [Notice(f"context sent to the model: {line}", "context")]
     if isinstance(item, RetryPlanned):
         text = (
             f"Model request failed ({clean(item.error)}); retry {item.attempt} "
