@@ -11,6 +11,7 @@ records that older events belong to an earlier process.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -375,6 +376,26 @@ class Session:
         """Fsync and close the log. Idempotent."""
         if self._log is not None:
             self._log.close()
+
+    @property
+    def untouched(self) -> bool:
+        """Nothing happened in the session: its log holds only ``session/start`` (and
+        resumes)."""
+        return all(e.type in ("session/start", "session/resume") for e in self._events)
+
+    def close_or_discard(self) -> bool:
+        """:meth:`close`; a session nothing happened in is removed from disk instead (a
+        ``/new`` or a start that was left at once must not clutter the list). True when it
+        was removed. The files go while the writer lock is still held."""
+        if self.readonly or self._log is None or not self.untouched:
+            self.close()
+            return False
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        with contextlib.suppress(OSError):
+            self.spill_dir.rmdir()  # only ever empty here: nothing ran
+        self.close()
+        return True
 
     def _log_sync(self) -> None:
         if self._log is not None:

@@ -179,6 +179,7 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
         await transcript.replay(self.view)
         self._timeline_changed()
         self._update_gauge()
+        self.status.policy = runtime.bash.policy
         self.status.set_activity("idle")
         self.run_worker(self._ask_window(runtime), group="window")
 
@@ -230,6 +231,7 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
             record=record,
         )
         self.status.queued = len(self.runtime.agent.pending_steering)
+        self.status.policy = self.runtime.bash.policy  # read, never kept: the tool owns it
         if isinstance(event, ToolStart) and self._approving:
             card = self.transcript.card(event.data.call_id)
             if card is not None:

@@ -21,6 +21,11 @@ from tui.widgets.transcript import Transcript
 
 W = TypeVar("W", bound=Widget)
 
+ALWAYS_NOTICE = (
+    "From now on commands run without asking, for the rest of this session (you chose "
+    "“always”). /approve ask asks again."
+)
+
 
 class ApprovalHost(Protocol):
     """What the approver needs of the app that mixes it in (this module never imports it)."""
@@ -73,6 +78,8 @@ class Approvals:
                 for card in self.transcript.running_cards():
                     card.awaiting_approval = False
         self.status.set_activity("bash", detail=command)
+        if decision == "always":
+            await self.transcript.add_notice(ALWAYS_NOTICE, "warning")
         return decision
 
     def _type_ahead(self: ApprovalHost, text: str) -> None:

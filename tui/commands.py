@@ -111,6 +111,14 @@ async def switch_model(runtime: Runtime, args: str) -> Said:
     if not args.strip():
         return Said(f"Model: {runtime.model_label}. /model <name> switches.")
     name = args.split()[0]
+    if runtime.is_demo:
+        # The scripted model answers whatever is asked for: a new name would be a false label.
+        return Said(
+            f"The offline demo model answers here, whatever the name; /model {name} would "
+            "change only the label. Connect a real model to switch models (--base-url, or "
+            "OPENAI_API_KEY / DEEPSEEK_API_KEY).",
+            "warning",
+        )
     runtime.switch_model(name)
     await runtime.window_asker.ensure()
     window = runtime.windows.current
@@ -150,7 +158,9 @@ async def switch_session(
             cwd=cwd,
             scripted_delay_s=scripted_delay_s,
         )
-    except (StartupError, SettingsError, OSError) as exc:
+    except StartupError as exc:
+        return Said(exc.said_in("/sessions"), "error")
+    except (SettingsError, OSError) as exc:
         return Said(str(exc), "error")
     new.bash.policy = old.bash.policy
     return new

@@ -166,6 +166,7 @@ class PlainRepl(ReplCommands):
             if choice in ("y", "yes"):
                 return "once"
             if choice == "always":
+                self.say("From now on commands run without asking, for the rest of this session.")
                 return "always"
             if choice in ("", "n", "no") or answer is None:
                 return "deny"

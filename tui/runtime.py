@@ -30,7 +30,23 @@ from tools.bash import BashTool
 
 
 class StartupError(Exception):
-    """The runtime cannot start (bad resume id, busy session...). Exit code 2."""
+    """The runtime cannot start (bad resume id, busy session...). Exit code 2.
+
+    ``listing``: the session could not be found, so the message ends by saying where the
+    stored ones are listed; the shell's words unless a front end says its own
+    (:meth:`said_in`)."""
+
+    def __init__(self, message: str, *, listing: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        self.listing = listing
+
+    def said_in(self, where: str) -> str:
+        """The message, pointing at ``where`` for the list of sessions when it should."""
+        return f"{self.message}; list sessions with {where}" if self.listing else self.message
+
+    def __str__(self) -> str:
+        return self.said_in("`reefline sessions`")
 
 
 @dataclass
@@ -92,10 +108,11 @@ class Runtime:
         return self.model_name
 
     def close(self) -> None:
-        """Stop observing and close the log. The HTTP client needs a loop: see :meth:`aclose`."""
+        """Stop observing and close the log (a session nothing happened in is removed, see
+        :meth:`Session.close_or_discard`). The HTTP client needs a loop: see :meth:`aclose`."""
         self.meter.close()
         self.compaction.close()
-        self.session.close()
+        self.session.close_or_discard()
 
     async def release_model(self) -> None:
         """Close the model's HTTP connections, on the loop that opened them."""

@@ -89,8 +89,8 @@ def open_session(
         try:
             return Session.open(home, resume, registry=registry)
         except (ValueError, FileNotFoundError, SessionBusy) as exc:
-            hint = "; list sessions with `reefline sessions`"
-            raise StartupError(f"cannot resume session {resume!r}: {exc}{hint}") from None
+            message = f"cannot resume session {resume!r}: {exc}"
+            raise StartupError(message, listing=True) from None
     return Session.create(home, cwd=str(cwd), registry=registry)
 
 

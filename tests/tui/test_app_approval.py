@@ -60,6 +60,12 @@ async def test_always_switches_the_session_to_auto(ui: UI) -> None:
         await ui.settle(pilot)
         assert app.runtime.bash.policy == "auto"
         assert len(results(app)) == 4 and all(r.data.exit_code == 0 for r in results(app))
+        # ...and the screen says so: a notice where it happened, and the status line.
+        assert any("commands run without asking" in line for line in app.transcript.dump())
+        assert "commands run without asking" in app.status.render().plain
+        await ui.type(pilot, "/approve ask")
+        await pilot.pause()
+        assert "without asking" not in app.status.render().plain
 
 
 async def test_deny_tells_the_model_and_the_card_shows_it(ui: UI) -> None:

@@ -98,11 +98,14 @@ async def test_new_sessions_and_resume(ui: UI) -> None:
         second = app.runtime.session.id
         assert second != first and not app.query(UserEntry)
         assert second in app.query_one(AppHeader).render().plain
+        await ui.send(pilot, "second session")
         await ui.send(pilot, "/sessions")
         screen = app.screen
         assert isinstance(screen, SessionsScreen)
         ids = [o.id for o in screen.query_one(OptionList).options]
         assert set(ids) == {first, second}
+        rows = [str(o.prompt) for o in screen.query_one(OptionList).options]
+        assert any("first session" in row for row in rows)  # each row shows its first prompt
         screen.query_one(OptionList).highlighted = ids.index(first)
         await pilot.press("enter")
         await ui.until(pilot, lambda: app.runtime.session.id == first)
@@ -113,15 +116,45 @@ async def test_new_sessions_and_resume(ui: UI) -> None:
         await ui.send(pilot, "/resume no-such-session")
         assert app.runtime.session.id == second
         assert "cannot resume" in notices(app)[-1]
+        assert "/sessions" in notices(app)[-1] and "reefline sessions" not in notices(app)[-1]
         assert len(Session.list_stored(ui.home)) == 2
 
 
-async def test_model_and_approve(ui: UI) -> None:
-    """/model switches the model for the next request; /approve sets the bash policy."""
+async def test_a_session_nothing_happened_in_leaves_nothing_behind(ui: UI) -> None:
+    """/new, /new, then quitting: the untouched sessions are not left on disk."""
+    app = ui.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.send(pilot, "keep this one")
+        kept = app.runtime.session.id
+        await ui.send(pilot, "/new")
+        await ui.send(pilot, "/new")
+        assert len(Session.list_stored(ui.home)) == 2  # the first /new's is gone already
+        await ui.type(pilot, "/quit")
+        await pilot.pause()
+    app.runtime.close()
+    assert [s.id for s in Session.list_stored(ui.home)] == [kept]
+    assert {p.stem for p in (ui.home / "sessions").glob("*.spill")} <= {kept}
+
+
+async def test_model_in_the_demo_changes_no_label(ui: UI) -> None:
+    """The offline demo answers whatever the name: /model says so and relabels nothing."""
     app = ui.app()
     async with app.run_test(size=(120, 40)) as pilot:
         await ui.send(pilot, "/model")
         assert "scripted-demo" in notices(app)[-1]
+        await ui.send(pilot, "/model gpt-4o-mini")
+        assert "offline demo model answers here" in notices(app)[-1]
+        assert app.runtime.model_name == "scripted-demo"
+        assert "gpt-4o-mini" not in app.query_one(AppHeader).render().plain
+
+
+async def test_model_and_approve(ui: UI, openai_server) -> None:  # type: ignore[no-untyped-def]
+    """/model switches the model for the next request; /approve sets the bash policy."""
+    runtime = ui.runtime(base_url=openai_server.base_url, model="m", demo=False)
+    app = ui.app(runtime)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.send(pilot, "/model")
+        assert "Model: m" in notices(app)[-1]
         await ui.send(pilot, "/model other-model")
         assert app.runtime.agent.model_name == "other-model"
         assert "other-model" in app.query_one(AppHeader).render().plain

@@ -14,14 +14,18 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from agent.store import StoredSession
+from agent.store import StoredSession, first_prompt
+from tui.text import first_line
 
 
 def session_row(stored: StoredSession, current: str) -> Content:
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(stored.modified))
     size = f"{stored.size / 1024:.0f} KB" if stored.size >= 1024 else f"{stored.size} B"
     mark = ("  (this session)", "$text-accent") if stored.id == current else ("", "")
-    return Content.assemble((stored.id, "bold"), (f"  {when} · {size}", "$text-muted"), mark)
+    first = first_line(first_prompt(stored.path) or "", 60)
+    return Content.assemble(
+        (stored.id, "bold"), (f"  {when} · {size}", "$text-muted"), mark, (f"  {first}", "")
+    )
 
 
 class SessionsScreen(ModalScreen[str | None]):

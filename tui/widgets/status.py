@@ -39,6 +39,8 @@ class StatusLine(Widget):
         self.detail = ""
         self.queued = 0
         self.hint = "/help for commands"
+        self.policy = "ask"
+        """The bash approval policy: said on the line unless it is ``ask``."""
 
     def set_activity(
         self, activity: Activity, *, detail: str = "", step: int | None = None
@@ -102,4 +104,8 @@ class StatusLine(Widget):
             parts.append(("  esc interrupts", "$text-muted"))
         elif self.hint:
             parts.append((f" · {self.hint}", "$text-muted"))
+        if self.policy == "auto":
+            parts.append(("  · commands run without asking", "$text-warning"))
+        elif self.policy == "deny":
+            parts.append(("  · commands are denied", "$text-muted"))
         return Content.assemble(*parts)
