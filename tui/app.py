@@ -23,6 +23,7 @@ from agent.events import Event, ToolStart
 from agent.replies import Notice
 from agent.turns import TurnCancelled, TurnResult
 from compact.events import CompactProgress
+from compact.records import TimelineRecord
 from tui.approvals import Approvals
 from tui.commands import SLASH_COMMANDS, parse_slash
 from tui.demo import BANNER as DEMO_BANNER
@@ -68,6 +69,8 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
         # Priority: the prompt (a TextArea) binds these to copy and redo.
         Binding("ctrl+c", "ctrl_c", "interrupt", show=False, priority=True),
         Binding("ctrl+y", "copy_answer", "copy answer", priority=True),
+        Binding("pageup", "page(-1)", "scroll up", show=False, priority=True),
+        Binding("pagedown", "page(1)", "scroll down", show=False, priority=True),
     ]
 
     def __init__(self, runtime: Runtime, *, scripted_delay_s: float = 0.02) -> None:
@@ -355,13 +358,31 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
 
     @on(TimelineRecordSelected)
     def _record_selected(self, message: TimelineRecordSelected) -> None:
-        self.push_screen(SummaryScreen(message.record, self.runtime.session.events))
+        self._show_summary(message.record)
 
     @on(CompactionMarkerSelected)
     def _marker_selected(self, message: CompactionMarkerSelected) -> None:
         record = self.view.timeline.record(message.compaction_id)
         if record is not None:
-            self.push_screen(SummaryScreen(record, self.runtime.session.events))
+            self._show_summary(record)
+
+    def _show_summary(self, record: TimelineRecord) -> None:
+        """The summary modal; closing it gives the keys back to the prompt (what is typed
+        next is a message, not keys for the timeline)."""
+
+        def closed(_: object) -> None:
+            if self._main_mounted():
+                self.part(PromptArea).focus()
+
+        self.push_screen(SummaryScreen(record, self.runtime.session.events), callback=closed)
+
+    def action_page(self, direction: int) -> None:
+        """PageUp / PageDown scroll the transcript, wherever the focus is."""
+        transcript = self.transcript
+        if direction < 0:
+            transcript.scroll_page_up()
+        else:
+            transcript.scroll_page_down()
 
     async def on_unmount(self) -> None:
         if self.bridge is not None:

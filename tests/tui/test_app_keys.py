@@ -1,0 +1,68 @@
+"""The keyboard in daily use: reaching a timeline row, coming back to the prompt, scrolling
+the transcript from the prompt, and toasts that leave the prompt visible."""
+
+from __future__ import annotations
+
+from textual.widgets import OptionList
+from textual.widgets._toast import Toast
+
+from agent.session import Session
+from tests.tui.conftest import UI
+from tui.screens.summary import SummaryScreen
+from tui.widgets.prompt import PromptArea
+from tui.widgets.timeline import TimelinePanel
+from tui.widgets.transcript import Transcript
+from tui.wiring import build_registry
+
+
+async def test_shift_tab_reaches_a_row_and_closing_the_summary_gives_keys_back(ui: UI) -> None:
+    app = ui.app()
+    async with app.run_test(size=(140, 44)) as pilot:
+        await ui.send(pilot, "explore the README.md")
+        await ui.send(pilot, "now parser.py")
+        await ui.send(pilot, "/compact")
+        assert app.view.timeline.records
+        prompt = app.query_one(PromptArea)
+        prompt.focus()
+        await pilot.press("shift+tab")
+        assert app.focused is app.query_one(TimelinePanel).query_one(OptionList)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, SummaryScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.focused is prompt
+        await pilot.press("h", "i")
+        assert prompt.text == "hi"  # what is typed next lands in the prompt
+
+
+async def test_page_keys_scroll_the_transcript_from_the_prompt(ui: UI) -> None:
+    session = Session.create(ui.home, cwd=str(ui.workdir), registry=build_registry())
+    for n in range(40):
+        session.append("user/message", {"content": f"message {n}"})
+    session.close()
+    app = ui.app(ui.runtime(resume=session.id))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        transcript = app.query_one(Transcript)
+        app.query_one(PromptArea).focus()
+        bottom = transcript.scroll_y
+        assert bottom == transcript.max_scroll_y > 0
+        await pilot.press("pageup")
+        await pilot.pause()
+        assert transcript.scroll_y < bottom
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert transcript.scroll_y == bottom
+        assert isinstance(app.focused, PromptArea)
+
+
+async def test_a_toast_does_not_cover_the_prompt(ui: UI) -> None:
+    app = ui.app()
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        app.notify("Copied the last answer to the clipboard.")
+        await ui.until(pilot, lambda: bool(app.screen.query(Toast)))
+        toast = app.screen.query_one(Toast)
+        prompt = app.query_one(PromptArea)
+        assert toast.region.height > 0
+        assert not toast.region.overlaps(prompt.region), (toast.region, prompt.region)
