@@ -7,6 +7,8 @@ an open step gets its ``step/end`` and the turn its ``turn/end`` with how it end
 
 from __future__ import annotations
 
+import dataclasses
+
 from agent.events import ToolCall, TurnEndReason
 from agent.session import Session
 from agent.turns import TurnResult, TurnState
@@ -30,6 +32,7 @@ def append_result(session: Session, state: TurnState, call: ToolCall, output: To
             "spill_path": output.spill_path,
             "cwd": output.cwd,
             "approval": output.approval,
+            "interrupted": output.interrupted or None,
         },
     )
 
@@ -72,10 +75,23 @@ def keep_partial_reply(session: Session, state: TurnState, model: str) -> None:
         state.partial = []
 
 
-def answer_pending_calls(session: Session, state: TurnState, failure: str | None = None) -> None:
+def answer_pending_calls(
+    session: Session,
+    state: TurnState,
+    failure: str | None = None,
+    *,
+    printed: ToolOutput | None = None,
+) -> None:
     """Give every unanswered tool call of the step an error result (pairing stays balanced).
-    ``failure``: the turn failed with this error rather than being cancelled by the user."""
+    ``failure``: the turn failed with this error rather than being cancelled by the user.
+    ``printed``: what the running call printed before the user interrupted it; its result
+    is that output, marked interrupted, after the sentence that says so."""
     for call in state.pending_calls:
+        if printed is not None and call.id == state.running_call and failure is None:
+            said = "error: interrupted by the user while running; its effects may be partial."
+            content = f"{said} Its output until then:\n{printed.content}"
+            append_result(session, state, call, dataclasses.replace(printed, content=content))
+            continue
         if failure is not None:
             text = (
                 f"error: the turn failed while this call ran or its result was being "

@@ -186,6 +186,8 @@ class ToolResultData(Data):
     """The working directory after the call: a resumed session goes on there."""
     approval: Literal["once", "always", "deny"] | None = None
     """How the user answered the approval question for the call (None: not asked)."""
+    interrupted: bool | None = None
+    """The user interrupted the call; ``content`` holds what it printed until then."""
 
 
 class LlmRetryData(Data):

@@ -53,7 +53,7 @@ from agent.tool_calls import run_tool_call
 from agent.turns import Steering, StreamListener, TurnCancelled, TurnError, TurnResult, TurnState
 from agent.windows import WindowBook
 from agent.workspace import workspace_context
-from tools.base import Tool, ToolOutput
+from tools.base import Tool, ToolInterrupted, ToolOutput
 
 
 class Agent:
@@ -180,10 +180,12 @@ class Agent:
         except TurnError as exc:
             state.error = str(exc)
             return self._end(state, "error")
-        except asyncio.CancelledError:
-            # Record what the user saw and balance the surface, then end the turn.
+        except asyncio.CancelledError as exc:
+            # Record what the user saw (the reply so far, the running command's output) and
+            # balance the surface, then end the turn.
             keep_partial_reply(self.session, state, self.model_name)
-            answer_pending_calls(self.session, state)
+            printed = exc.output if isinstance(exc, ToolInterrupted) else None
+            answer_pending_calls(self.session, state, printed=printed)
             raise TurnCancelled(self._end(state, "cancelled")) from None
         except Exception as exc:
             # A bug, or a log that cannot be written (disk full): close the turn so the log
@@ -238,7 +240,7 @@ class Agent:
             if refused is not None:
                 output = ToolOutput(refused, is_error=True)
             else:
-                output = await run_tool_call(self.session, self.tools, state, call)
+                output = await run_tool_call(self.session, self.tools, state, call, self._emit)
             # Only a logged result answers the call: if the append fails, the call stays
             # pending and the turn's closers answer it (else the surface keeps an orphan call
             # that every later request would carry).

@@ -84,7 +84,18 @@ class Notice:
     text: str
 
 
-StreamEvent = TextDelta | ReasoningDelta | ToolCallDelta | Retrying | Completed | Notice
+@dataclass(frozen=True)
+class ToolOutputDelta:
+    """Output of the running tool call ``call_id`` as it arrives (cleaned text). For the
+    person watching; the model and the log get the call's result."""
+
+    call_id: str
+    text: str
+
+
+StreamEvent = (
+    TextDelta | ReasoningDelta | ToolCallDelta | Retrying | Completed | Notice | ToolOutputDelta
+)
 
 
 class ReplyBuilder:

@@ -6,19 +6,26 @@ model gets an error result that says what was wrong and what it may use instead.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from agent.call_bounds import parse_arguments
 from agent.events import ToolCall
+from agent.replies import StreamEvent, ToolOutputDelta
 from agent.session import Session
 from agent.turns import TurnState
 from tools.base import Tool, ToolOutput
 
 
 async def run_tool_call(
-    session: Session, tools: Mapping[str, Tool], state: TurnState, call: ToolCall
+    session: Session,
+    tools: Mapping[str, Tool],
+    state: TurnState,
+    call: ToolCall,
+    emit: Callable[[StreamEvent], None],
 ) -> ToolOutput:
-    """Log ``tool/start`` for ``call``, mark it running in ``state`` and run it."""
+    """Log ``tool/start`` for ``call``, mark it running in ``state`` and run it; its output
+    goes to ``emit`` as :class:`ToolOutputDelta` while it runs. A tool interrupted with
+    output raises :class:`~tools.base.ToolInterrupted` (the turn's closers log it)."""
     session.append(
         "tool/start",
         {
@@ -40,4 +47,4 @@ async def run_tool_call(
     arguments = parse_arguments(call.arguments)
     if isinstance(arguments, ToolOutput):
         return arguments
-    return await tool.run(arguments)
+    return await tool.run(arguments, lambda text: emit(ToolOutputDelta(call.id, text)))

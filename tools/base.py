@@ -8,6 +8,7 @@ cancellation.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
@@ -44,6 +45,22 @@ class ToolOutput:
     """The working directory after the call (logged, so a resumed session goes on there)."""
     approval: ApprovalDecision | None = None
     """How the user answered the approval question for this call (None: not asked)."""
+    interrupted: bool = False
+    """The user interrupted the call; the content is what it printed until then."""
+
+
+OutputListener = Callable[[str], None]
+"""Told a tool's output as it arrives (cleaned text, a few chunks a second at most): for
+display only; the model gets the :class:`ToolOutput`."""
+
+
+class ToolInterrupted(asyncio.CancelledError):
+    """Raised by a cancelled tool that has something to keep: :attr:`output` is what it had
+    printed, so the log's result for the call is that, not a bare "interrupted"."""
+
+    def __init__(self, output: ToolOutput) -> None:
+        super().__init__()
+        self.output = output
 
 
 class Tool(Protocol):
@@ -64,6 +81,9 @@ class Tool(Protocol):
         """Return the OpenAI Chat Completions tool entry for this tool."""
         ...
 
-    async def run(self, arguments: dict[str, Any]) -> ToolOutput:
-        """Run the tool with the model's decoded arguments."""
+    async def run(
+        self, arguments: dict[str, Any], on_output: OutputListener | None = None
+    ) -> ToolOutput:
+        """Run the tool with the model's decoded arguments; ``on_output`` hears its output
+        as it comes. A cancelled tool that printed something raises :class:`ToolInterrupted`."""
         ...

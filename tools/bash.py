@@ -23,10 +23,26 @@ from pathlib import Path
 from typing import IO, Any
 
 from tools import footer as footers
-from tools.base import POLICIES, ApprovalDecision, ApprovalPolicy, Approver, ToolOutput
+from tools.base import (
+    POLICIES,
+    ApprovalDecision,
+    ApprovalPolicy,
+    Approver,
+    OutputListener,
+    ToolInterrupted,
+    ToolOutput,
+)
 from tools.bash_call import bash_schema
 from tools.capture import Capture
-from tools.process import DRAIN_GRACE_S, REAP_WAIT_S, TERM_GRACE_S, BashProcess, killpg, settle
+from tools.process import (
+    DRAIN_GRACE_S,
+    REAP_WAIT_S,
+    TERM_GRACE_S,
+    BashProcess,
+    LiveOutput,
+    killpg,
+    settle,
+)
 from tools.reaper import REAPER
 
 NOT_RUN = "Command not run"
@@ -113,7 +129,9 @@ class BashTool:
             max_timeout=self.max_timeout,
         )
 
-    async def run(self, arguments: dict[str, Any]) -> ToolOutput:
+    async def run(
+        self, arguments: dict[str, Any], on_output: OutputListener | None = None
+    ) -> ToolOutput:
         """Check the arguments, get approval, run the command and report its output.
 
         Returns an error output (``is_error=True``) when the arguments are invalid, the
@@ -126,10 +144,14 @@ class BashTool:
         ``DRAIN_GRACE_S`` to finish, then the group is SIGKILLed and the output says so;
         background jobs with redirected output keep running.
 
+        ``on_output`` hears the output as it arrives (:class:`~tools.process.LiveOutput`).
+
         Raises:
-            asyncio.CancelledError: when the calling task is cancelled, after the command's
-                process group got SIGTERM and, after a short grace, SIGKILL. Its partial
-                output and spill file are discarded.
+            ToolInterrupted: when the calling task is cancelled while the command runs, after
+                its process group got SIGTERM and, after a short grace, SIGKILL; it carries
+                what the command printed until then (capped like any output, marked
+                ``interrupted``).
+            asyncio.CancelledError: when it is cancelled before the command started.
             Exception: whatever the approver raises (a front-end bug) propagates.
         """
         parsed = self._parse(arguments)
@@ -140,7 +162,7 @@ class BashTool:
         refusal = await self._approve(command)
         if refusal is not None:
             return refusal
-        output = await self._execute(command, timeout)
+        output = await self._execute(command, timeout, on_output)
         approval: ApprovalDecision | None = None
         if asked:
             approval = "always" if self.policy == "auto" else "once"
@@ -197,7 +219,9 @@ class BashTool:
             return _error("The user declined to run this command.")
         return None
 
-    async def _execute(self, command: str, timeout: float) -> ToolOutput:
+    async def _execute(
+        self, command: str, timeout: float, on_output: OutputListener | None = None
+    ) -> ToolOutput:
         """One function because spawning, the watchdog's tracking, cancellation and reaping must
         sit in one try/finally: every exit path kills the group and records the working
         directory."""
@@ -235,10 +259,11 @@ class BashTool:
         }
         capture = Capture(self.max_output_chars, lambda: self._open_spill(seq))
         loop = asyncio.get_running_loop()
+        live = None if on_output is None else LiveOutput(on_output, loop, self.max_output_chars)
         started = time.monotonic()
         spawn = asyncio.ensure_future(
             loop.subprocess_exec(
-                lambda: BashProcess(capture, loop),
+                lambda: BashProcess(capture, loop, live),
                 "bash",
                 "-c",
                 script,
@@ -267,6 +292,7 @@ class BashTool:
         pgid = transport.get_pid()
         REAPER.track(pgid)
         self._running += 1
+        interrupted = False
         try:
             timed_out = not await settle(protocol.exited, timeout=timeout)
             if timed_out:
@@ -289,14 +315,19 @@ class BashTool:
                 await settle(protocol.exited, protocol.drained, timeout=TERM_GRACE_S)
             finally:
                 killpg(pgid, signal.SIGKILL)
-                capture.discard()
             await settle(protocol.exited, timeout=REAP_WAIT_S)
-            raise
+            duration = time.monotonic() - started
+            interrupted = True  # raised below, once the group is reaped and cwd recorded
         finally:
+            if live is not None:
+                live.flush()
             transport.close()
             REAPER.untrack(pgid)
             self._running -= 1
             self._update_cwd(cwd_file)
+        if interrupted:
+            output = self._report(capture, before, after, None, duration, False, timeout)
+            raise ToolInterrupted(dataclasses.replace(output, cwd=str(self._cwd)))
         return self._report(
             capture, before, after, transport.get_returncode(), duration, timed_out, timeout
         )
@@ -316,6 +347,9 @@ class BashTool:
         if timed_out:
             exit_code = None
             footer = footers.timed_out(timeout, duration)
+        elif returncode is None:  # interrupted by the user
+            exit_code = None
+            footer = footers.interrupted(duration)
         else:
             assert returncode is not None, "bash exited without a return code"
             exit_code = 128 - returncode if returncode < 0 else returncode
@@ -324,11 +358,12 @@ class BashTool:
         content = "\n".join([*before, *shown, *after, footer])
         return ToolOutput(
             content=content,
-            is_error=timed_out,
+            is_error=exit_code is None,
             exit_code=exit_code,
             duration_s=duration,
             truncated=truncated,
             spill_path=capture.spill_path if truncated and not capture.spill_error else None,
+            interrupted=returncode is None and not timed_out,
         )
 
     def _open_spill(self, seq: int) -> tuple[str, IO[bytes]]:

@@ -7,7 +7,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_LINE = re.compile(r"\[(?:exit (-?\d+)|timed out after [^\]\n]*) · [^\]\n]*\]")
+_LINE = re.compile(
+    r"\[(?:exit (-?\d+)|timed out after [^\]\n]*|interrupted by the user[^\]\n]*) · [^\]\n]*\]"
+)
 _LAST_EXIT = re.compile(r"\n?\[exit -?\d+ · [^\]\n]*\]\n?$")
 
 
@@ -19,10 +21,14 @@ def timed_out(timeout_s: float, duration_s: float) -> str:
     return f"[timed out after {timeout_s:g}s; process group killed · {duration_s:.2f}s]"
 
 
+def interrupted(duration_s: float) -> str:
+    return f"[interrupted by the user; process group killed · {duration_s:.2f}s]"
+
+
 @dataclass(frozen=True)
 class Footer:
     exit_code: int | None
-    """None: the command timed out and was killed."""
+    """None: the command timed out or was interrupted, and was killed."""
 
 
 def parse(line: str) -> Footer | None:

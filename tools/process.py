@@ -4,16 +4,55 @@ signalled, and its whole process group killed."""
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import os
+from collections.abc import Callable
 
-from tools.capture import Capture
+from tools.capture import Capture, sanitize
 
 DRAIN_GRACE_S = 0.5
 """How long output may keep flowing after bash exits (background jobs holding the pipe)."""
 TERM_GRACE_S = 0.5
 """How long a cancelled command gets to exit on SIGTERM before the group is SIGKILLed."""
 REAP_WAIT_S = 2.0
+LIVE_INTERVAL_S = 0.1
+"""Output reaches a live listener at most this often."""
+
+
+class LiveOutput:
+    """A command's output for a person watching it run: decoded, cleaned and handed on at
+    most every :data:`LIVE_INTERVAL_S`, never more than ``cap`` characters at a time (the
+    rest of a burst is skipped with a marker; the result keeps it all)."""
+
+    def __init__(
+        self, listener: Callable[[str], None], loop: asyncio.AbstractEventLoop, cap: int
+    ) -> None:
+        self.listener = listener
+        self.loop = loop
+        self.cap = cap
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._pending: list[bytes] = []
+        self._timer: asyncio.TimerHandle | None = None
+
+    def feed(self, data: bytes) -> None:
+        self._pending.append(data)
+        if self._timer is None:
+            self._timer = self.loop.call_later(LIVE_INTERVAL_S, self.flush)
+
+    def flush(self) -> None:
+        """Hand on what came since the last time (also called once the command ends)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self._pending:
+            return
+        raw, self._pending = b"".join(self._pending), []
+        text = sanitize(self._decoder.decode(raw).encode())
+        if len(text) > self.cap:
+            text = f"[… {len(text) - self.cap} characters …]\n" + text[-self.cap :]
+        if text:
+            self.listener(text)
 
 
 class BashProcess(asyncio.SubprocessProtocol):
@@ -23,13 +62,18 @@ class BashProcess(asyncio.SubprocessProtocol):
     close, which a background job can hold open long after bash has exited.
     """
 
-    def __init__(self, capture: Capture, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, capture: Capture, loop: asyncio.AbstractEventLoop, live: LiveOutput | None = None
+    ) -> None:
         self.capture = capture
+        self.live = live
         self.exited: asyncio.Future[None] = loop.create_future()
         self.drained: asyncio.Future[None] = loop.create_future()
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
         self.capture.feed(data)
+        if self.live is not None:
+            self.live.feed(data)
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
         if not self.drained.done():

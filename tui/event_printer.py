@@ -5,10 +5,11 @@ denied command, notices), each line through the terminal filter.
 
 from __future__ import annotations
 
+import json
 from typing import TextIO
 
 from agent.events import Event
-from agent.replies import Notice, StreamEvent
+from agent.replies import Notice, StreamEvent, ToolOutputDelta
 from compact.wording import compaction_news, describe, label, progress_text
 from tools.terminal import json_safe
 from tui.runtime import Runtime
@@ -87,9 +88,14 @@ class EventPrinter:
             self.say(f"reefline: compaction {describe(record)}")
 
     def stream(self, item: StreamEvent) -> None:
-        """Stream listener: only notices concern a person here (deltas are not shown)."""
+        """Stream listener: notices concern a person; with ``--json`` a running command's
+        output is a ``tool/output`` line (transient: no ``seq``, not in the log)."""
         if isinstance(item, Notice):
             self.say(f"reefline: {item.text}")
+        elif isinstance(item, ToolOutputDelta) and self.json_mode:
+            line = {"type": "tool/output", "call_id": item.call_id, "text": item.text}
+            self.out.write(json_safe(json.dumps(line, ensure_ascii=False)) + "\n")
+            self.out.flush()
 
     def say(self, line: str) -> None:
         """One line on stderr, through the terminal-safety filter (provider error bodies,

@@ -18,7 +18,7 @@ from typing import TextIO
 
 from agent.events import Event, ToolResultData
 from agent.loop_settings import cut_text
-from agent.replies import Notice, StreamEvent
+from agent.replies import Notice, StreamEvent, ToolOutputDelta
 from agent.turns import StreamListener, TurnCancelled, TurnResult
 from compact.contract import CompactNotice
 from compact.wording import compaction_news, describe, fmt_duration, progress_text
@@ -36,6 +36,9 @@ from tui.runtime import Runtime
 from tui.text import clean, command_shape, first_line, strip_footer
 from tui.view.fold import Change, LogView
 from tui.view.items import Answer, CommandOutcome, RetryPlanned, ToolRun, TurnClosed
+
+LIVE_LINES = 20
+"""Lines of a running command's output the REPL prints as they come."""
 
 
 class PlainRepl(ReplCommands):
@@ -58,6 +61,8 @@ class PlainRepl(ReplCommands):
         self.terminating = False
         """A termination signal came: leave after the current turn is closed."""
         self.current_turn: asyncio.Future[TurnResult] | None = None
+        self._live_lines: dict[str, int] = {}
+        """Live output lines printed per call."""
         self.hanging_up: asyncio.Future[None] | None = None
 
     # --- output -------------------------------------------------------------------------------
@@ -123,6 +128,19 @@ class PlainRepl(ReplCommands):
     def _on_stream(self, item: StreamEvent) -> None:
         if isinstance(item, Notice):
             self.say(f"! {clean(item.text)}")
+        elif isinstance(item, ToolOutputDelta):
+            self._live_output(item)
+
+    def _live_output(self, item: ToolOutputDelta) -> None:
+        """A running command's output, line by line as it comes, up to :data:`LIVE_LINES`
+        lines a command (the result line follows; the full output is in the log)."""
+        shown = self._live_lines.get(item.call_id, 0)
+        lines = clean(item.text).rstrip("\n").split("\n")
+        for line in lines[: max(0, LIVE_LINES - shown)]:
+            self.say(f"  │ {line}")
+        if shown < LIVE_LINES <= shown + len(lines):
+            self.say("  │ … (more output; the result says how much)")
+        self._live_lines[item.call_id] = shown + len(lines)
 
     # --- lifecycle ----------------------------------------------------------------------------
 

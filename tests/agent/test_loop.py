@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from pathlib import Path
 
 import pytest
 
 from agent.envelope import Envelope
-from agent.events import Event
+from agent.events import Event, ToolResult
 from agent.llm import OpenAICompatible
 from agent.llm_errors import ContextOverflow
 from agent.loop import Agent
 from agent.loop_settings import LoopSettings
-from agent.replies import TextDelta
+from agent.replies import TextDelta, ToolOutputDelta
 from agent.retry import RetryPolicy
 from agent.session import Session
 from agent.turns import TurnCancelled
@@ -394,3 +395,32 @@ async def test_steering_that_must_not_extend_the_turn_waits_to_be_taken(
     assert not agent.busy  # the log's turn is closed
     assert agent.take_steering() == ["and mention the tests"]
     assert agent.pending_steering == []
+
+
+async def test_a_running_commands_output_streams_and_survives_esc(
+    openai_server: OpenAIServer, session: Session, tmp_path: Path
+) -> None:
+    """Output reaches the stream listeners as tool/output deltas while the command runs;
+    cancelling the turn then logs what was printed, marked interrupted."""
+    openai_server.push({"tool_calls": [bash_call("echo step one; echo step two; sleep 100")]})
+    agent = make_agent(openai_server, session, tmp_path)
+    heard: list[ToolOutputDelta] = []
+    agent.stream_listeners.append(
+        lambda item: heard.append(item) if isinstance(item, ToolOutputDelta) else None
+    )
+    task = asyncio.create_task(agent.run_turn("run it"))
+    deadline = time.monotonic() + 10
+    while "step two" not in "".join(d.text for d in heard):
+        assert time.monotonic() < deadline, "no live output"
+        await asyncio.sleep(0.02)
+    assert {d.call_id for d in heard} == {"c1"}
+    assert not any(e.type == "tool/result" for e in session.events)  # still running
+    task.cancel()
+    with pytest.raises(TurnCancelled):
+        await task
+    [result] = [e for e in session.events if isinstance(e, ToolResult)]
+    data = result.data
+    assert data.interrupted and data.is_error and data.exit_code is None
+    assert data.content.startswith("error: interrupted by the user while running")
+    assert "step one\nstep two\n" in data.content
+    assert "tool/output" not in types(session)  # transient: never logged

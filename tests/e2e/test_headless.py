@@ -234,3 +234,21 @@ def test_sigint_exits_130_with_the_turn_closed(
     [log] = session_files(cli_env)
     events = log_events(log)
     assert events[-1]["type"] == "turn/end" and events[-1]["data"]["reason"] == "cancelled"
+
+
+def test_json_streams_a_commands_output_as_it_runs(
+    run_cli: Run, openai_server: OpenAIServer
+) -> None:
+    command = "echo first; sleep 0.4; echo second"
+    openai_server.push({"tool_calls": [bash_call(command)]}, {"text": "done"})
+    out = run_cli(
+        "-p", "go", "--json", "--approve", "auto",
+        "--base-url", openai_server.base_url, "--model", "m",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    kinds = [line["type"] for line in lines]
+    live = [line for line in lines if line["type"] == "tool/output"]
+    assert "".join(x["text"] for x in live) == "first\nsecond\n" and len(live) >= 2
+    assert all("seq" not in x for x in live)  # transient, not log events
+    assert kinds.index("tool/start") < kinds.index("tool/output") < kinds.index("tool/result")

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tools.base import ApprovalDecision, Tool
+from tools.base import ApprovalDecision, Tool, ToolInterrupted
 from tools.bash import BashTool
 
 UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -419,3 +419,46 @@ async def test_unusable_spill_dir_is_reported(work: Path, tmp_path: Path) -> Non
     out = await tool.run({"command": "touch ran"})
     assert out.is_error and "output folder" in out.content
     assert not (work / "ran").exists()
+
+
+async def test_output_reaches_a_listener_while_the_command_runs(tool: BashTool) -> None:
+    """Each line is heard before the command ends, a few chunks a second at most."""
+    heard: list[tuple[float, str]] = []
+    loop = asyncio.get_running_loop()
+    command = "for i in 1 2 3; do echo line $i; sleep 0.3; done"
+    started = loop.time()
+    out = await tool.run({"command": command}, lambda text: heard.append((loop.time(), text)))
+    ended = loop.time()
+    text = "".join(t for _, t in heard)
+    assert text == "line 1\nline 2\nline 3\n"
+    assert heard[0][0] - started < 0.5 < ended - started  # the first line came early
+    assert len(heard) >= 3
+    assert out.content.startswith("line 1\nline 2\nline 3\n") and out.exit_code == 0
+
+
+async def test_a_burst_reaches_the_listener_bounded(tool: BashTool) -> None:
+    heard: list[str] = []
+    out = await tool.run({"command": "seq 1 200000"}, heard.append)
+    assert out.truncated and max(len(t) for t in heard) <= tool.max_output_chars + 40
+    assert "".join(heard).rstrip().endswith("200000")
+
+
+async def test_cancel_keeps_what_was_printed(tool: BashTool, reaper: list[int]) -> None:
+    """Esc during a command: the group is killed and the output so far is kept, marked."""
+    heard: list[str] = []
+    task = asyncio.create_task(
+        tool.run({"command": "echo before; sleep 100; echo never"}, heard.append)
+    )
+    deadline = time.monotonic() + 10
+    while "before" not in "".join(heard):
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.02)
+    task.cancel()
+    with pytest.raises(ToolInterrupted) as info:
+        await task
+    output = info.value.output
+    assert output.interrupted and output.is_error and output.exit_code is None
+    assert output.content.startswith("before\n") and "never" not in output.content
+    assert "[interrupted by the user; process group killed" in output.content
+    assert output.cwd is not None
+    assert not tool.running

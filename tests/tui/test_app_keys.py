@@ -66,3 +66,24 @@ async def test_a_toast_does_not_cover_the_prompt(ui: UI) -> None:
         prompt = app.query_one(PromptArea)
         assert toast.region.height > 0
         assert not toast.region.overlaps(prompt.region), (toast.region, prompt.region)
+
+
+async def test_a_running_command_shows_its_output_and_esc_keeps_it(ui: UI, openai_server) -> None:  # type: ignore[no-untyped-def]
+    """The card fills while the command runs; Esc kills it and the card keeps what it had."""
+    from tui.widgets.tool_card import ToolCard
+
+    openai_server.push(
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "echo live one; sleep 100"}}]}
+    )
+    runtime = ui.runtime(base_url=openai_server.base_url, model="m", demo=False)
+    app = ui.app(runtime)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.type(pilot, "run it")
+        await ui.until(pilot, lambda: bool(app.query(ToolCard)))
+        card = app.query_one(ToolCard)
+        await ui.until(pilot, lambda: "live one" in card.output)
+        assert card.running and "running" in str(card.border_subtitle)
+        await pilot.press("escape")
+        await ui.settle(pilot)
+        assert not card.running and "live one" in card.output
+        assert "interrupted by the user" in card.output

@@ -161,3 +161,28 @@ def test_plain_says_a_reply_was_cut_a_lowered_window_and_usage_not_reported(
     assert "! The server says its context window is 6,000 tokens" in out
     assert "window 6,000 from the server's error" in out
     assert "session totals: not reported by the server" in out
+
+
+def test_plain_prints_a_running_commands_output_as_it_comes(tmp_path: Path, workdir: Path) -> None:
+    from tests.openai_server import OpenAIServer
+
+    env = plain_env(tmp_path)
+    command = "echo first; sleep 0.3; seq 1 50"
+    with OpenAIServer() as server:
+        server.push(
+            {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
+            {"text": "all done"},
+        )
+        proc = subprocess.run(
+            [REEFLINE, "--plain", "--approve", "auto", "--base-url", server.base_url,
+             "--model", "m", "--context-window", "20000"],
+            input="count\n/quit\n", capture_output=True, text=True, cwd=workdir, env=env,
+            timeout=60,
+        )  # fmt: skip
+    out = proc.stdout
+    assert proc.returncode == 0, proc.stderr
+    lines = out.splitlines()
+    live = [line for line in lines if line.startswith("  │ ")]
+    assert live[0] == "  │ first" and "  │ 19" in live  # as it came, numbered lines too
+    assert "  │ 20" not in live and "  │ … (more output; the result says how much)" in live
+    assert lines.index(live[0]) < next(i for i, x in enumerate(lines) if x.startswith("  exit 0"))

@@ -18,6 +18,9 @@ from tui.widgets.command import command_content
 
 PREVIEW_LINES = 8
 """Output lines shown before "show all"."""
+LIVE_CHARS = 16_000
+"""What a running card keeps of the output so far: its newest characters (the result,
+once it comes, is the output as the model sees it)."""
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
@@ -102,6 +105,18 @@ class ToolCard(Vertical):
             f"{SPINNER[self._frame]} running {elapsed}", "$text-accent"
         )
 
+    def live(self, text: str) -> None:
+        """More output of the running command: the card shows its newest lines."""
+        if not self.running:
+            return
+        shown = self.output + clean(text)
+        if len(shown) > LIVE_CHARS:
+            shown = shown[-LIVE_CHARS:]
+            shown = shown[shown.find("\n") + 1 :] if "\n" in shown else shown
+        self.output = shown
+        if self.is_mounted:
+            self._render_body()
+
     def finish(
         self,
         content: str,
@@ -161,7 +176,9 @@ class ToolCard(Vertical):
             show_all.display = False
             return
         long = len(lines) > PREVIEW_LINES
-        shown = lines if self.expanded or not long else lines[:PREVIEW_LINES]
+        # While it runs the newest lines matter (as in a terminal); after, the first ones.
+        preview = lines[-PREVIEW_LINES:] if self.running else lines[:PREVIEW_LINES]
+        shown = lines if self.expanded or not long else preview
         output.update(Content("\n".join(shown)))
         show_all.display = long
         label = "show less" if self.expanded else f"{len(lines)} lines · show all"

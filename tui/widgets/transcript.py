@@ -18,7 +18,7 @@ from textual.widgets import Static
 
 from agent.loop_settings import cut_text
 from agent.replies import Notice as StreamNotice
-from agent.replies import ReasoningDelta, Retrying, StreamEvent, TextDelta
+from agent.replies import ReasoningDelta, Retrying, StreamEvent, TextDelta, ToolOutputDelta
 from tui.text import clean, first_line, home_relative
 from tui.view.fold import Change, LogView
 from tui.view.items import (
@@ -194,6 +194,11 @@ class Transcript(VerticalScroll):
         """Show a transient streaming item."""
         if isinstance(item, StreamNotice):
             await self.add_notice(item.text, "info")  # the Notice filters it
+            return
+        if isinstance(item, ToolOutputDelta):
+            card = self._cards.get(item.call_id)
+            if card is not None:
+                card.live(item.text)
             return
         if isinstance(item, Retrying):
             if self._live is not None:
