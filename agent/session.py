@@ -11,7 +11,6 @@ records that older events belong to an earlier process.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -31,10 +30,11 @@ from agent.store import (
     default_home,
     list_sessions,
     new_session_id,
+    remove_log,
     session_path,
     sessions_dir,
+    torn_side_file,
     validate_session_id,
-    write_private,
 )
 from agent.surface import Surface, SurfaceError
 
@@ -169,7 +169,7 @@ class Session:
         if readonly:
             return session
         if torn:
-            session.report.torn_path = _side_file(path, torn)
+            session.report.torn_path = torn_side_file(path, torn)
             os.truncate(path, cut)
             session._log_sync()
         session.report.repaired += session.close_dangling_turn()
@@ -377,23 +377,15 @@ class Session:
         if self._log is not None:
             self._log.close()
 
-    @property
-    def untouched(self) -> bool:
-        """Nothing happened in the session: its log holds only ``session/start`` (and
-        resumes)."""
-        return all(e.type in ("session/start", "session/resume") for e in self._events)
-
     def close_or_discard(self) -> bool:
-        """:meth:`close`; a session nothing happened in is removed from disk instead (a
-        ``/new`` or a start that was left at once must not clutter the list). True when it
-        was removed. The files go while the writer lock is still held."""
-        if self.readonly or self._log is None or not self.untouched:
+        """:meth:`close`; a session nothing happened in (only ``session/start`` and resumes)
+        is removed from disk instead: a ``/new`` or a start left at once must not clutter the
+        list. True when it was removed; the files go while the writer lock is held."""
+        untouched = all(e.type in ("session/start", "session/resume") for e in self._events)
+        if self.readonly or self._log is None or not untouched:
             self.close()
             return False
-        with contextlib.suppress(FileNotFoundError):
-            self.path.unlink()
-        with contextlib.suppress(OSError):
-            self.spill_dir.rmdir()  # only ever empty here: nothing ran
+        remove_log(self.path, self.spill_dir)
         self.close()
         return True
 
@@ -403,16 +395,3 @@ class Session:
 
     def __repr__(self) -> str:
         return f"Session({self.id!r}, events={len(self._events)}, surface={len(self.surface)})"
-
-
-def _side_file(path: Path, torn: bytes) -> Path:
-    """Save a torn tail next to the log before it is cut, so nothing is lost."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    for n in range(1000):
-        side = path.with_name(f"{path.name}.torn-{stamp}" + (f"-{n}" if n else ""))
-        try:
-            write_private(side, torn)
-            return side
-        except FileExistsError:
-            continue
-    raise OSError(f"could not create a side file for the torn tail of {path}")

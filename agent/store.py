@@ -210,3 +210,24 @@ class LogFile:
         if self._file is None:
             raise ValueError(f"session log {self.path} is closed")
         return self._file
+
+
+def torn_side_file(path: Path, torn: bytes) -> Path:
+    """Save a torn tail next to the log before it is cut, so nothing is lost."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for n in range(1000):
+        side = path.with_name(f"{path.name}.torn-{stamp}" + (f"-{n}" if n else ""))
+        try:
+            write_private(side, torn)
+            return side
+        except FileExistsError:
+            continue
+    raise OSError(f"could not create a side file for the torn tail of {path}")
+
+
+def remove_log(path: Path, spill_dir: Path) -> None:
+    """Remove a session log nothing happened in, and its (empty) spill folder."""
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    with contextlib.suppress(OSError):
+        spill_dir.rmdir()  # only ever empty here: nothing ran

@@ -103,10 +103,7 @@ class TimelineFold:
 
     def feed_all(self, events: Iterable[Event]) -> bool:
         """Feed several events; True when any of them changed the records."""
-        changed = False
-        for event in events:
-            changed = self.feed(event) or changed
-        return changed
+        return any([self.feed(event) for event in events])  # a list: every event is fed
 
     def feed(self, event: Event) -> bool:
         """Fold one event (the next in log order). True when the records changed."""

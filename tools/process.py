@@ -32,11 +32,16 @@ class LiveOutput:
         self.loop = loop
         self.cap = cap
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._pending: list[bytes] = []
+        self._pending = bytearray()
+        self._skipped = 0
         self._timer: asyncio.TimerHandle | None = None
 
     def feed(self, data: bytes) -> None:
-        self._pending.append(data)
+        self._pending += data
+        if len(self._pending) > 8 * self.cap:  # a flood: keep only what can be shown
+            drop = len(self._pending) - 4 * self.cap
+            del self._pending[:drop]
+            self._skipped += drop
         if self._timer is None:
             self._timer = self.loop.call_later(LIVE_INTERVAL_S, self.flush)
 
@@ -47,10 +52,14 @@ class LiveOutput:
             self._timer = None
         if not self._pending:
             return
-        raw, self._pending = b"".join(self._pending), []
+        raw, self._pending = bytes(self._pending), bytearray()
+        skipped, self._skipped = self._skipped, 0
         text = sanitize(self._decoder.decode(raw).encode())
         if len(text) > self.cap:
-            text = f"[… {len(text) - self.cap} characters …]\n" + text[-self.cap :]
+            skipped += len(text) - self.cap
+            text = text[-self.cap :]
+        if skipped:
+            text = f"[… {skipped} bytes of output not shown …]\n" + text
         if text:
             self.listener(text)
 
