@@ -216,6 +216,19 @@ class SessionStart(Event):
     data: SessionStartData
 
 
+class SessionForkData(Data):
+    parent: str
+    """The session this one was forked from (left as it was)."""
+    at_seq: int = Field(ge=1)
+    """The parent's events before this seq are this session's history."""
+
+
+class SessionFork(Event):
+    durable: ClassVar[bool] = True
+    type: Literal["session/fork"] = "session/fork"
+    data: SessionForkData
+
+
 class SessionResume(Event):
     durable: ClassVar[bool] = True
     type: Literal["session/resume"] = "session/resume"
@@ -305,6 +318,7 @@ SURFACE_TYPES = frozenset(
 
 CORE_EVENTS: tuple[type[Event], ...] = (
     SessionStart,
+    SessionFork,
     SessionResume,
     TurnStart,
     TurnEnd,

@@ -88,7 +88,7 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
         self.turn_worker: Worker[TurnResult | None] | None = None
         self.compact_worker: Worker[None] | None = None
         self._terminating = False
-        self._last_ctrl_c = 0.0
+        self._last_ctrl_c = self._last_esc = 0.0
         self._timeline_chosen = False
         self._approving = False
         self._parts: dict[type[Widget], Widget] = {}
@@ -139,6 +139,9 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
     @property
     def status(self) -> StatusLine:
         return self.part(StatusLine)
+
+    def prompt_text(self) -> str:
+        return self.part(PromptArea).text
 
     @property
     def busy(self) -> bool:
@@ -375,14 +378,6 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
                 self.part(PromptArea).focus()
 
         self.push_screen(SummaryScreen(record, self.runtime.session.events), callback=closed)
-
-    def action_page(self, direction: int) -> None:
-        """PageUp / PageDown scroll the transcript, wherever the focus is."""
-        transcript = self.transcript
-        if direction < 0:
-            transcript.scroll_page_up()
-        else:
-            transcript.scroll_page_down()
 
     async def on_unmount(self) -> None:
         if self.bridge is not None:

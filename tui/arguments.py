@@ -33,7 +33,8 @@ session tools (each takes --help):
   reefline sessions              list sessions, most recent first
   reefline timeline [ID]         the compaction timeline of a session (--json for machines)
   reefline compact [ID]          compact a session now, like /compact (--focus TEXT)
-  reefline export [ID]           a session's transcript as Markdown (-o FILE)"""
+  reefline export [ID]           a session's transcript as Markdown (-o FILE)
+  reefline fork ID [--at SEQ]    a new session from before one of its prompts (lists them)"""
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,5 +1,5 @@
 """The one command layer of the front ends: the slash-command table, its parsing, and the
-actions the app and the REPL share (switch session, switch model, set the approval policy;
+actions the app and the REPL share (switch session, rewind, switch model, set the approval policy;
 ``/compact`` goes through the runtime's :class:`~compact.command.CompactCommand`).
 
 An action changes the runtime and returns what to tell the person (:class:`Said`); the app
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from agent.fork import ForkError, ForkPoint, fork_points, fork_session
 from agent.settings import SettingsError
 from tools.base import POLICIES
 from tui.runtime import Runtime, StartupError
@@ -29,6 +30,7 @@ SLASH_COMMANDS: dict[str, str] = {
     "new": "Start a new session.",
     "sessions": "List stored sessions.",
     "resume": "Continue a stored session by id.",
+    "rewind": "Go back to an earlier prompt: a new session from just before it (Esc twice).",
     "model": "Switch the model for the next request.",
     "approve": "Set the bash approval policy: ask, auto or deny.",
     "quit": "Leave reefline.",
@@ -43,6 +45,7 @@ SLASH_USAGE: dict[str, str] = {
     "new": "/new",
     "sessions": "/sessions",
     "resume": "/resume <id>",
+    "rewind": "/rewind [n]",
     "model": "/model <name>",
     "approve": "/approve ask|auto|deny",
     "quit": "/quit",
@@ -138,6 +141,42 @@ def set_approval(runtime: Runtime, args: str) -> Said | None:
         return Said("Usage: /approve ask|auto|deny", "warning")
     runtime.set_approval(policy)  # type: ignore[arg-type]
     return None
+
+
+@dataclass(frozen=True)
+class Rewound:
+    """A rewind that worked: the forked session's runtime and the prompt to edit."""
+
+    runtime: Runtime
+    prompt: str
+    said: Said
+
+
+def rewind_points(runtime: Runtime) -> list[ForkPoint]:
+    """The prompts ``/rewind`` offers, oldest first (numbered from 1 where they are listed)."""
+    return fork_points(runtime.session)
+
+
+async def rewind(
+    old: Runtime, point: ForkPoint, *, scripted_delay_s: float = 0.0
+) -> Rewound | Said:
+    """``/rewind``: a new session forked just before ``point``'s turn (the old one is left as
+    it was), with the shell back in the directory of that moment. The caller closes ``old``
+    once it shows the new one and puts :attr:`Rewound.prompt` in the input."""
+    if old.agent.busy:
+        return Said("A turn is running: interrupt it (Esc) before going back.", "warning")
+    try:
+        new_id, point = await asyncio.to_thread(fork_session, old.session, point.seq)
+    except (ForkError, OSError) as exc:
+        return Said(f"Cannot go back: {exc}", "error")
+    new = await switch_session(old, new_id, scripted_delay_s=scripted_delay_s)
+    if isinstance(new, Said):
+        return new
+    said = Said(
+        f"Back before turn {point.turn}: session {new_id} goes on from there (session "
+        f"{old.session.id} is kept as it was). Your prompt is in the input to edit and send."
+    )
+    return Rewound(new, point.prompt, said)
 
 
 async def switch_session(

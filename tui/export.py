@@ -21,6 +21,7 @@ from tui.view.items import (
     Checkpoint,
     Prompt,
     PruneBatch,
+    SessionForked,
     SessionOpened,
     ToolRun,
     TurnClosed,
@@ -55,6 +56,8 @@ def _block(item: ViewItem) -> str | None:
     if isinstance(item, SessionOpened):
         created = time.strftime("%Y-%m-%d %H:%M", time.localtime(item.created_at))
         return f"# reefline session {item.session_id}\n\n*{item.cwd} · {created}*"
+    if isinstance(item, SessionForked):
+        return f"*Forked from session {item.parent}, before its seq {item.at_seq}.*"
     if isinstance(item, TurnOpened):
         return f"## Turn {item.turn}"
     if isinstance(item, Prompt):

@@ -1,6 +1,7 @@
 """The app's key actions (a mixin of :class:`tui.app.ReeflineApp`): Esc and Ctrl+C interrupt,
-Ctrl+C twice quits (or copies a selection), Ctrl+T shows the timeline, Ctrl+Y copies the
-last answer as it is shown."""
+Esc twice (idle, nothing typed) goes back to an earlier prompt, Ctrl+C twice quits (or copies
+a selection), Ctrl+T shows the timeline, Ctrl+Y copies the last answer as it is shown,
+PageUp/PageDown scroll the transcript from anywhere."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from tui.widgets.transcript import Transcript
 
 QUIT_WINDOW_S = 3.0
 """A second Ctrl+C within this many seconds quits."""
+REWIND_WINDOW_S = 1.0
+"""A second Esc within this many seconds, idle with an empty prompt, opens /rewind."""
 
 
 class KeyHost(Protocol):
@@ -20,6 +23,7 @@ class KeyHost(Protocol):
     turn_worker: Any
     compact_worker: Any
     _last_ctrl_c: float
+    _last_esc: float
     _timeline_chosen: bool
 
     @property
@@ -36,14 +40,28 @@ class KeyHost(Protocol):
     ) -> None: ...
     def exit(self) -> None: ...
     def action_interrupt(self) -> None: ...
+    def prompt_text(self) -> str: ...
+    def run_worker(self, work: Any, **options: Any) -> Any: ...
+    async def run_slash(self, name: str, args: str = "") -> None: ...
 
 
 class KeyActions:
     def action_interrupt(self: KeyHost) -> None:
-        """Esc: cancel the running turn or /compact (the loop closes the turn)."""
+        """Esc: cancel the running turn or /compact (the loop closes the turn). Idle, with
+        nothing typed, Esc twice opens /rewind."""
+        running = False
         for worker in (self.turn_worker, self.compact_worker):
             if worker is not None and not worker.is_finished:
                 worker.cancel()
+                running = True
+        now = time.monotonic()
+        if running or self.prompt_text().strip():
+            self._last_esc = 0.0
+        elif now - self._last_esc < REWIND_WINDOW_S:
+            self._last_esc = 0.0
+            self.run_worker(self.run_slash("rewind"), group="rewind")
+        else:
+            self._last_esc = now
 
     def action_ctrl_c(self: KeyHost) -> None:
         selected = self.screen.get_selected_text()
@@ -72,3 +90,11 @@ class KeyActions:
             self.notify("Copied the last answer to the clipboard.")
         else:
             self.notify("There is no answer to copy yet.", severity="warning")
+
+    def action_page(self: KeyHost, direction: int) -> None:
+        """PageUp / PageDown scroll the transcript, wherever the focus is."""
+        transcript = self.transcript
+        if direction < 0:
+            transcript.scroll_page_up()
+        else:
+            transcript.scroll_page_down()

@@ -9,9 +9,18 @@ from typing import Protocol
 from agent.session import Session
 from compact.timeline import timeline
 from compact.wording import describe
-from tui.commands import Said, set_approval, slash_help, switch_model, switch_session
+from tui.commands import (
+    Said,
+    rewind,
+    rewind_points,
+    set_approval,
+    slash_help,
+    switch_model,
+    switch_session,
+)
 from tui.gauge_reading import breakdown_rows
 from tui.runtime import Runtime
+from tui.text import clean, first_line
 
 
 class ReplHost(Protocol):
@@ -84,6 +93,31 @@ class ReplCommands:
     async def cmd_approve(self: ReplHost, args: str) -> None:
         if (said := set_approval(self.runtime, args)) is not None:
             self._show(said)
+
+    async def cmd_rewind(self: ReplHost, args: str) -> None:
+        points = rewind_points(self.runtime)
+        if not points:
+            self.say("There is no earlier prompt to go back to.")
+            return
+        if not args.strip():
+            for n, point in enumerate(points, 1):
+                self.say(f"  {n:>3}. turn {point.turn}: {first_line(point.prompt, 70)}")
+            self.say("/rewind N goes back to just before prompt N (a new session; this one stays).")
+            return
+        choice = args.split()[0]
+        if not choice.isdigit() or not 1 <= int(choice) <= len(points):
+            self.say(f"! Usage: /rewind N, with N from 1 to {len(points)} (/rewind lists them).")
+            return
+        old = self.runtime
+        done = await rewind(old, points[int(choice) - 1])
+        if isinstance(done, Said):
+            self._show(done)
+            return
+        self.detach()
+        await old.aclose()
+        self.attach(done.runtime)
+        self.say(done.said.text.replace("in the input to edit and send", "below"))
+        self.say(clean(done.prompt))
 
     async def _switch(self: ReplHost, resume: str | None) -> None:
         old = self.runtime

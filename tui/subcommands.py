@@ -1,8 +1,8 @@
-"""``reefline sessions | timeline | compact | export``: session tools for the shell.
+"""``reefline sessions | timeline | compact | export | fork``: session tools for the shell.
 
-Viewers (``sessions``, ``timeline``, ``export``) open logs read-only, so they never disturb a
-session another process is running. ``compact`` resumes the session like ``--resume`` and
-runs ``/compact`` through the consumer tier.
+Viewers (``sessions``, ``timeline``, ``export``) and ``fork`` open logs read-only, so they
+never disturb a session another process is running (``fork`` writes a new one). ``compact``
+resumes the session like ``--resume`` and runs ``/compact`` through the consumer tier.
 """
 
 from __future__ import annotations
@@ -14,20 +14,21 @@ import os
 import sys
 from pathlib import Path
 
+from agent.fork import ForkError, fork_points, fork_session
 from agent.load_report import SessionLoadError
 from agent.session import Session
 from agent.settings import SettingsError, load_settings
 from agent.store import InvalidSessionId, default_home, first_prompt, is_open_for_writing
 from compact.timeline import timeline
 from tools.terminal import json_safe
+from tui.exit_codes import EXIT_ERROR, EXIT_OK, EXIT_USAGE
 from tui.export import export_markdown
 from tui.runtime import StartupError
-from tui.text import clean
+from tui.text import clean, first_line
 from tui.timeline_report import timeline_json, timeline_table
 from tui.wiring import build_registry, build_runtime
 
-NAMES = ("sessions", "timeline", "compact", "export")
-EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+NAMES = ("sessions", "timeline", "compact", "export", "fork")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,6 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("session", nargs="?", help="session id (default: the most recent)")
     export.add_argument("-o", "--output", type=Path, help="file to write (default: stdout)")
     export.add_argument("--home", type=Path)
+    fork = sub.add_parser(
+        "fork", help="a new session from a session's log just before one of its prompts"
+    )
+    fork.add_argument("session", help="session id")
+    fork.add_argument(
+        "--at", type=int, metavar="SEQ", help="the seq of a turn's start or of its prompt"
+    )
+    fork.add_argument("--home", type=Path)
     return parser
 
 
@@ -75,6 +84,8 @@ def main(argv: list[str]) -> int:
         return _fail(str(exc), EXIT_USAGE)
     except OSError as exc:
         return _fail(f"cannot read the session log: {exc}", EXIT_ERROR)
+    if args.command == "fork":
+        return _fork(session, args.at)
     if args.command == "timeline":
         closed = not is_open_for_writing(session.path)
         records = timeline(session.events, closed=closed)
@@ -145,6 +156,29 @@ def _compact(args: argparse.Namespace) -> int:
         runtime.close()
     print(clean(outcome.text))
     return EXIT_OK if outcome.ok else EXIT_ERROR
+
+
+def _fork(parent: Session, at: int | None) -> int:
+    """Without ``--at``: the points one can fork at; with it, the new session's id."""
+    if at is None:
+        points = fork_points(parent)
+        if not points:
+            print(f"Session {parent.id} has no prompt to fork at.")
+        for point in points:
+            print(f"{point.seq:>6}  turn {point.turn:>3}  {clean(first_line(point.prompt, 70))}")
+        return EXIT_OK
+    try:
+        new_id, point = fork_session(parent, at)
+    except ForkError as exc:
+        return _fail(str(exc), EXIT_USAGE)
+    except OSError as exc:
+        return _fail(f"cannot write the new session: {exc}", EXIT_ERROR)
+    print(new_id)
+    print(
+        f"forked {parent.id} before turn {point.turn}; go on with: reefline --resume {new_id}",
+        file=sys.stderr,
+    )
+    return EXIT_OK
 
 
 def _fail(message: str, code: int) -> int:

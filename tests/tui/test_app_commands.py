@@ -201,3 +201,33 @@ async def test_palette_offers_the_slash_commands(ui: UI) -> None:
         titles = [c.title for c in app.get_system_commands(app.screen)]
         for name in ("/compact", "/context", "/timeline", "/sessions", "/quit"):
             assert name in titles
+
+
+async def test_rewind_goes_back_to_before_a_prompt_in_a_new_session(ui: UI) -> None:
+    """/rewind (or Esc twice on an empty prompt) lists the prompts; picking one opens a new
+    session forked just before it, with that prompt in the input; the old one is kept."""
+    from tui.screens.rewind import RewindScreen
+    from tui.widgets.prompt import PromptArea
+
+    app = ui.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.send(pilot, "explore the README.md")
+        await ui.send(pilot, "now parser.py")
+        parent = app.runtime.session
+        parent_bytes = parent.path.read_bytes()
+        prompt = app.query_one(PromptArea)
+        prompt.focus()
+        await pilot.press("escape", "escape")
+        await ui.until(pilot, lambda: isinstance(app.screen, RewindScreen))
+        options = app.screen.query_one(OptionList)
+        assert "now parser.py" in str(options.get_option_at_index(0).prompt)  # newest first
+        await pilot.press("enter")
+        await ui.until(pilot, lambda: app.runtime.session.id != parent.id)
+        await pilot.pause()
+        assert prompt.text == "now parser.py"
+        assert [u.text for u in app.query(UserEntry)] == ["explore the README.md"]
+        assert "Back before turn 2" in notices(app)[-1]
+        assert any(f"Forked from session {parent.id}" in n for n in notices(app))
+        assert not any("Session resumed." in n for n in notices(app))  # the fork says it
+        assert parent.path.read_bytes() == parent_bytes
+        assert {s.id for s in Session.list_stored(ui.home)} == {parent.id, app.runtime.session.id}

@@ -186,3 +186,19 @@ def test_plain_prints_a_running_commands_output_as_it_comes(tmp_path: Path, work
     assert live[0] == "  │ first" and "  │ 19" in live  # as it came, numbered lines too
     assert "  │ 20" not in live and "  │ … (more output; the result says how much)" in live
     assert lines.index(live[0]) < next(i for i, x in enumerate(lines) if x.startswith("  exit 0"))
+
+
+def test_plain_rewind_lists_the_prompts_and_goes_back(tmp_path: Path, workdir: Path) -> None:
+    env = plain_env(tmp_path)
+    proc = subprocess.run(
+        [REEFLINE, "--plain", "--demo", "--approve", "auto"],
+        input="what is in README.md\nand parser.py\n/rewind\n/rewind 9\n/rewind 2\n/quit\n",
+        capture_output=True, text=True, cwd=workdir, env=env, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "    1. turn 1: what is in README.md" in out and "    2. turn 2: and parser.py" in out
+    assert "! Usage: /rewind N, with N from 1 to 2" in out
+    assert "Back before turn 2" in out and "\nand parser.py\n" in out.split("Back before")[1]
+    sessions = sorted((tmp_path / "home" / "sessions").glob("*.jsonl"))
+    assert len(sessions) == 2  # the parent, kept, and the fork

@@ -20,6 +20,7 @@ from agent.events import (
     ContextMessage,
     Event,
     LlmRetry,
+    SessionFork,
     SessionResume,
     SessionStart,
     SteeringMessage,
@@ -42,6 +43,7 @@ from tui.view.items import (
     Prompt,
     PruneBatch,
     RetryPlanned,
+    SessionForked,
     SessionOpened,
     SessionResumed,
     ToolRun,
@@ -121,7 +123,11 @@ class LogView:
         if isinstance(event, SessionStart):
             data = event.data
             return SessionOpened(event.seq, data.id, data.cwd, data.created_at)
+        if isinstance(event, SessionFork):
+            return SessionForked(event.seq, event.data.parent, event.data.at_seq)
         if isinstance(event, SessionResume):
+            if self.items and isinstance(self.items[-1], SessionForked):
+                return None  # opened right after it was forked: the fork says it all
             return SessionResumed(event.seq)
         if isinstance(event, TurnStart):
             return TurnOpened(event.seq, event.data.turn)

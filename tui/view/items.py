@@ -28,6 +28,15 @@ class SessionOpened:
 
 
 @dataclass(frozen=True)
+class SessionForked:
+    """The session was forked from ``parent``: its history is the parent's before ``at_seq``."""
+
+    seq: int
+    parent: str
+    at_seq: int
+
+
+@dataclass(frozen=True)
 class SessionResumed:
     """A later process picked the session up."""
 
@@ -169,6 +178,7 @@ class TurnClosed:
 
 ViewItem = (
     SessionOpened
+    | SessionForked
     | SessionResumed
     | TurnOpened
     | Prompt

@@ -14,10 +14,13 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widget import Widget
 
+from agent.fork import ForkPoint
 from agent.session import Session
 from tui.commands import (
     SLASH_COMMANDS,
     Said,
+    rewind,
+    rewind_points,
     set_approval,
     slash_help,
     switch_model,
@@ -26,6 +29,7 @@ from tui.commands import (
 )
 from tui.runtime import Runtime
 from tui.screens.context import ContextScreen
+from tui.screens.rewind import RewindScreen
 from tui.screens.sessions import SessionsScreen
 from tui.widgets.bridge import RuntimeBridge
 from tui.widgets.header import AppHeader
@@ -61,6 +65,7 @@ class CommandHost(Protocol):
     async def run_slash(self, name: str, args: str = "") -> None: ...
     async def _switch(self, resume: str | None) -> None: ...
     async def _cmd_sessions(self, args: str) -> None: ...
+    async def _rewind_to(self, point: ForkPoint) -> None: ...
     def _compact(self, args: str) -> Any: ...
     def _palette_callback(self, name: str) -> Callable[[], Coroutine[Any, Any, None]]: ...
 
@@ -135,6 +140,39 @@ class SlashCommands:
             await self._cmd_sessions(args)
         else:
             await self._switch(args.split()[0])
+
+    async def _cmd_rewind(self: CommandHost, args: str) -> None:
+        if self.busy:
+            await self.transcript.add_notice(
+                "Wait for the turn to finish (or press esc) before going back.", "warning"
+            )
+            return
+        points = rewind_points(self.runtime)
+        if not points:
+            await self.transcript.add_notice("There is no earlier prompt to go back to.", "info")
+            return
+
+        async def chosen(point: ForkPoint | None) -> None:
+            if point is not None:
+                await self._rewind_to(point)
+
+        await self.push_screen(RewindScreen(points), callback=chosen)
+
+    async def _rewind_to(self: CommandHost, point: ForkPoint) -> None:
+        old = self.runtime
+        done = await rewind(old, point, scripted_delay_s=self.scripted_delay_s)
+        if isinstance(done, Said):
+            await self.transcript.add_notice(done.text, done.level)
+            return
+        if self.bridge is not None:
+            self.bridge.detach()
+        await old.aclose()
+        await self._open(done.runtime)
+        await self.transcript.add_notice(done.said.text, done.said.level)
+        prompt = self.part(PromptArea)
+        prompt.load_text(done.prompt)
+        prompt.move_cursor(prompt.document.end)
+        prompt.focus()
 
     async def _cmd_model(self: CommandHost, args: str) -> None:
         said = await switch_model(self.runtime, args)

@@ -28,6 +28,7 @@ from tui.view.items import (
     ContextSent,
     Prompt,
     RetryPlanned,
+    SessionForked,
     SessionResumed,
     ToolRun,
     TurnClosed,
@@ -266,7 +267,8 @@ def _shows(item: ViewItem) -> bool:
         | ContextSent
         | RetryPlanned
         | CommandOutcome
-        | SessionResumed,
+        | SessionResumed
+        | SessionForked,
     )
 
 
@@ -301,6 +303,9 @@ def _unbuilt(item: ViewItem) -> list[Widget]:
         return [Notice(item.text, "info" if item.ok else "warning")]
     if isinstance(item, SessionResumed):
         return [Notice("Session resumed.", "context")]
+    if isinstance(item, SessionForked):
+        text = f"Forked from session {item.parent}: what came before its seq {item.at_seq}."
+        return [Notice(text, "context")]
     if isinstance(item, TurnClosed):
         return _turn_notice(item)
     return []
