@@ -155,7 +155,7 @@ SMALL: dict[str, Any] = {"context_window": 4_000}
 """The timeline shots use a smaller window still, so compactions pile up in a few prompts."""
 SHOTS = [
     Shot("idle-80x24", (80, 24), idle, DEMO),
-    Shot("idle-120x36", (120, 36), idle, DEMO),
+    Shot("idle-120x40", (120, 40), idle, DEMO),
     Shot("turn-120x40", (120, 40), one_turn, DEMO),
     Shot("turn-80x24", (80, 24), one_turn, DEMO),
     Shot("gauge-past-threshold-120x40", (120, 40), past_threshold, DEMO),

@@ -20,14 +20,13 @@ LABEL = "scripted-demo (offline demo model)"
 DEMO_CONTEXT_WINDOW = 6_000
 """Small on purpose: the demo's auto-compaction fires within a few prompts."""
 BANNER = (
-    "Offline demo: a scripted model answers (no network, no real language model). Its "
-    "context window is small on purpose, so the gauge rises and automatic compaction fires "
-    "within a few prompts; watch the timeline panel (ctrl+t).\n"
-    "Connect a real model:\n"
-    "  OpenAI    OPENAI_API_KEY=… reefline\n"
-    "  DeepSeek  DEEPSEEK_API_KEY=… reefline\n"
-    "  local     reefline --base-url URL --model NAME\n"
-    "            Ollama, vLLM, llama.cpp: e.g. http://127.0.0.1:11434/v1"
+    "Offline demo: a scripted model answers (no network, no language model); its window is "
+    "small on purpose, so automatic compaction fires within a few prompts (ctrl+t shows the "
+    "timeline).\n"
+    "Connect a real model: OPENAI_API_KEY=… reefline · DEEPSEEK_API_KEY=… reefline · "
+    "reefline --base-url http://127.0.0.1:11434/v1 --model NAME (Ollama, vLLM, llama.cpp)\n"
+    "Keys: enter send · esc interrupt, twice goes back to an earlier prompt · ctrl+t timeline "
+    "· /help everything else"
 )
 """What the app says first when the demo model answers."""
 
