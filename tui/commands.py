@@ -30,7 +30,7 @@ SLASH_COMMANDS: dict[str, str] = {
     "new": "Start a new session.",
     "sessions": "List stored sessions.",
     "resume": "Continue a stored session by id.",
-    "rewind": "Go back to an earlier prompt: a new session from just before it (Esc twice).",
+    "rewind": "Go back to before an earlier prompt, in a new session (esc twice).",
     "model": "Switch the model for the next request.",
     "approve": "Set the bash approval policy: ask, auto or deny.",
     "quit": "Leave reefline.",
