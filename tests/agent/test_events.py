@@ -12,6 +12,7 @@ from agent.registry import EventError, EventRegistry, event_type_name
 SAMPLE_DATA: dict[str, dict[str, object]] = {
     "session/start": {"id": "s1", "version": 1, "cwd": "/tmp", "created_at": 1.5},
     "session/resume": {},
+    "session/fork": {"parent": "s0", "at_seq": 4},
     "turn/start": {"turn": 1},
     "turn/end": {"turn": 2, "reason": "error", "error": "boom"},
     "step/start": {"turn": 1, "step": 1},

@@ -45,6 +45,7 @@ def test_the_command_set() -> None:
         "new",
         "sessions",
         "resume",
+        "rewind",
         "model",
         "approve",
         "quit",
