@@ -28,6 +28,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"reefline: {message}\n(see reefline --help)\n")
 
 
+SUBCOMMANDS = ("sessions", "timeline", "compact", "export", "fork")
+"""The session tools (:mod:`tui.subcommands`), named first on the command line."""
+
 SESSION_TOOLS = """\
 session tools (each takes --help):
   reefline sessions              list sessions, most recent first

@@ -10,21 +10,27 @@ import argparse
 import asyncio
 import difflib
 import sys
+from typing import TYPE_CHECKING
 
-from agent.settings import Settings, SettingsError, load_settings
-from tui import subcommands
-from tui.arguments import build_parser, settings_flags
+from agent.settings import SettingsError, load_settings
+from tui.arguments import SUBCOMMANDS, build_parser, settings_flags
 from tui.exit_codes import EXIT_ERROR, EXIT_USAGE
-from tui.headless import run_prompt
-from tui.runtime import StartupError
 from tui.text import clean
-from tui.wiring import build_runtime
+
+if TYPE_CHECKING:
+    from agent.settings import Settings
+
+# What runs a session (the model client, the app) is imported once it is needed: --help,
+# --version and the session tools start without it.
 
 
 def run_interactive(settings: Settings, args: argparse.Namespace) -> int:
     """``reefline`` without -p: the Textual app, or the plain REPL (``--plain``, or whenever
     stdin or stdout is not a terminal). Bash approval defaults to ask, and to deny when
     nobody can answer (stdin is not a terminal)."""
+    from tui.runtime import StartupError
+    from tui.wiring import build_runtime
+
     plain = args.plain or not (sys.stdin.isatty() and sys.stdout.isatty())
     try:
         runtime = build_runtime(
@@ -51,13 +57,15 @@ def run_interactive(settings: Settings, args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] in subcommands.NAMES:
+    if argv and argv[0] in SUBCOMMANDS:
+        from tui import subcommands
+
         return subcommands.main(argv)
     parser = build_parser()
     if argv and not argv[0].startswith("-"):
-        near = difflib.get_close_matches(argv[0], subcommands.NAMES, n=1)
+        near = difflib.get_close_matches(argv[0], SUBCOMMANDS, n=1)
         hint = f"did you mean 'reefline {near[0]}'? " if near else ""
-        names = ", ".join(subcommands.NAMES)
+        names = ", ".join(SUBCOMMANDS)
         parser.error(f"unknown command {argv[0]!r}: {hint}the commands are {names}")
     args = parser.parse_args(argv)
     if args.json and args.prompt is None:
@@ -71,6 +79,15 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     if args.prompt is None:
         return run_interactive(settings, args)
+    return run_headless(settings, args)
+
+
+def run_headless(settings: Settings, args: argparse.Namespace) -> int:
+    """``reefline -p``: one turn, the answer on stdout (see :mod:`tui.headless`)."""
+    from tui.headless import run_prompt
+    from tui.runtime import StartupError
+    from tui.wiring import build_runtime
+
     try:
         runtime = build_runtime(
             settings,

@@ -19,16 +19,13 @@ from agent.load_report import SessionLoadError
 from agent.session import Session
 from agent.settings import SettingsError, load_settings
 from agent.store import InvalidSessionId, default_home, first_prompt, is_open_for_writing
+from compact.registry import build_registry
 from compact.timeline import timeline
 from tools.terminal import json_safe
 from tui.exit_codes import EXIT_ERROR, EXIT_OK, EXIT_USAGE
 from tui.export import export_markdown
-from tui.runtime import StartupError
 from tui.text import clean, first_line
 from tui.timeline_report import timeline_json, timeline_table
-from tui.wiring import build_registry, build_runtime
-
-NAMES = ("sessions", "timeline", "compact", "export", "fork")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -126,6 +123,9 @@ def _sessions(home: Path) -> int:
 
 
 def _compact(args: argparse.Namespace) -> int:
+    from tui.runtime import StartupError  # the model client: only this tool needs it
+    from tui.wiring import build_runtime
+
     try:
         settings = load_settings(
             {

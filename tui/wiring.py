@@ -27,8 +27,8 @@ from agent.tokens import Estimator
 from agent.windows import WindowBook
 from compact.basic import BasicCompactService, load_compaction_settings
 from compact.command import CompactCommand
-from compact.events import register_events
 from compact.prune import Pruner
+from compact.registry import build_registry
 from tools.base import ApprovalPolicy, Approver
 from tools.bash import BashTool
 from tui.demo import DEMO_CONTEXT_WINDOW, ScriptedModel
@@ -63,11 +63,6 @@ def _asking_hook(asker: WindowAsker, agent: Agent) -> Prepare:
             )
 
     return ask
-
-
-def build_registry() -> EventRegistry:
-    """Core events plus the ones the compaction package declares."""
-    return register_events(EventRegistry())
 
 
 def open_session(

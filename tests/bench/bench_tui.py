@@ -52,6 +52,7 @@ from agent.replies import StreamEvent, TextDelta
 from agent.session import Session
 from agent.settings import Settings, load_settings
 from agent.tokens import Estimator
+from compact.registry import build_registry
 from tests.bench.bench_session import build
 from tests.bench.report import Figure
 from tests.openai_server import ScriptedResponse
@@ -59,7 +60,7 @@ from tui.app import ReeflineApp
 from tui.widgets.prompt import PromptArea
 from tui.widgets.reply import AssistantEntry
 from tui.widgets.transcript import ShowEarlier
-from tui.wiring import build_registry, build_runtime
+from tui.wiring import build_runtime
 
 GROUP = "Textual app"
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,9 +14,9 @@ from agent.session import Session
 from agent.tokens import Estimator
 from agent.turns import unanswered_tool_calls
 from compact.basic import BasicCompactService
+from compact.registry import build_registry
 from tests.e2e.conftest import REEFLINE, Run, log_events, session_files
 from tests.openai_server import OpenAIServer
-from tui.wiring import build_registry
 
 WINDOW = 6000
 FACT = "the release codename is BLUE-HERON-42"

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from agent.fork import ForkError, fork_points, fork_session
 from agent.session import Session
+from compact.registry import build_registry
 from tests.e2e.conftest import Run, log_events, session_files
 from tests.e2e.test_resume_state import ask, call
 from tests.openai_server import OpenAIServer
-from tui.wiring import build_registry
 
 
 def two_turns(run_cli: Run, server: OpenAIServer) -> None:

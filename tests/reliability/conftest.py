@@ -21,6 +21,7 @@ from agent.session import Session
 from agent.tokens import Estimator
 from agent.turns import unanswered_tool_calls
 from compact.basic import BasicCompactService
+from compact.registry import build_registry
 from tests.e2e.conftest import (  # noqa: F401  (fixtures re-exported)
     REEFLINE,
     Run,
@@ -31,7 +32,6 @@ from tests.e2e.conftest import (  # noqa: F401  (fixtures re-exported)
     tiktoken_cache,
 )
 from tui.demo import ScriptedModel
-from tui.wiring import build_registry
 
 __all__ = [
     "REEFLINE",

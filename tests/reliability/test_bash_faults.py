@@ -23,10 +23,10 @@ from pathlib import Path
 import pytest
 
 from agent.session import Session
+from compact.registry import build_registry
 from tests.openai_server import OpenAIServer
 from tests.reliability.conftest import REEFLINE, Run, alive, log_events, only_session
 from tools.bash import BashTool
-from tui.wiring import build_registry
 
 MB = 1024 * 1024
 

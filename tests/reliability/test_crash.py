@@ -43,6 +43,7 @@ from typing import Any
 import pytest
 
 from agent.session import Session
+from compact.registry import build_registry
 from tests.openai_server import OpenAIServer
 from tests.reliability.conftest import (
     REEFLINE,
@@ -54,7 +55,6 @@ from tests.reliability.conftest import (
     session_files,
     wait_gone,
 )
-from tui.wiring import build_registry
 
 PAGE = 4096
 WRITE_SYSCALL = {"x86_64": "1", "aarch64": "64"}

@@ -26,9 +26,9 @@ import pytest
 
 from agent.session import Session
 from agent.turns import unanswered_tool_calls
+from compact.registry import build_registry
 from tests.openai_server import OpenAIServer
 from tests.reliability.conftest import REEFLINE, log_events, only_session
-from tui.wiring import build_registry
 
 LIMITED = (
     "import os, resource, signal, sys; signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "

@@ -80,7 +80,7 @@ def test_a_call_left_unanswered_mid_surface_is_repaired_on_load(
 ) -> None:
     from agent.session import Session
     from agent.turns import unanswered_tool_calls
-    from tui.wiring import build_registry
+    from compact.registry import build_registry
 
     home = Path(cli_env["REEFLINE_HOME"])
     session = Session.create(home, cwd=str(workdir), registry=build_registry())
@@ -534,7 +534,7 @@ def test_a_writer_finishing_while_a_resume_reads_cannot_duplicate_seqs(
     import json
 
     from agent.session import Session
-    from tui.wiring import build_registry
+    from compact.registry import build_registry
 
     home = Path(cli_env["REEFLINE_HOME"])
     session = Session.create(home, cwd=str(workdir), registry=build_registry())

@@ -15,9 +15,9 @@ import pytest
 
 from agent.session import Session
 from agent.turns import unanswered_tool_calls
+from compact.registry import build_registry
 from tests.openai_server import OpenAIServer
 from tests.reliability.conftest import Run, log_events, only_session
-from tui.wiring import build_registry
 
 
 def bash_call(command: str, call_id: str) -> dict:

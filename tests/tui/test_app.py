@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent.session import Session
+from compact.registry import build_registry
 from tests.tui.conftest import UI
 from tui.widgets.entries import UserEntry
 from tui.widgets.gauge import TokenGauge
@@ -14,7 +15,6 @@ from tui.widgets.reply import AssistantEntry
 from tui.widgets.timeline import TimelinePanel
 from tui.widgets.tool_card import ToolCard
 from tui.widgets.transcript import REPLAY_WINDOW, ShowEarlier, Transcript
-from tui.wiring import build_registry
 
 
 async def test_a_prompt_shows_the_message_tool_cards_and_the_answer(ui: UI) -> None:

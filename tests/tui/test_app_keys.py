@@ -7,12 +7,12 @@ from textual.widgets import OptionList
 from textual.widgets._toast import Toast
 
 from agent.session import Session
+from compact.registry import build_registry
 from tests.tui.conftest import UI
 from tui.screens.summary import SummaryScreen
 from tui.widgets.prompt import PromptArea
 from tui.widgets.timeline import TimelinePanel
 from tui.widgets.transcript import Transcript
-from tui.wiring import build_registry
 
 
 async def test_shift_tab_reaches_a_row_and_closing_the_summary_gives_keys_back(ui: UI) -> None:
