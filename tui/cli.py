@@ -7,12 +7,10 @@ front end. Exit codes: 0 ok, 1 error, 2 usage, 130 interrupted.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import difflib
 import sys
 from typing import TYPE_CHECKING
 
-from agent.settings import SettingsError, load_settings
 from tui.arguments import SUBCOMMANDS, build_parser, settings_flags
 from tui.exit_codes import EXIT_ERROR, EXIT_USAGE
 from tui.text import clean
@@ -28,6 +26,9 @@ def run_interactive(settings: Settings, args: argparse.Namespace) -> int:
     """``reefline`` without -p: the Textual app, or the plain REPL (``--plain``, or whenever
     stdin or stdout is not a terminal). Bash approval defaults to ask, and to deny when
     nobody can answer (stdin is not a terminal)."""
+    import asyncio
+
+    from agent.settings import SettingsError
     from tui.runtime import StartupError
     from tui.wiring import build_runtime
 
@@ -67,7 +68,9 @@ def main(argv: list[str] | None = None) -> int:
         hint = f"did you mean 'reefline {near[0]}'? " if near else ""
         names = ", ".join(SUBCOMMANDS)
         parser.error(f"unknown command {argv[0]!r}: {hint}the commands are {names}")
-    args = parser.parse_args(argv)
+    args = parser.parse_args(argv)  # --help and --version end here, having loaded little
+    from agent.settings import SettingsError, load_settings
+
     if args.json and args.prompt is None:
         parser.error("--json needs -p PROMPT")
     if args.prompt is not None and not args.prompt.strip():
@@ -84,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_headless(settings: Settings, args: argparse.Namespace) -> int:
     """``reefline -p``: one turn, the answer on stdout (see :mod:`tui.headless`)."""
+    import asyncio
+
+    from agent.settings import SettingsError
     from tui.headless import run_prompt
     from tui.runtime import StartupError
     from tui.wiring import build_runtime

@@ -8,24 +8,26 @@ resumes the session like ``--resume`` and runs ``/compact`` through the consumer
 from __future__ import annotations
 
 import argparse
-import asyncio
 import datetime as dt
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from agent.fork import ForkError, fork_points, fork_session
-from agent.load_report import SessionLoadError
-from agent.session import Session
 from agent.settings import SettingsError, load_settings
-from agent.store import InvalidSessionId, default_home, first_prompt, is_open_for_writing
-from compact.registry import build_registry
-from compact.timeline import timeline
+from agent.store import (
+    InvalidSessionId,
+    default_home,
+    first_prompt,
+    is_open_for_writing,
+    list_sessions,
+)
 from tools.terminal import json_safe
 from tui.exit_codes import EXIT_ERROR, EXIT_OK, EXIT_USAGE
-from tui.export import export_markdown
 from tui.text import clean, first_line
-from tui.timeline_report import timeline_json, timeline_table
+
+if TYPE_CHECKING:
+    from agent.session import Session
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,6 +74,19 @@ def main(argv: list[str]) -> int:
         return _sessions(home)
     if args.command == "compact":
         return _compact(args)
+    return _view(args, home)
+
+
+def _view(args: argparse.Namespace, home: Path) -> int:
+    """``timeline``, ``export`` and ``fork``: open the session read-only and show it."""
+    # Loaded here, not at start: ``reefline sessions`` reads file headers only.
+    from agent.load_report import SessionLoadError
+    from agent.session import Session
+    from compact.registry import build_registry
+    from compact.timeline import timeline
+    from tui.export import export_markdown
+    from tui.timeline_report import timeline_json, timeline_table
+
     session_id = args.session or _latest(home)
     if session_id is None:
         return _fail(f"there are no sessions under {home / 'sessions'} yet", EXIT_USAGE)
@@ -106,12 +121,12 @@ def main(argv: list[str]) -> int:
 
 
 def _latest(home: Path) -> str | None:
-    stored = Session.list_stored(home)
+    stored = list_sessions(home)
     return stored[0].id if stored else None
 
 
 def _sessions(home: Path) -> int:
-    stored = Session.list_stored(home)
+    stored = list_sessions(home)
     if not stored:
         print(f"No sessions under {home / 'sessions'} yet.")
         return EXIT_OK
@@ -123,6 +138,8 @@ def _sessions(home: Path) -> int:
 
 
 def _compact(args: argparse.Namespace) -> int:
+    import asyncio
+
     from tui.runtime import StartupError  # the model client: only this tool needs it
     from tui.wiring import build_runtime
 
@@ -160,6 +177,8 @@ def _compact(args: argparse.Namespace) -> int:
 
 def _fork(parent: Session, at: int | None) -> int:
     """Without ``--at``: the points one can fork at; with it, the new session's id."""
+    from agent.fork import ForkError, fork_points, fork_session
+
     if at is None:
         points = fork_points(parent)
         if not points:
