@@ -35,6 +35,7 @@ class ReplHost(Protocol):
     def cmd_sessions(self, args: str) -> Awaitable[None]: ...
     def _switch(self, resume: str | None) -> Awaitable[None]: ...
     def _show(self, said: Said) -> None: ...
+    def _adopt(self, old: Runtime, new: Runtime) -> Awaitable[None]: ...
 
 
 class ReplCommands:
@@ -113,9 +114,7 @@ class ReplCommands:
         if isinstance(done, Said):
             self._show(done)
             return
-        self.detach()
-        await old.aclose()
-        self.attach(done.runtime)
+        await self._adopt(old, done.runtime)
         self.say(done.said.text.replace("in the input to edit and send", "below"))
         self.say(clean(done.prompt))
 
@@ -125,10 +124,14 @@ class ReplCommands:
         if isinstance(new, Said):
             self._show(new)
             return
+        await self._adopt(old, new)
+        self.say(f"Session {new.session.id}.")
+
+    async def _adopt(self: ReplHost, old: Runtime, new: Runtime) -> None:
+        """Go on with ``new`` in place of ``old``, which is closed (a switch, a rewind)."""
         self.detach()
         await old.aclose()
         self.attach(new)
-        self.say(f"Session {new.session.id}.")
 
     def _show(self: ReplHost, said: Said) -> None:
         self.say(said.text if said.level == "info" else f"! {said.text}")

@@ -66,6 +66,7 @@ class CommandHost(Protocol):
     async def _switch(self, resume: str | None) -> None: ...
     async def _cmd_sessions(self, args: str) -> None: ...
     async def _rewind_to(self, point: ForkPoint) -> None: ...
+    async def _adopt(self, old: Runtime, new: Runtime) -> None: ...
     def _compact(self, args: str) -> Any: ...
     def _palette_callback(self, name: str) -> Callable[[], Coroutine[Any, Any, None]]: ...
 
@@ -164,10 +165,7 @@ class SlashCommands:
         if isinstance(done, Said):
             await self.transcript.add_notice(done.text, done.level)
             return
-        if self.bridge is not None:
-            self.bridge.detach()
-        await old.aclose()
-        await self._open(done.runtime)
+        await self._adopt(old, done.runtime)
         await self.transcript.add_notice(done.said.text, done.said.level)
         prompt = self.part(PromptArea)
         prompt.load_text(done.prompt)
@@ -205,6 +203,10 @@ class SlashCommands:
         if isinstance(new, Said):
             await self.transcript.add_notice(new.text, new.level)
             return
+        await self._adopt(old, new)
+
+    async def _adopt(self: CommandHost, old: Runtime, new: Runtime) -> None:
+        """Show ``new`` in place of ``old``, which is closed (a switch, a rewind)."""
         if self.bridge is not None:
             self.bridge.detach()
         await old.aclose()
