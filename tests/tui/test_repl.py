@@ -202,3 +202,36 @@ def test_plain_rewind_lists_the_prompts_and_goes_back(tmp_path: Path, workdir: P
     assert "Back before turn 2" in out and "\nand parser.py\n" in out.split("Back before")[1]
     sessions = sorted((tmp_path / "home" / "sessions").glob("*.jsonl"))
     assert len(sessions) == 2  # the parent, kept, and the fork
+
+
+def test_live_output_reaches_the_terminal_only_through_the_filter(
+    tmp_path: Path, workdir: Path
+) -> None:
+    """A command that prints terminal escapes (a title change, a colour) while it runs: the
+    live lines show them written out, never raw, in --plain and in --json."""
+    from tests.openai_server import OpenAIServer
+
+    env = plain_env(tmp_path)
+    command = r"printf 'live \033]0;pwned\007 \033[31mred\n'; sleep 0.2"
+    with OpenAIServer() as server:
+        server.push(
+            {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
+            {"text": "done"},
+            {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
+            {"text": "done"},
+        )
+        base = ["--approve", "auto", "--base-url", server.base_url, "--model", "m",
+                "--context-window", "20000"]  # fmt: skip
+        plain = subprocess.run(
+            [REEFLINE, "--plain", *base], input="go\n/quit\n", capture_output=True,
+            text=True, cwd=workdir, env=env, timeout=60,
+        )  # fmt: skip
+        headless = subprocess.run(
+            [REEFLINE, "-p", "go", "--json", *base], capture_output=True, text=True,
+            cwd=workdir, env=env, timeout=60,
+        )  # fmt: skip
+    for out in (plain.stdout, headless.stdout):
+        assert "\x1b" not in out and "\x07" not in out, out
+    live = [line for line in plain.stdout.splitlines() if line.startswith("  │ ")]
+    assert live and "live" in live[0] and "red" in live[0]
+    assert any('"type": "tool/output"' in line for line in headless.stdout.splitlines())
