@@ -42,6 +42,12 @@ class PruneReport:
     """Estimated tokens taken off the surface."""
 
 
+KEEP_HEAD = 4096
+KEEP_TAIL = 1024
+"""Characters of a trimmed result kept at its head and tail: the trim pass and what the
+summarizer reads of a pruned original (:mod:`compact.reading`) cut the same way."""
+
+
 class Pruner:
     """Prunes one session's tool results (see the module docstring)."""
 
@@ -51,8 +57,8 @@ class Pruner:
         meter: TokenMeter,
         *,
         trim_over: int = 8192,
-        keep_head: int = 4096,
-        keep_tail: int = 1024,
+        keep_head: int = KEEP_HEAD,
+        keep_tail: int = KEEP_TAIL,
     ) -> None:
         if keep_head + keep_tail >= trim_over:
             raise ValueError("keep_head + keep_tail must be below trim_over")

@@ -20,10 +20,8 @@ from agent.events import AssistantMessage, Event, ToolResult
 from agent.messages import ChatMessage, event_message
 from agent.session import Session
 from agent.tokens import Estimator
-from compact.prune import ensure_spill, head_tail, original
+from compact.prune import KEEP_HEAD, KEEP_TAIL, ensure_spill, head_tail, original
 
-HEAD_CHARS = 4096
-TAIL_CHARS = 1024
 MIN_SHARE = 0.05
 """A unit too big for a chunk has its originals cut harder, down to this share of the caps."""
 
@@ -47,8 +45,8 @@ class RangeReader:
         estimator: Estimator,
         *,
         price: Callable[[int], int] | None = None,
-        head: int = HEAD_CHARS,
-        tail: int = TAIL_CHARS,
+        head: int = KEEP_HEAD,
+        tail: int = KEEP_TAIL,
     ) -> None:
         self.session = session
         self.estimator = estimator

@@ -5,12 +5,14 @@ denied command, notices), each line through the terminal filter.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from typing import TextIO
 
 from agent.events import Event
 from agent.replies import Notice, StreamEvent, ToolOutputDelta
-from compact.wording import compaction_news, describe, label, progress_text
+from compact.wording import compaction_news, describe, fmt_duration, label, progress_text
 from tools.terminal import json_safe
 from tui.runtime import Runtime
 from tui.text import clean
@@ -32,6 +34,7 @@ class EventPrinter:
         self.out = out
         self.err = err
         self._denied_told = False
+        self._compacting_since: float | None = None
         self.view = LogView()
         self.view.feed_all(runtime.session.events)
 
@@ -81,11 +84,23 @@ class EventPrinter:
             return
         kind, record = news
         if kind == "start":
+            self._compacting_since = time.monotonic()
             self.say(f"reefline: compacting the conversation ({label(record)})…")
         elif kind == "progress":
             self.say(f"reefline: compaction {progress_text(record, event.time)}")
         else:
+            self._compacting_since = None
             self.say(f"reefline: compaction {describe(record)}")
+
+    async def heartbeat(self, every_s: float) -> None:
+        """Every ``every_s`` seconds while a compaction runs, say how long it has been running:
+        a summarizer call can take minutes and prints nothing until it ends. Runs until
+        cancelled."""
+        while True:
+            await asyncio.sleep(every_s)
+            if self._compacting_since is not None:
+                elapsed = time.monotonic() - self._compacting_since
+                self.say(f"reefline: still compacting · {fmt_duration(elapsed)}")
 
     def stream(self, item: StreamEvent) -> None:
         """Stream listener: notices concern a person; with ``--json`` a running command's

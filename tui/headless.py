@@ -16,6 +16,7 @@ from typing import TextIO
 
 from agent.loop_settings import cut_text
 from agent.turns import TurnCancelled, TurnResult
+from compact.policy import CompactionSettings
 from tui.event_printer import EventPrinter
 from tui.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK
 from tui.runtime import Runtime
@@ -43,6 +44,9 @@ async def run_prompt(
     )
     runtime.agent.stream_listeners.append(printer.stream)
     task = asyncio.ensure_future(runtime.agent.run_turn(prompt))
+    # A quarter of a summary call's time budget: a stalled call is reported a few times.
+    budget = CompactionSettings.model_validate(runtime.settings.compaction).summary_timeout_s
+    beat = asyncio.ensure_future(printer.heartbeat(budget / 4))
     loop = asyncio.get_running_loop()
     with _cancel_on(loop, task, signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         try:
@@ -51,6 +55,7 @@ async def run_prompt(
             printer.say("reefline: interrupted; the turn was closed and the session saved")
             return EXIT_INTERRUPTED
         finally:
+            beat.cancel()
             unsubscribe()
             unlisten()
             runtime.agent.stream_listeners.remove(printer.stream)

@@ -454,17 +454,25 @@ def targets(outcomes: dict[tuple[Strategy, Behaviour], Outcome], turns: int) -> 
         covered = all(k in ladder.visible for k in ladder.before_checkpoint)
         rest = [f.key for f in FACTS if f.key not in ladder.before_checkpoint]
         reachable = all(k in ladder.visible or k in ladder.recoverable for k in rest)
+        # On the long run the ladder must have summarized every planted fact away from its
+        # output (else the clause about checkpoints would hold for want of one).
+        summarized = turns == TURNS or len(ladder.before_checkpoint) == len(FACTS)
+        why = (
+            "no checkpoint was needed: masking kept the context below the threshold"
+            if ladder.checkpoints == 0
+            else f"{len(ladder.before_checkpoint)} planted before the newest of "
+            f"{ladder.checkpoints} checkpoints"
+        )
         figures.append(
             Figure(
                 name,
                 f"ladder, silent: facts visible ({len(ladder.visible)}) or in a spill file the "
-                f"final request names ({len(ladder.recoverable)}); "
-                f"{len(ladder.before_checkpoint)} planted before the newest of "
-                f"{ladder.checkpoints} checkpoints",
+                f"final request names ({len(ladder.recoverable)}); {why}",
                 len(ladder.visible) + len(ladder.recoverable),
                 "of 6",
-                target="all planted before the newest checkpoint visible, every other reachable",
-                ok=covered and reachable,
+                target="all planted before the newest checkpoint visible, every other reachable"
+                + ("" if turns == TURNS else "; all six planted before a checkpoint"),
+                ok=covered and reachable and summarized,
             )
         )
     return figures

@@ -16,6 +16,7 @@ from compact.basic import (
 )
 from compact.contract import CompactionError
 from compact.pairing import tool_pairing_balanced_before
+from compact.policy import MIN_SUMMARY_TOKENS
 from compact.timeline import timeline
 from tests.compact.conftest import Rig, add_turn, server_model
 from tests.openai_server import OpenAIServer
@@ -213,6 +214,17 @@ FAILING_REPLIES = {
         [{"tool_calls": [{"name": "bash", "arguments": {"command": "ls"}}]}],
         "called a tool (bash)",
     ),
+    # As a model did: a plausible line of text, a tool call, and a natural stop.
+    "text, tool call and stop": (
+        [
+            {
+                "text": "Step 3: running a command.",
+                "tool_calls": [{"name": "bash", "arguments": {"command": "ls"}}],
+                "finish_reason": "stop",
+            }
+        ],
+        "called a tool (bash)",
+    ),
     "cut twice": (
         [{"text": "## Primary", "finish_reason": "length"}] * 2,
         "also when asked for a terser one",
@@ -318,7 +330,7 @@ async def test_summary_cap_is_a_quarter_of_what_it_replaces(
     result = await rig.service.compact_now(rig.agent.envelope())
     assert result is not None
     cap = openai_server.requests[0]["max_tokens"]
-    assert 256 <= cap <= result.shadowed_tokens // 4 + 1
+    assert MIN_SUMMARY_TOKENS <= cap <= result.shadowed_tokens // 4 + 1
     assert rig.session.events[result.summary_seq].data.max_tokens == cap
 
 
@@ -642,3 +654,8 @@ def test_settings_defaults() -> None:
     s = CompactionSettings()
     assert (s.threshold(128_000), s.retain(128_000)) == (102_400, 20_480)
     assert s.max_tokens == 8192 and s.retries == 1 and s.auto
+    assert s.summary_timeout_s == 120
+    # About a quarter of what is replaced, never below what the checkpoint's sections need,
+    # within max_tokens and a fifth of the window.
+    assert s.summary_cap(512, None) == 256 and s.summary_cap(4_000, None) == 1_000
+    assert s.summary_cap(400_000, None) == 8192 and s.summary_cap(40_000, 16_000) == 3_200

@@ -149,3 +149,22 @@ def test_crash_during_a_summary_is_harmless(
     records = json.loads(run_cli("timeline", "--json").stdout)
     assert [r["status"] for r in records if r["kind"] == "compaction"][:1] == ["interrupted"]
     assert records[-1]["status"] == "done"
+
+
+def test_a_stalled_summary_is_reported_while_it_runs_and_the_fallback_takes_over(
+    run_cli: Run, openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
+) -> None:
+    """Headless mode says every quarter of the summary's time budget that the compaction is
+    still running (a call can take minutes and prints nothing meanwhile), then how it ended:
+    past the budget the model-free checkpoint takes the model's place."""
+    (workdir / "data.txt").write_text("\n".join(f"record {i}: value {i * 7}" for i in range(120)))
+    openai_server.summarize = True
+    openai_server.summary_stall_s = 30.0
+    openai_server.agent_commands = ["cat data.txt", "seq 1 150"] * 3
+    env = {"REEFLINE_COMPACTION": json.dumps({"summary_timeout_s": 2})}
+    out = run_cli("-p", f"{FACT}. {NOTES * 4}", *prompt_args(openai_server), env=env)
+    assert out.returncode == 0, out.stderr
+    assert "reefline: compacting the conversation (auto)…" in out.stderr, out.stderr
+    beats = re.findall(r"reefline: still compacting · (\d+(?:\.\d+)?)(ms|s)\b", out.stderr)
+    assert len(beats) >= 2, out.stderr
+    assert re.search(r"reefline: compaction #\d+ auto · done · .*fallback", out.stderr), out.stderr
