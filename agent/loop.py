@@ -74,6 +74,7 @@ class Agent:
         hooks: Hooks | None = None,
         context_window: int | WindowBook | None = None,
         estimate_tokens: Callable[[list[dict[str, Any]]], int] | None = None,
+        bound_tokens: Callable[[list[dict[str, Any]]], int] | None = None,
     ) -> None:
         self.session = session
         self.model = model
@@ -87,6 +88,7 @@ class Agent:
         )
         self.windows.select(model_name)
         self.estimate_tokens = estimate_tokens
+        self.bound_tokens = bound_tokens
         self.stream_listeners: list[StreamListener] = []
         self._steering: list[Steering] = []
         self._running = False
@@ -264,6 +266,7 @@ class Agent:
                 self.hooks.request,
                 output_cap=self.settings.max_output_tokens,
                 estimate=self.estimate_tokens,
+                bound=self.bound_tokens,
             )
             try:
                 reply = await stream_reply(self.session, self.model, state, request, self._emit)

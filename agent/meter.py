@@ -109,7 +109,8 @@ class TokenMeter:
         self._anchor: _Anchor | None = None
         self._usage = SessionUsage()
         self._consumed = 0
-        self._catch_up()
+        if estimator.ready:
+            self._catch_up()
         self._unsubscribe: Callable[[], None] | None = session.subscribe(self._on_event)
 
     def close(self) -> None:
@@ -122,7 +123,10 @@ class TokenMeter:
 
     def _on_event(self, event: Event) -> None:
         # Observers see appends in order; catching up from the log also covers an event we
-        # somehow missed and ignores one we already folded.
+        # somehow missed and ignores one we already folded. Until the tokenizer has loaded,
+        # folding waits for the first reading (the log is the queue): see :meth:`bound`.
+        if not self.estimator.ready:
+            return
         if event.seq == self._consumed:
             self._fold(event)
         else:
@@ -212,11 +216,13 @@ class TokenMeter:
     @property
     def header(self) -> RequestHeaderData | None:
         """The latest logged request header, if any."""
+        self._catch_up()
         return self._header
 
     @property
     def session_usage(self) -> SessionUsage:
         """Provider usage summed over every assistant reply in the log (billing view)."""
+        self._catch_up()
         return self._usage
 
     def price(self, seq: int) -> int:
@@ -279,6 +285,24 @@ class TokenMeter:
             breakdown=breakdown,
             window=self.windows.current,
         )
+
+    def bound(self, envelope: Envelope) -> int:
+        """At least ``measure(envelope).total``, without waiting for the tokenizer.
+
+        Once the tokenizer is loaded this is the measurement itself. Before, it is the byte
+        bound of the envelope's header and of every message on the surface (nothing has been
+        priced or anchored yet: any pricing loads the tokenizer), and the tokenizer starts
+        loading in the background, so a caller that only needs to know the context is below a
+        mark (the pre-step check, the output cap) need not wait for it on a short history."""
+        if self.estimator.ready:
+            return self.measure(envelope).total
+        self.estimator.warm()
+        total = self.estimator.header_bound(envelope.system, envelope.tools)
+        for seq in self.session.surface:
+            message = event_message(self.session.events[seq])
+            if message is not None:
+                total += self.estimator.message_bound(message)
+        return total
 
     @property
     def context_window(self) -> int | None:

@@ -29,6 +29,7 @@ def build_request(
     *,
     output_cap: int | None,
     estimate: Estimate | None,
+    bound: Estimate | None = None,
 ) -> ChatRequest:
     """The request for the next step, its header logged if it changed. Raises
     :class:`TurnError` (nothing sent) when the surface holds a call without its result or a
@@ -47,7 +48,7 @@ def build_request(
         request = transform(envelope, request)
     if request.messages != messages:
         raise TurnError("a request hook changed the messages; only logged history is sent")
-    request.max_tokens = clamp_output(request, envelope.window, output_cap, estimate)
+    request.max_tokens = clamp_output(request, envelope.window, output_cap, estimate, bound)
     header = RequestHeaderData(
         provider=envelope.provider,
         model=request.model,
@@ -66,12 +67,19 @@ def build_request(
 
 
 def clamp_output(
-    request: ChatRequest, window: int | None, output_cap: int | None, estimate: Estimate | None
+    request: ChatRequest,
+    window: int | None,
+    output_cap: int | None,
+    estimate: Estimate | None,
+    bound: Estimate | None = None,
 ) -> int:
     """The reply cap: ``output_cap``, else :func:`default_output_cap`, never more than the
-    window leaves after the prompt (vLLM refuses such a request as an overflow)."""
+    window leaves after the prompt (vLLM refuses such a request as an overflow). ``bound``,
+    an upper bound of ``estimate`` that may be cheaper, settles it when it leaves room."""
     wanted = output_cap or default_output_cap(window)
     if window is None or estimate is None:
+        return wanted
+    if bound is not None and window - bound(request.messages) >= wanted:
         return wanted
     room = window - estimate(request.messages)
     return max(1, min(wanted, room))

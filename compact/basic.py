@@ -189,6 +189,8 @@ class BasicCompactService(CompactService):
         if window is None:
             return None
         threshold = self.settings.threshold(window)
+        if self.meter.bound(envelope) < self.settings.prune_at(window):
+            return None  # far below the marks: decided without waiting for the tokenizer
         total = self.meter.measure(envelope).total
         if total < self.settings.prune_at(window):
             return None

@@ -85,8 +85,14 @@ class Condenser:
         self.reader = reader
         self.summarize = summarize
         self.settings = settings
-        estimator = reader.estimator
-        self._instruction_tokens = estimator.count(SUMMARY_INSTRUCTION) + 96
+        self._instruction: int | None = None
+
+    @property
+    def _instruction_tokens(self) -> int:
+        # Priced on first use, not at construction: that would load the tokenizer at start-up.
+        if self._instruction is None:
+            self._instruction = self.reader.estimator.count(SUMMARY_INSTRUCTION) + 96
+        return self._instruction
 
     def read_budget(self, header: Header, cap: int) -> int | None:
         """Tokens of history one summarizer call may read (None: the window is unknown)."""

@@ -124,8 +124,8 @@ def build_runtime(
     notices = [provider.notice] if provider.notice else []
     home = settings.home.expanduser() if settings.home else default_home()
     estimator = Estimator(provider.model)
-    if estimator.notice:
-        notices.append(estimator.notice)
+    if estimator.known_notice:
+        notices.append(estimator.known_notice)
     model = build_model(provider, settings, estimator)
     if isinstance(model, ScriptedModel):
         model.delay_s = scripted_delay_s
@@ -190,6 +190,7 @@ def build_runtime(
         ),
         context_window=windows,
         estimate_tokens=meter.estimate_messages,
+        bound_tokens=estimator.messages_at_most,
     )
     agent.hooks.prepare.append(_asking_hook(asker, agent))
     service = BasicCompactService(
