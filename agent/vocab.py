@@ -57,9 +57,9 @@ ENCODING_VOCAB: Mapping[str, str] = {
 }
 """Encodings we can load offline → the vocab file each needs."""
 
+
 class Encoding(Protocol):
     def encode_ordinary(self, text: str) -> list[int]: ...
-
 
 
 def default_cache_dir() -> Path:

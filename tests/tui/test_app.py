@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from agent.session import Session
@@ -14,7 +16,14 @@ from tui.widgets.prompt import PromptArea
 from tui.widgets.reply import AssistantEntry
 from tui.widgets.timeline import TimelinePanel
 from tui.widgets.tool_card import ToolCard
-from tui.widgets.transcript import REPLAY_WINDOW, ShowEarlier, Transcript
+from tui.widgets.transcript import (
+    MOUNTED_PAGES,
+    PAGE,
+    REPLAY_WINDOW,
+    ShowEarlier,
+    ShowLater,
+    Transcript,
+)
 
 
 async def test_a_prompt_shows_the_message_tool_cards_and_the_answer(ui: UI) -> None:
@@ -124,6 +133,51 @@ async def test_sizes_lay_out_without_zero_sized_widgets(ui: UI, size: tuple[int,
         assert app.query_one("#prompt").region.bottom <= size[1]
 
 
+async def test_scrolling_back_through_a_huge_session_keeps_a_window_mounted(ui: UI) -> None:
+    """ "show earlier" all the way up keeps at most a few pages mounted: a page scrolled past
+    is unmounted and "show later" brings it back; every entry stays in order and readable."""
+    session = Session.create(ui.home, cwd=str(ui.workdir), registry=build_registry())
+    total = REPLAY_WINDOW + PAGE * (MOUNTED_PAGES + 4) + 7
+    for n in range(total):
+        session.append("user/message", {"content": f"message {n}"})
+    session.close()
+    everything = [f"message {n}" for n in range(total)]
+    limit = MOUNTED_PAGES * PAGE + REPLAY_WINDOW
+
+    def mounted() -> list[str]:
+        return [u.text for u in app.query(UserEntry)]
+
+    def said() -> list[str]:
+        return [line[5:] for line in app.transcript.dump() if line.startswith("you: ")]
+
+    def gaps(texts: list[str]) -> int:
+        numbers = [int(t.split()[1]) for t in texts]
+        return sum(b != a + 1 for a, b in itertools.pairwise(numbers))
+
+    app = ui.app(ui.runtime(resume=session.id))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        most = len(mounted())
+        while app.query(ShowEarlier):
+            await app.query_one(ShowEarlier).key_enter()
+            await pilot.pause()
+            most = max(most, len(mounted()))
+            assert said() == everything  # unmounted entries are still there, in order
+        assert most <= limit
+        shown = mounted()
+        assert shown[0] == "message 0"  # the top was reached
+        assert app.query(ShowLater)  # pages scrolled past wait below
+        # The history pages run on from the top; then, past one gap, the newest entries.
+        assert gaps(shown) == 1
+        assert shown[-1] == everything[-1] and len(shown) < total
+        while app.query(ShowLater):
+            await app.query_one(ShowLater).key_enter()
+            await pilot.pause()
+            assert len(mounted()) <= limit
+        assert gaps(mounted()) == 0 and mounted()[-1] == everything[-1]
+        assert said() == everything
+
+
 async def test_a_long_session_opens_with_the_newest_entries_and_shows_earlier(ui: UI) -> None:
     """Resuming a long log mounts the newest entries; "show earlier" mounts the rest."""
     session = Session.create(ui.home, cwd=str(ui.workdir), registry=build_registry())
@@ -140,4 +194,7 @@ async def test_a_long_session_opens_with_the_newest_entries_and_shows_earlier(ui
         while app.query(ShowEarlier):
             await app.query_one(ShowEarlier).key_enter()
             await pilot.pause()
-        assert [u.text for u in app.query(UserEntry)] == [f"message {n}" for n in range(total)]
+        mounted = [u.text for u in app.query(UserEntry)]
+        assert mounted[0] == "message 0" and mounted[-1] == f"message {total - 1}"
+        said = [line[5:] for line in app.transcript.dump() if line.startswith("you: ")]
+        assert said == [f"message {n}" for n in range(total)]

@@ -5,7 +5,10 @@ replies, tool cards, notices) and each checkpoint a compaction marker at the pla
 landed, so nothing a user has read disappears after a compaction, and a resumed session
 renders exactly as it did live (the same builder makes both). A long session keeps its
 items as data and builds widgets only for the entries it mounts: the newest
-:data:`REPLAY_WINDOW`, then a page per "show earlier".
+:data:`REPLAY_WINDOW`, then a :data:`PAGE` per "show earlier". Scrolling back is windowed: at most
+:data:`MOUNTED_PAGES` pages of history stay mounted above the newest entries; a page scrolled
+past is unmounted again ("show later" brings it back), so reading a huge session from the
+start costs what a few pages do.
 """
 
 from __future__ import annotations
@@ -16,52 +19,62 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
-from agent.loop_settings import cut_text
 from agent.replies import Notice as StreamNotice
 from agent.replies import ReasoningDelta, Retrying, StreamEvent, TextDelta, ToolOutputDelta
-from tui.text import clean, first_line, home_relative
+from tui.text import clean
 from tui.view.fold import Change, LogView
 from tui.view.items import (
     Answer,
     Checkpoint,
-    CommandOutcome,
-    ContextSent,
     Prompt,
-    RetryPlanned,
-    SessionForked,
-    SessionResumed,
     ToolRun,
     TurnClosed,
     ViewItem,
 )
 from tui.widgets.entries import Notice, UserEntry
+from tui.widgets.item_widgets import cut_notice, finish_card, plain, shows, widgets_for
 from tui.widgets.marker import CompactionMarker
 from tui.widgets.reply import AssistantEntry
 from tui.widgets.tool_card import ToolCard
 
 REPLAY_WINDOW = 60
 """Entries mounted when a long session is opened; earlier ones mount a page at a time."""
-
-_TURN_END = {
-    "cancelled": ("warning", "Interrupted: the turn was closed and any running command stopped."),
-    "max-steps": ("warning", "The turn stopped at the step limit."),
-    "interrupted": ("warning", "The previous process stopped mid-turn; that turn was closed."),
-}
+PAGE = 20
+"""Entries one "show earlier" (or "show later") mounts."""
+MOUNTED_PAGES = 3
+"""Pages of history mounted at once, besides the newest entries."""
 
 
-class ShowEarlier(Static, can_focus=True):
-    """``▲ show N earlier entries`` at the top of a long transcript."""
+class _PageButton(Static, can_focus=True):
+    """A line that mounts a page of the entries it stands for."""
 
     def on_click(self, event: events.Click) -> None:
         event.stop()
-        self.run_worker(self.transcript.show_earlier())
+        self.run_worker(self.action())
 
     async def key_enter(self) -> None:
-        await self.transcript.show_earlier()
+        await self.action()
+
+    async def action(self) -> None:
+        raise NotImplementedError
 
     @property
     def transcript(self) -> Transcript:
         return next(a for a in self.ancestors if isinstance(a, Transcript))
+
+
+class ShowEarlier(_PageButton):
+    """``▲ show N earlier entries`` at the top of a long transcript."""
+
+    async def action(self) -> None:
+        await self.transcript.show_earlier()
+
+
+class ShowLater(_PageButton):
+    """``▼ show N later entries`` below the history pages, once one was scrolled past."""
+
+    async def action(self) -> None:
+        await self.transcript.show_later()
 
 
 class Transcript(VerticalScroll):
@@ -76,7 +89,12 @@ class Transcript(VerticalScroll):
         self._cards: dict[str, ToolCard] = {}
         self._queued: list[UserEntry] = []
         self._hidden: list[int] = []
-        """Indices of the items shown but not yet built, oldest first."""
+        """Indices of the items before the mounted ones, oldest first (not built)."""
+        self._pages: list[tuple[list[int], list[Widget]]] = []
+        """History pages mounted above the newest entries, top first: indices, widgets."""
+        self._later: list[int] = []
+        """Indices of the items between the mounted pages and the newest entries that are
+        not mounted (pages scrolled past), oldest first."""
         self._last_answer = ""
 
     def on_mount(self) -> None:
@@ -93,31 +111,71 @@ class Transcript(VerticalScroll):
     async def replay(self, view: LogView) -> None:
         """Show ``view``'s items (a resumed session); only the newest entries are built."""
         self._view = view
-        shown = [i for i, item in enumerate(view.items) if _shows(item)]
+        shown = [i for i, item in enumerate(view.items) if shows(item)]
         for item in view.items:
             if isinstance(item, Answer) and item.text.strip():
                 self._last_answer = item.text
         self._hidden, window = shown[:-REPLAY_WINDOW], shown[-REPLAY_WINDOW:]
         widgets = [w for i in window for w in self._build(i, view.items[i])]
         if self._hidden:
-            widgets.insert(0, ShowEarlier(self._earlier_label()))
+            widgets.insert(0, ShowEarlier(_page_label(earlier=True, count=len(self._hidden))))
         if widgets:
             await self.mount_all(widgets)
         self.scroll_end(animate=False)
 
     async def show_earlier(self) -> None:
-        page, self._hidden = self._hidden[-REPLAY_WINDOW:], self._hidden[:-REPLAY_WINDOW]
-        button = self.query_one(ShowEarlier)
-        widgets = [w for i in page for w in self._build(i, self._view.items[i])]
-        if widgets:
-            await self.mount_all(widgets, after=button)
-        if self._hidden:
-            button.update(self._earlier_label())
-        else:
-            await button.remove()
+        """Mount the :data:`PAGE` entries before the first mounted one; unmount the lowest
+        history page when more than :data:`MOUNTED_PAGES` are mounted."""
+        page, self._hidden = self._hidden[-PAGE:], self._hidden[:-PAGE]
+        with self.app.batch_update():
+            button = self.query_one(ShowEarlier)
+            widgets = [w for i in page for w in self._build(i, self._view.items[i])]
+            if widgets:
+                await self.mount_all(widgets, after=button)
+            self._pages.insert(0, (page, widgets))
+            if len(self._pages) > MOUNTED_PAGES:
+                indices, dropped = self._pages.pop()
+                self._later[:0] = indices
+                await self._unmount(indices, dropped)
+                if not self.query(ShowLater):
+                    lowest = next((ws[-1] for _, ws in reversed(self._pages) if ws), button)
+                    await self.mount(ShowLater(), after=lowest)
+                await self._label(self.query_one(ShowLater), self._later)
+            await self._label(button, self._hidden)
 
-    def _earlier_label(self) -> Content:
-        return Content.styled(f"▲ show {len(self._hidden)} earlier entries", "$text-accent")
+    async def show_later(self) -> None:
+        """Mount the :data:`PAGE` entries after the lowest history page; unmount the top
+        one when more than :data:`MOUNTED_PAGES` are mounted."""
+        page, self._later = self._later[:PAGE], self._later[PAGE:]
+        with self.app.batch_update():
+            button = self.query_one(ShowLater)
+            widgets = [w for i in page for w in self._build(i, self._view.items[i])]
+            if widgets:
+                await self.mount_all(widgets, before=button)
+            self._pages.append((page, widgets))
+            if len(self._pages) > MOUNTED_PAGES:
+                indices, dropped = self._pages.pop(0)
+                self._hidden += indices
+                await self._unmount(indices, dropped)
+                if not self.query(ShowEarlier):
+                    await self.mount(ShowEarlier(), before=0)
+                await self._label(self.query_one(ShowEarlier), self._hidden)
+            await self._label(button, self._later)
+        if widgets:
+            self.scroll_to_widget(widgets[0], animate=False, top=True)
+
+    async def _unmount(self, indices: list[int], widgets: list[Widget]) -> None:
+        for index in indices:
+            widget = self._built.pop(index, None)
+            if isinstance(widget, ToolCard):
+                self._cards.pop(widget.call_id, None)
+        await self.remove_children(widgets)
+
+    async def _label(self, button: _PageButton, pending: list[int]) -> None:
+        if not pending:
+            await button.remove()
+            return
+        button.update(_page_label(earlier=isinstance(button, ShowEarlier), count=len(pending)))
 
     def clear_all(self) -> None:
         self._view = LogView()
@@ -126,14 +184,22 @@ class Transcript(VerticalScroll):
         self._cards.clear()
         self._queued.clear()
         self._hidden.clear()
+        self._pages.clear()
+        self._later.clear()
         self._last_answer = ""
         self.remove_children()
 
     def dump(self) -> list[str]:
-        """One plain line (or paragraph) per entry, hidden ones included: what a reader sees,
-        without styling (used by tests and for comparing a live and a resumed session)."""
-        hidden = [w for i in self._hidden for w in _unbuilt(self._view.items[i])]
-        return [line for w in [*hidden, *self.children] if (line := _plain(w)) is not None]
+        """One plain line (or paragraph) per entry, unmounted ones included: what a reader
+        sees, without styling (used by tests and for comparing a live and a resumed session)."""
+        widgets: list[Widget] = []
+        for child in self.children:
+            if isinstance(child, ShowEarlier | ShowLater):
+                pending = self._hidden if isinstance(child, ShowEarlier) else self._later
+                widgets += [w for i in pending for w in widgets_for(self._view.items[i])]
+            else:
+                widgets.append(child)
+        return [line for w in widgets if (line := plain(w)) is not None]
 
     # --- live ---------------------------------------------------------------------------------
 
@@ -158,11 +224,11 @@ class Transcript(VerticalScroll):
         if isinstance(item, Answer) and self._live is not None:
             live, self._live = self._live, None
             await live.finish(item.text, item.reasoning)
-            widgets = _cut_notice(item)
+            widgets = cut_notice(item)
         elif isinstance(item, Prompt) and item.steering and self._deliver(item.text):
             widgets = []
         else:
-            widgets = self._build(index, item) if _shows(item) else []
+            widgets = self._build(index, item) if shows(item) else []
         for widget in widgets:
             await self.mount(widget)
 
@@ -172,7 +238,7 @@ class Transcript(VerticalScroll):
         widget = self._built.get(index)
         if isinstance(widget, ToolCard) and isinstance(item, ToolRun):
             if item.result is not None and widget.running:
-                _finish(widget, item)
+                finish_card(widget, item)
             if item.pruned and not widget.pruned:
                 widget.mark_pruned()
         elif (
@@ -244,7 +310,7 @@ class Transcript(VerticalScroll):
     def _build(self, index: int, item: ViewItem) -> list[Widget]:
         """The widgets that show ``item``; cards and markers are remembered for the changes
         that follow."""
-        widgets = _unbuilt(item)
+        widgets = widgets_for(item)
         for widget in widgets:
             if isinstance(widget, ToolCard | CompactionMarker):
                 self._built[index] = widget
@@ -253,106 +319,6 @@ class Transcript(VerticalScroll):
         return widgets
 
 
-def _shows(item: ViewItem) -> bool:
-    """Whether ``item`` gets an entry of its own (without building it)."""
-    if isinstance(item, Answer):
-        return not item.empty or item.cut
-    if isinstance(item, TurnClosed):
-        return item.reason == "error" or item.reason in _TURN_END
-    return isinstance(
-        item,
-        Prompt
-        | ToolRun
-        | Checkpoint
-        | ContextSent
-        | RetryPlanned
-        | CommandOutcome
-        | SessionResumed
-        | SessionForked,
-    )
-
-
-def _unbuilt(item: ViewItem) -> list[Widget]:
-    """New, unmounted widgets for ``item`` (none for what the transcript does not show)."""
-    if isinstance(item, Prompt):
-        return [UserEntry(item.text, steering=item.steering)]
-    if isinstance(item, Answer):
-        entry: list[Widget] = [] if item.empty else [AssistantEntry(item.text, item.reasoning)]
-        return entry + _cut_notice(item)
-    if isinstance(item, ToolRun):
-        card = ToolCard(item.call_id, item.name, item.command, started=item.started)
-        if item.result is not None:
-            _finish(card, item)
-        if item.pruned:
-            card.mark_pruned()
-        return [card]
-    if isinstance(item, Checkpoint):
-        marker = CompactionMarker(item.compaction_id)
-        marker.record = item.record
-        return [marker]
-    if isinstance(item, ContextSent):
-        line = home_relative(first_line(item.text))
-        return [Notice(f"context sent to the model: {line}", "context")]
-    if isinstance(item, RetryPlanned):
-        text = (
-            f"Model request failed ({clean(item.error)}); retry {item.attempt} "
-            f"in {item.delay_s:.1f}s."
-        )
-        return [Notice(text, "warning")]
-    if isinstance(item, CommandOutcome):
-        return [Notice(item.text, "info" if item.ok else "warning")]
-    if isinstance(item, SessionResumed):
-        return [Notice("Session resumed.", "context")]
-    if isinstance(item, SessionForked):
-        text = f"Forked from session {item.parent}: what came before its seq {item.at_seq}."
-        return [Notice(text, "context")]
-    if isinstance(item, TurnClosed):
-        return _turn_notice(item)
-    return []
-
-
-def _finish(card: ToolCard, run: ToolRun) -> None:
-    result = run.result
-    assert result is not None
-    card.finish(
-        result.content,
-        is_error=result.is_error,
-        exit_code=result.exit_code,
-        duration_s=result.duration_s,
-        spill_path=result.spill_path,
-    )
-
-
-def _cut_notice(answer: Answer) -> list[Widget]:
-    return [Notice(cut_text(None), "warning")] if answer.cut else []
-
-
-def _turn_notice(item: TurnClosed) -> list[Widget]:
-    if item.reason == "error":
-        return [Notice(item.error or "The turn failed.", "error")]
-    if item.reason in _TURN_END:
-        level, text = _TURN_END[item.reason]
-        if item.error and item.reason != "cancelled":
-            text = item.error
-        return [Notice(text, level)]  # type: ignore[arg-type]
-    return []
-
-
-def _plain(widget: Widget) -> str | None:
-    if isinstance(widget, UserEntry):
-        return f"{'steer' if widget.steering else 'you'}: {widget.text}"
-    if isinstance(widget, AssistantEntry):
-        text, reasoning = widget.parts()
-        lines = [
-            f"reasoning: {reasoning}" if reasoning else "",
-            f"assistant: {text}" if text else "",
-        ]
-        return "\n".join(line for line in lines if line) or None
-    if isinstance(widget, ToolCard):
-        state = "running" if widget.running else f"exit {widget.exit_code}"
-        return f"$ {widget.command} [{state}]\n{widget.output}".rstrip()
-    if isinstance(widget, CompactionMarker):
-        return f"── {widget.label()}"
-    if isinstance(widget, Notice):
-        return f"{widget.level}: {widget.plain}"
-    return None
+def _page_label(*, earlier: bool, count: int) -> Content:
+    arrow, side = ("▲", "earlier") if earlier else ("▼", "later")
+    return Content.styled(f"{arrow} show {count} {side} entries", "$text-accent")
