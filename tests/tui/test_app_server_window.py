@@ -48,6 +48,9 @@ async def test_usage_not_reported_cut_replies_and_a_lowered_window(
     openai_server.push(
         {"text": "Once upon a time", "usage": False, "finish_reason": "length"},
         {"status": 400, "message": message, "type": "exceed_context_size_error"},
+        # Whether the overflow's compaction asks for a summary and retries depends on the
+        # history's size (paths included): every reply it may take reports no usage.
+        {"text": "## Primary request and intent\n- a story", "usage": False},
         {"text": "fine", "usage": False},
     )
     async with app.run_test(size=(140, 40)) as pilot:

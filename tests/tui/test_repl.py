@@ -146,6 +146,10 @@ def test_plain_says_a_reply_was_cut_a_lowered_window_and_usage_not_reported(
         server.push(
             {"text": "Once upon", "usage": False, "finish_reason": "length"},
             {"status": 400, "message": message, "type": "exceed_context_size_error"},
+            # Whether the overflow's compaction asks for a summary and retries depends on the
+            # history's size (paths included): every reply it may take reports no usage.
+            {"text": "## Primary request and intent\n- a story", "usage": False},
+            {"text": "fine", "usage": False},
         )
         proc = subprocess.run(
             [REEFLINE, "--plain", "--base-url", server.base_url, "--model", "m", *WINDOW],
