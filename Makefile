@@ -21,11 +21,13 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 run: $(VENV)/.installed-run
 	$(BIN)/reefline $(ARGS)
 
+# Tests run in parallel, a worker per CPU (pytest-xdist); each test has its own temp home.
+# Long soak variants: pytest -m soak. A single file runs serially: pytest tests/x.py -p no:xdist
 test: $(VENV)/.installed-dev
 	$(BIN)/lint-imports
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .

@@ -10,6 +10,16 @@ import pytest
 from tests.openai_server import OpenAIServer
 
 
+@pytest.fixture(autouse=True)
+def own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test has a reefline home of its own (tests run in parallel: nothing may meet in
+    a shared one), and no terminal size in the environment: pytest-xdist's workers set
+    COLUMNS=80 and LINES=24, which an app started in a wider tmux pane would believe."""
+    monkeypatch.setenv("REEFLINE_HOME", str(tmp_path / "reefline-home"))
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
+
+
 @pytest.fixture
 def openai_server() -> Iterator[OpenAIServer]:
     """A scripted OpenAI-compatible server on 127.0.0.1 (see tests/openai_server.py)."""
@@ -25,3 +35,17 @@ def workdir(tmp_path: Path) -> Path:
     (d / "README.md").write_text("# Sample project\n\nIt parses headers.\n")
     (d / "parser.py").write_text("def parse_header(line):\n    return line.split(':', 1)\n")
     return d
+
+
+# The longest tests, started first so a parallel run does not end waiting on one of them.
+_LONGEST = (
+    "test_sigkill_at_many_points_loses_nothing",
+    "test_log_stops_accepting_writes_at_every_point_of_a_turn",
+    "test_timeline_compact_and_export",
+    "test_crash_during_a_summary_is_harmless",
+    "test_long_session_compacts_and_keeps_the_first_fact",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: getattr(item, "originalname", item.name) not in _LONGEST)
