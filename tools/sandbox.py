@@ -28,11 +28,11 @@ from pathlib import Path
 
 from tools.base import ApprovalPolicy, SandboxMode
 
-REMEDY = (
-    "install bubblewrap (Debian/Ubuntu: `apt install bubblewrap`, Fedora: `dnf install "
-    "bubblewrap`), or choose `--sandbox off`"
+INSTALL = (
+    "install bubblewrap (Debian/Ubuntu: `apt install bubblewrap`, Fedora: `dnf install bubblewrap`)"
 )
-"""What to do when no sandbox can be had."""
+REMEDY = INSTALL + ", or choose `--sandbox off`"
+"""What to do when a sandbox was asked for and none can be had."""
 
 TRIAL = (
     "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
@@ -144,12 +144,15 @@ class SandboxChoice:
         """One line for ``/context``: the mode, what it allows, and why it is what it is."""
         mode = self.mode(policy)
         if not self.availability.available:
-            return f"off: no sandbox here — {self.availability.reason}; to have one, {REMEDY}"
+            return f"off: no sandbox here — {self.availability.reason}; to have one, {INSTALL}"
         said = f"{mode}: {WHAT_IT_ALLOWS[mode]}"
         if mode != "off":
             return said + ("; network allowed" if self.network else "; no network")
         if self.requested is None:
-            said += " (the default while each command needs your approval)"
+            said += (
+                " (the default unless commands run without asking; --sandbox "
+                "workspace-write confines them anyway)"
+            )
         return said
 
 
@@ -170,7 +173,7 @@ def choose(
     if requested in ("read-only", "workspace-write") and not found.available:
         raise SandboxUnavailable(
             f"the sandbox setting asks for `{requested}`, but no sandbox can be had here: "
-            f"{found.reason}. To go on, {REMEDY}"
+            f"{found.reason}. To go on, {REMEDY}."
         )
     return SandboxChoice(requested, network, found, tuple(hidden))
 
@@ -182,7 +185,7 @@ def unavailable_notice(choice: SandboxChoice) -> str | None:
         return None
     return (
         f"No sandbox: {choice.availability.reason}. Commands run as you, with your files and "
-        f"your network; to confine them, {REMEDY} (which also silences this notice)."
+        f"your network. To confine them, {INSTALL}; `--sandbox off` silences this notice."
     )
 
 
