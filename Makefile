@@ -25,7 +25,7 @@ test: $(VENV)/.installed-dev
 	$(BIN)/lint-imports
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -rs
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .

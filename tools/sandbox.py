@@ -44,10 +44,10 @@ HOME_SECRETS = (
     ".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".password-store",
     ".config/gcloud", ".config/gh", ".config/hub", ".local/share/keyrings",
     ".netrc", ".git-credentials", ".pgpass", ".pypirc", ".npmrc", ".vault-token",
-    ".cargo/credentials", ".cargo/credentials.toml",
+    ".cargo/credentials", ".cargo/credentials.toml", ".bash_history", ".zsh_history",
 )  # fmt: skip
-"""Paths under ``$HOME`` that hold credentials: hidden from sandboxed commands, even for
-reading, when they exist."""
+"""Paths under ``$HOME`` that hold credentials (shell histories hold the tokens typed in
+``export``): hidden from sandboxed commands, even for reading, when they exist."""
 
 SYSTEM_SECRETS = ("/run/docker.sock", "/var/run/docker.sock")
 """Sockets that hand out more than the user's own rights (the docker daemon's is root's)."""
