@@ -102,6 +102,8 @@ def test_sandbox_network_lets_a_command_reach_the_network(
     [result] = tool_results(cli_env)
     assert result["sandbox"] == "read-only"
     assert "connected" in result["content"]
+    exported = run_cli("export")
+    assert exported.returncode == 0 and "sandbox read-only" in exported.stdout
 
 
 @pytest.mark.parametrize("how", ["flag", "env", "config"])

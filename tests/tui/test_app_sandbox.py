@@ -1,14 +1,18 @@
-"""The sandbox in the app: the status line says it beside the approval policy, the approval
-dialog says how the command will run, ``/context`` says what it allows. Real bash under
-real bubblewrap, on the offline demo model."""
+"""The sandbox in the app and in ``--plain``: the status line says it beside the approval
+policy, the approval question says how the command will run, ``/context`` says what it
+allows. Real bash under real bubblewrap, on the offline demo model."""
 
 from __future__ import annotations
+
+import asyncio
+import io
 
 import pytest
 
 from agent.events import ToolResult
 from tests.tui.conftest import UI
 from tools.sandbox import detect
+from tui.repl import PlainRepl
 from tui.screens.approval import ApprovalScreen
 from tui.screens.context import ContextScreen
 
@@ -89,3 +93,27 @@ async def test_a_chosen_sandbox_is_said_in_the_dialog_and_in_context(bwrap: str,
         text = "\n".join(line.plain for line in app.screen.lines)
         assert "sandbox        read-only: the filesystem read-only, secrets hidden" in text
         assert "network allowed" in text
+
+
+async def test_plain_asks_with_the_sandbox_said(bwrap: str, ui: UI) -> None:
+    """``--plain`` on a terminal: the question says how the command will run, "always"
+    says how the next ones will."""
+    runtime = ui.runtime(approve="ask")
+    lines = iter(["what is in README.md", "/quit"])
+    asked: list[str] = []
+
+    async def read(prompt: str) -> str | None:
+        if prompt.startswith("[y]"):
+            asked.append(prompt)
+            return "always"
+        return next(lines)
+
+    out = io.StringIO()
+    repl = PlainRepl(runtime, read, out, interactive=True)
+    assert await asyncio.wait_for(repl.run(), 30) == 0
+    text = out.getvalue()
+    assert "Commands run unsandboxed; /context says more." in text
+    assert "Run this command, unsandboxed?" in text and len(asked) == 1
+    assert "this one unsandboxed, the next ones sandboxed (workspace-write, no network)" in text
+    modes = [e.data.sandbox for e in runtime.session.events if isinstance(e, ToolResult)]
+    assert modes[0] == "off" and set(modes[1:]) == {"workspace-write"} and len(modes) > 1
