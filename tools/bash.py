@@ -2,10 +2,10 @@
 
 Each call runs ``bash -c`` in its own session and process group with stdin on /dev/null and
 stderr merged into stdout, under bubblewrap when the sandbox says so (:mod:`tools.sandbox`).
-Everything the command prints is written to a spill file as it
-arrives, while memory holds only a bounded head and tail, so a command printing gigabytes
-costs the agent a few hundred kilobytes. The model sees a sanitized, capped excerpt and a
-one-line footer with the exit code and duration.
+Everything the command prints is written to a spill file as it arrives, while memory holds
+only a bounded head and tail, so a command printing gigabytes costs the agent a few hundred
+kilobytes. The model sees a sanitized, capped excerpt and a one-line footer with the exit
+code and duration (above it, one line when the sandbox may have blocked something).
 """
 
 from __future__ import annotations
