@@ -22,7 +22,8 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,6 +77,20 @@ def detect() -> Availability:
     if found is None:
         return Availability(reason="bubblewrap is not installed (no `bwrap` on PATH)")
     return _trial(found)
+
+
+def detect_soon() -> Callable[[], Availability]:
+    """:func:`detect` started now in a thread, so its trial overlaps whatever start-up does
+    next; the function returned waits for the answer."""
+    found: list[Availability] = []
+    thread = threading.Thread(target=lambda: found.append(detect()), daemon=True)
+    thread.start()
+
+    def answer() -> Availability:
+        thread.join()
+        return found[0] if found else detect()
+
+    return answer
 
 
 @functools.cache

@@ -31,7 +31,14 @@ from compact.prune import Pruner
 from compact.registry import build_registry
 from tools.base import ApprovalPolicy, Approver
 from tools.bash import BashTool
-from tools.sandbox import SandboxChoice, SandboxUnavailable, choose, unavailable_notice
+from tools.sandbox import (
+    Availability,
+    SandboxChoice,
+    SandboxUnavailable,
+    choose,
+    detect_soon,
+    unavailable_notice,
+)
 from tui.demo import DEMO_CONTEXT_WINDOW, ScriptedModel
 from tui.runtime import Runtime, StartupError
 
@@ -66,7 +73,9 @@ def _asking_hook(asker: WindowAsker, agent: Agent) -> Prepare:
     return ask
 
 
-def choose_sandbox(settings: Settings, home: Path) -> SandboxChoice:
+def choose_sandbox(
+    settings: Settings, home: Path, availability: Availability | None = None
+) -> SandboxChoice:
     """The sandbox the settings ask for; besides the usual secrets it hides reefline's own
     home (other sessions, the prompt history; the spill folder stays reachable) and config.
 
@@ -78,6 +87,7 @@ def choose_sandbox(settings: Settings, home: Path) -> SandboxChoice:
             settings.sandbox,
             network=settings.sandbox_network,
             hidden=(home, config_dir(), config_path()),
+            availability=availability,
         )
     except SandboxUnavailable as exc:
         raise SettingsError(str(exc)) from None
@@ -138,6 +148,7 @@ def build_runtime(
     It is the composition root: the order of the statements is the order of the dependencies
     (provider, window, session, meter, tools, agent, compaction), which one function shows best.
     """
+    sandbox_found = detect_soon()  # a trial run of bubblewrap, while the rest is built
     provider = resolve_provider(settings)
     notices = [provider.notice] if provider.notice else []
     home = settings.home.expanduser() if settings.home else default_home()
@@ -170,7 +181,7 @@ def build_runtime(
             f"The context window of {provider.model} is unknown: the gauge shows tokens only "
             "and automatic compaction is off. Set it with --context-window N."
         )
-    sandbox = choose_sandbox(settings, home)
+    sandbox = choose_sandbox(settings, home, sandbox_found())
     if (unsandboxed := unavailable_notice(sandbox)) is not None:
         notices.append(unsandboxed)
     registry = build_registry()
