@@ -311,7 +311,7 @@ async def test_the_approved_command_runs_as_the_person_was_told(
     work.mkdir()
     sandbox = choose(None, hidden=[reefline_home])
     spill = reefline_home / "sessions" / "s.spill"
-    tool = BashTool(cwd=work, spill_dir=spill, policy="ask", approver=always, sandbox=sandbox)  # type: ignore[arg-type]
+    tool = BashTool(cwd=work, spill_dir=spill, policy="ask", approver=always, sandbox=sandbox)
     first = await tool.run({"command": "true"})
     second = await tool.run({"command": "true"})
     assert (first.sandbox, second.sandbox) == ("off", "workspace-write")
@@ -321,7 +321,7 @@ def test_a_confining_mode_without_a_sandbox_is_refused() -> None:
     missing = Availability(reason="bubblewrap is not installed (no `bwrap` on PATH)")
     for mode in ("read-only", "workspace-write"):
         with pytest.raises(SandboxUnavailable) as refused:
-            choose(mode, availability=missing)  # type: ignore[arg-type]
+            choose(mode, availability=missing)
         said = str(refused.value)
         assert f"`{mode}`" in said and "bwrap" in said
         assert "install bubblewrap" in said and "--sandbox off" in said

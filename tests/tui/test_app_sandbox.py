@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+from pathlib import Path
 
 import pytest
 
@@ -117,3 +118,22 @@ async def test_plain_asks_with_the_sandbox_said(bwrap: str, ui: UI) -> None:
     assert "this one unsandboxed, the next ones sandboxed (workspace-write, no network)" in text
     modes = [e.data.sandbox for e in runtime.session.events if isinstance(e, ToolResult)]
     assert modes[0] == "off" and set(modes[1:]) == {"workspace-write"} and len(modes) > 1
+
+
+async def test_without_bwrap_the_app_says_so(
+    ui: UI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A PATH without bubblewrap (the environment, not our code): a notice at start, the
+    status line and /context say there is none."""
+    empty = tmp_path / "no-bwrap"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    app = ui.app(ui.runtime(approve="auto"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        notices = "\n".join(app.transcript.dump())
+        assert notices.count("No sandbox: bubblewrap is not installed (no `bwrap` on PATH)") == 1
+        assert app.status.render().plain.endswith("commands run without asking · no sandbox")
+        await ui.send(pilot, "/context")
+        text = "\n".join(line.plain for line in app.screen.lines)
+        assert "sandbox        off: no sandbox here — bubblewrap is not installed" in text
