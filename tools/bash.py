@@ -333,9 +333,10 @@ class BashTool:
     def _jail(self, mode: SandboxMode) -> Jail | None:
         """The jail of a command in ``mode`` (None: it runs unconfined). The secrets are
         looked up for each command: a ``~/.aws`` made during the session is hidden too."""
-        bwrap = self.sandbox.availability.bwrap
-        if mode == "off" or bwrap is None:
+        if mode == "off":
             return None
+        bwrap = self.sandbox.availability.bwrap
+        assert bwrap is not None, "a confining mode without a sandbox (SandboxChoice refuses it)"
         secrets = secret_paths(self.sandbox.hidden)
         return Jail(bwrap, mode, self.sandbox.network, self._home, self._spill_dir, secrets)
 

@@ -134,12 +134,24 @@ WHAT_IT_ALLOWS: dict[SandboxMode, str] = {
 class SandboxChoice:
     """How the bash tool confines commands: the mode the user asked for (None: follow the
     approval policy, see the module docstring), network or not, what can be had, and what
-    else to hide besides :data:`HOME_SECRETS` (reefline's own home and config)."""
+    else to hide besides :data:`HOME_SECRETS` (reefline's own home and config).
+
+    Raises:
+        SandboxUnavailable: ``read-only`` or ``workspace-write`` requested where no sandbox
+            can be had: a command must never run unconfined when confinement was asked for.
+    """
 
     requested: SandboxMode | None = "off"
     network: bool = False
     availability: Availability = Availability()
     hidden: tuple[Path, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.requested in ("read-only", "workspace-write") and not self.availability.available:
+            raise SandboxUnavailable(
+                f"the sandbox setting asks for `{self.requested}`, but no sandbox can be had "
+                f"here: {self.availability.reason}. To go on, {REMEDY}."
+            )
 
     def mode(self, policy: ApprovalPolicy) -> SandboxMode:
         """The mode the next command runs under when the approval policy is ``policy``."""
@@ -181,15 +193,9 @@ def choose(
     """The sandbox the user's settings ask for (``availability`` defaults to :func:`detect`).
 
     Raises:
-        SandboxUnavailable: ``read-only`` or ``workspace-write`` where no sandbox can be had:
-            a command must never run unconfined when confinement was asked for.
+        SandboxUnavailable: see :class:`SandboxChoice`.
     """
     found = detect() if availability is None else availability
-    if requested in ("read-only", "workspace-write") and not found.available:
-        raise SandboxUnavailable(
-            f"the sandbox setting asks for `{requested}`, but no sandbox can be had here: "
-            f"{found.reason}. To go on, {REMEDY}."
-        )
     return SandboxChoice(requested, network, found, tuple(hidden))
 
 

@@ -346,3 +346,10 @@ def test_without_bwrap_on_path_detection_says_so(tmp_path: Path) -> None:
         check=True,
     )
     assert done.stdout.strip() == "bubblewrap is not installed (no `bwrap` on PATH)"
+
+
+def test_no_choice_can_ask_for_a_sandbox_there_is_none_of() -> None:
+    """Built directly, not through choose(): the refusal is the choice's own invariant."""
+    missing = Availability(reason="not Linux")
+    with pytest.raises(SandboxUnavailable, match="not Linux"):
+        SandboxChoice("workspace-write", availability=missing)
