@@ -27,7 +27,7 @@ test: $(VENV)/.installed-dev
 	$(BIN)/lint-imports
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q -n auto
+	$(BIN)/python -m pytest -q -rs -n auto
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .

@@ -33,6 +33,7 @@ def append_result(session: Session, state: TurnState, call: ToolCall, output: To
             "cwd": output.cwd,
             "approval": output.approval,
             "interrupted": output.interrupted or None,
+            "sandbox": output.sandbox,
         },
     )
 

@@ -188,6 +188,9 @@ class ToolResultData(Data):
     """How the user answered the approval question for the call (None: not asked)."""
     interrupted: bool | None = None
     """The user interrupted the call; ``content`` holds what it printed until then."""
+    sandbox: Literal["off", "read-only", "workspace-write"] | None = None
+    """The sandbox the command ran under (None: no command ran, or a log older than the
+    sandbox)."""
 
 
 class LlmRetryData(Data):

@@ -28,6 +28,7 @@ from pydantic_settings import (
 from pydantic_settings.exceptions import SettingsError as PydanticSettingsError
 
 ApprovalPolicy = Literal["ask", "auto", "deny"]
+SandboxMode = Literal["off", "read-only", "workspace-write"]
 
 
 class SettingsError(ValueError):
@@ -53,6 +54,11 @@ class Settings(BaseSettings):
     """Per-model context window overrides."""
     approve: ApprovalPolicy | None = None
     """Bash approval policy; None = the front end's default (ask in the app, deny headless)."""
+    sandbox: SandboxMode | None = None
+    """How bash commands are confined (bubblewrap); None = workspace-write while commands
+    run without asking (approval ``auto``) and a sandbox is available, else off."""
+    sandbox_network: bool = False
+    """Let sandboxed commands reach the network."""
     home: Path | None = None
     """Where sessions live (default: $REEFLINE_HOME or the platform data dir)."""
     max_steps: int = Field(default=40, gt=0)
@@ -101,12 +107,17 @@ def _file_model() -> type[BaseModel]:
 _FileSettings = _file_model()
 
 
+def config_dir() -> Path:
+    """reefline's folder of the user's config, ``~/.config/reefline``."""
+    return Path(platformdirs.user_config_dir("reefline"))
+
+
 def config_path() -> Path:
     """``$REEFLINE_CONFIG`` if set, else ``~/.config/reefline/config.toml``."""
     env = os.environ
     if env.get("REEFLINE_CONFIG"):
         return Path(env["REEFLINE_CONFIG"]).expanduser()
-    return Path(platformdirs.user_config_dir("reefline")) / "config.toml"
+    return config_dir() / "config.toml"
 
 
 def describe_errors(exc: ValidationError, source: str) -> str:

@@ -23,6 +23,11 @@ ApprovalDecision = Literal["once", "always", "deny"]
 Approver = Callable[[str], Awaitable[ApprovalDecision]]
 """Front-end callback asked to approve a command; called with the full command text."""
 
+SandboxMode = Literal["off", "read-only", "workspace-write"]
+SANDBOX_MODES: tuple[SandboxMode, ...] = ("off", "read-only", "workspace-write")
+"""How a command is confined (:mod:`tools.sandbox`): not at all, with nothing writable but
+a private ``/tmp``, or with the working directory writable too."""
+
 
 @dataclass(frozen=True)
 class ToolOutput:
@@ -47,6 +52,8 @@ class ToolOutput:
     """How the user answered the approval question for this call (None: not asked)."""
     interrupted: bool = False
     """The user interrupted the call; the content is what it printed until then."""
+    sandbox: SandboxMode | None = None
+    """The sandbox mode the command ran under (None: no command ran)."""
 
 
 OutputListener = Callable[[str], None]

@@ -1,10 +1,11 @@
 """The ``bash`` tool: run one command per call in a persistent working directory.
 
 Each call runs ``bash -c`` in its own session and process group with stdin on /dev/null and
-stderr merged into stdout. Everything the command prints is written to a spill file as it
-arrives, while memory holds only a bounded head and tail, so a command printing gigabytes
-costs the agent a few hundred kilobytes. The model sees a sanitized, capped excerpt and a
-one-line footer with the exit code and duration.
+stderr merged into stdout, under bubblewrap when the sandbox says so (:mod:`tools.sandbox`).
+Everything the command prints is written to a spill file as it arrives, while memory holds
+only a bounded head and tail, so a command printing gigabytes costs the agent a few hundred
+kilobytes. The model sees a sanitized, capped excerpt and a one-line footer with the exit
+code and duration (above it, one line when the sandbox may have blocked something).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import contextlib
 import dataclasses
 import itertools
 import os
-import shlex
 import signal
 import subprocess
 import time
@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
+from tools import cwd_trap
 from tools import footer as footers
 from tools.base import (
     POLICIES,
@@ -29,10 +30,12 @@ from tools.base import (
     ApprovalPolicy,
     Approver,
     OutputListener,
+    SandboxMode,
     ToolInterrupted,
     ToolOutput,
 )
-from tools.bash_call import bash_schema
+from tools.bash_call import bash_schema, parse_call
+from tools.bwrap import Jail
 from tools.capture import Capture
 from tools.process import (
     DRAIN_GRACE_S,
@@ -44,14 +47,13 @@ from tools.process import (
     settle,
 )
 from tools.reaper import REAPER
+from tools.sandbox import SandboxChoice, blocked_note, secret_paths
 
 NOT_RUN = "Command not run"
 """How the output of a command the approval policy stopped begins."""
 HIDDEN_ENV: tuple[str, ...] = ("OPENAI_API_KEY", "DEEPSEEK_API_KEY", "REEFLINE_API_KEY")
 """Variables commands never see: the model's API keys. A command's output goes to the log and
 to the model, so ``env`` (or a prompt injection asking for it) would leak the key there."""
-_CWD_FILE_VAR = "__reefline_cwd_file"
-_START_VAR = "__reefline_start_pwd"
 
 
 class BashTool:
@@ -67,6 +69,8 @@ class BashTool:
         max_timeout: Upper bound on any timeout the model asks for.
         hidden_env: More environment variables to keep from commands (besides
             :data:`HIDDEN_ENV`), e.g. the one ``--api-key-env`` names.
+        sandbox: How commands are confined; the working directory ``cwd`` is what
+            ``workspace-write`` lets them write. Default: never.
     """
 
     name: str = "bash"
@@ -82,6 +86,7 @@ class BashTool:
         default_timeout: float = 120,
         max_timeout: float = 600,
         hidden_env: Iterable[str] = (),
+        sandbox: SandboxChoice | None = None,
     ) -> None:
         if max_output_chars < 200:
             raise ValueError(f"max_output_chars must be at least 200, got {max_output_chars}")
@@ -96,6 +101,7 @@ class BashTool:
         self.default_timeout = default_timeout
         self.max_timeout = max_timeout
         self.hidden_env = frozenset((*HIDDEN_ENV, *hidden_env))
+        self.sandbox = sandbox or SandboxChoice()
         self._running = 0
         self._seq = itertools.count(1)
 
@@ -114,6 +120,11 @@ class BashTool:
         if value not in POLICIES:
             raise ValueError(f"unknown approval policy {value!r}")
         self._policy = value
+
+    @property
+    def sandbox_mode(self) -> SandboxMode:
+        """The sandbox the next command runs under (it may follow the approval policy)."""
+        return self.sandbox.mode(self.policy)
 
     @property
     def running(self) -> bool:
@@ -159,10 +170,13 @@ class BashTool:
             return parsed
         command, timeout = parsed
         asked = self.policy == "ask" and self.approver is not None
+        # Decided before asking: the command runs as the person was told, even when their
+        # "always" makes the next ones follow ``auto`` into the sandbox.
+        mode = self.sandbox_mode
         refusal = await self._approve(command)
         if refusal is not None:
             return refusal
-        output = await self._execute(command, timeout, on_output)
+        output = await self._execute(command, timeout, mode, on_output)
         approval: ApprovalDecision | None = None
         if asked:
             approval = "always" if self.policy == "auto" else "once"
@@ -180,26 +194,8 @@ class BashTool:
         )
 
     def _parse(self, arguments: dict[str, Any]) -> tuple[str, float] | ToolOutput:
-        command = arguments.get("command")
-        if not isinstance(command, str):
-            return _error(
-                "Invalid arguments: `command` is required and must be a string holding the "
-                "bash command to run."
-            )
-        if not command.strip():
-            return _error("Invalid arguments: `command` is empty; give a bash command to run.")
-        requested = arguments.get("timeout")
-        if requested is None:
-            return command, min(self.default_timeout, self.max_timeout)
-        if isinstance(requested, bool) or not isinstance(requested, int | float):
-            return _error(
-                f"Invalid arguments: `timeout` must be a number of seconds, got {requested!r}."
-            )
-        if not requested > 0:  # also rejects NaN
-            return _error(
-                f"Invalid arguments: `timeout` must be greater than 0 seconds, got {requested}."
-            )
-        return command, min(float(requested), self.max_timeout)
+        parsed = parse_call(arguments, self.default_timeout, self.max_timeout)
+        return _error(parsed) if isinstance(parsed, str) else parsed
 
     async def _approve(self, command: str) -> ToolOutput | None:
         if self.policy == "auto":
@@ -220,7 +216,11 @@ class BashTool:
         return None
 
     async def _execute(
-        self, command: str, timeout: float, on_output: OutputListener | None = None
+        self,
+        command: str,
+        timeout: float,
+        mode: SandboxMode,
+        on_output: OutputListener | None = None,
     ) -> ToolOutput:
         """One function because spawning, the watchdog's tracking, cancellation and reaping must
         sit in one try/finally: every exit path kills the group and records the working
@@ -240,14 +240,7 @@ class BashTool:
             return _error(f"Could not run: cannot create the output folder: {exc}")
         seq = next(self._seq)
         cwd_file = self._spill_dir / f".cwd-{os.getpid()}-{id(self):x}-{seq}"
-        # The EXIT trap records where the shell ended up, using builtins only and writing
-        # the file only when the directory changed: that keeps a call close to a bare spawn.
-        # It shares the first line with the command so bash's error line numbers still match.
-        script = (
-            f"{_CWD_FILE_VAR}={shlex.quote(str(cwd_file))}; {_START_VAR}=$PWD; "
-            f'trap \'[[ $PWD == "${_START_VAR}" ]] || '
-            f'pwd -P 2>/dev/null >"${_CWD_FILE_VAR}"\' EXIT; {command}'
-        )
+        argv = ["bash", "-c", cwd_trap.wrap(command, cwd_file)]
         env = {
             **{k: v for k, v in os.environ.items() if k not in self.hidden_env},
             "PWD": str(self._cwd),
@@ -257,6 +250,13 @@ class BashTool:
             "GIT_TERMINAL_PROMPT": "0",
             "DEBIAN_FRONTEND": "noninteractive",
         }
+        jail = self._jail(mode)
+        if jail is not None:
+            try:
+                argv = jail.argv(argv, cwd=self._cwd, cwd_file=cwd_file)
+            except OSError as exc:
+                return _error(f"Could not run: cannot prepare the sandbox: {exc}")
+            env = jail.environment(env)
         capture = Capture(self.max_output_chars, lambda: self._open_spill(seq))
         loop = asyncio.get_running_loop()
         live = None if on_output is None else LiveOutput(on_output, loop, self.max_output_chars)
@@ -264,9 +264,7 @@ class BashTool:
         spawn = asyncio.ensure_future(
             loop.subprocess_exec(
                 lambda: BashProcess(capture, loop, live),
-                "bash",
-                "-c",
-                script,
+                *argv,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
@@ -280,7 +278,7 @@ class BashTool:
             # otherwise make it kill bash alone, leaving bash's children running.
             transport, protocol = await asyncio.shield(spawn)
         except OSError as exc:
-            return _error(f"Could not start bash: {exc}")
+            return _error(f"Could not start {argv[0]}: {exc}")
         except asyncio.CancelledError:
             with contextlib.suppress(Exception):
                 transport, protocol = await spawn
@@ -292,7 +290,7 @@ class BashTool:
         pgid = transport.get_pid()
         REAPER.track(pgid)
         self._running += 1
-        interrupted = False
+        interrupted = timed_out = False
         try:
             timed_out = not await settle(protocol.exited, timeout=timeout)
             if timed_out:
@@ -324,13 +322,23 @@ class BashTool:
             transport.close()
             REAPER.untrack(pgid)
             self._running -= 1
-            self._update_cwd(cwd_file)
+            self._cwd = cwd_trap.recorded(cwd_file) or self._cwd
+        returncode = None if interrupted else transport.get_returncode()
+        ran_into = timeout if timed_out else None
+        output = self._report(capture, before, after, returncode, duration, ran_into, jail)
         if interrupted:
-            output = self._report(capture, before, after, None, duration, False, timeout)
             raise ToolInterrupted(dataclasses.replace(output, cwd=str(self._cwd)))
-        return self._report(
-            capture, before, after, transport.get_returncode(), duration, timed_out, timeout
-        )
+        return output
+
+    def _jail(self, mode: SandboxMode) -> Jail | None:
+        """The jail of a command in ``mode`` (None: it runs unconfined). The secrets are
+        looked up for each command: a ``~/.aws`` made during the session is hidden too."""
+        if mode == "off":
+            return None
+        bwrap = self.sandbox.availability.bwrap
+        assert bwrap is not None, "a confining mode without a sandbox (SandboxChoice refuses it)"
+        secrets = secret_paths(self.sandbox.hidden)
+        return Jail(bwrap, mode, self.sandbox.network, self._home, self._spill_dir, secrets)
 
     def _report(
         self,
@@ -339,14 +347,15 @@ class BashTool:
         after: list[str],
         returncode: int | None,
         duration: float,
-        timed_out: bool,
-        timeout: float,
+        timed_out: float | None,
+        jail: Jail | None,
     ) -> ToolOutput:
+        """``timed_out``: the timeout the command ran into (None: it did not)."""
         text, truncated = capture.render()
         exit_code: int | None
-        if timed_out:
+        if timed_out is not None:
             exit_code = None
-            footer = footers.timed_out(timeout, duration)
+            footer = footers.timed_out(timed_out, duration)
         elif returncode is None:  # interrupted by the user
             exit_code = None
             footer = footers.interrupted(duration)
@@ -355,6 +364,8 @@ class BashTool:
             exit_code = 128 - returncode if returncode < 0 else returncode
             footer = footers.exited(exit_code, duration)
         shown = [text.removesuffix("\n")] if text else []
+        if jail and (note := blocked_note(jail.mode, jail.network, jail.workspace, text)):
+            after = [*after, note]
         content = "\n".join([*before, *shown, *after, footer])
         return ToolOutput(
             content=content,
@@ -363,7 +374,8 @@ class BashTool:
             duration_s=duration,
             truncated=truncated,
             spill_path=capture.spill_path if truncated and not capture.spill_error else None,
-            interrupted=returncode is None and not timed_out,
+            interrupted=returncode is None and timed_out is None,
+            sandbox=jail.mode if jail else "off",
         )
 
     def _open_spill(self, seq: int) -> tuple[str, IO[bytes]]:
@@ -376,15 +388,6 @@ class BashTool:
                 continue
             return str(path), os.fdopen(fd, "wb")
         raise AssertionError("unreachable")
-
-    def _update_cwd(self, cwd_file: Path) -> None:
-        try:
-            recorded = cwd_file.read_text(errors="surrogateescape").removesuffix("\n")
-            cwd_file.unlink()
-        except OSError:
-            return  # no `cd`, or killed before the EXIT trap ran: the directory stays
-        if recorded and os.path.isdir(recorded):
-            self._cwd = Path(recorded)
 
 
 def _error(message: str) -> ToolOutput:

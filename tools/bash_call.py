@@ -1,5 +1,5 @@
-"""What a bash call looks like to the model: the tool's JSON schema, and the one parser of a
-call's command out of the arguments the model sent."""
+"""What a bash call looks like to the model: the tool's JSON schema, the checks of the
+arguments the model sent, and the one parser of a call's command out of them."""
 
 from __future__ import annotations
 
@@ -55,3 +55,26 @@ def command_of(arguments: str) -> str | None:
         return None
     command = args.get("command") if isinstance(args, dict) else None
     return command if isinstance(command, str) else None
+
+
+def parse_call(
+    arguments: dict[str, Any], default_timeout: float, max_timeout: float
+) -> tuple[str, float] | str:
+    """The command and its timeout (capped at ``max_timeout``) from a call's decoded
+    arguments, or the sentence telling the model what was wrong with them."""
+    command = arguments.get("command")
+    if not isinstance(command, str):
+        return (
+            "Invalid arguments: `command` is required and must be a string holding the "
+            "bash command to run."
+        )
+    if not command.strip():
+        return "Invalid arguments: `command` is empty; give a bash command to run."
+    requested = arguments.get("timeout")
+    if requested is None:
+        return command, min(default_timeout, max_timeout)
+    if isinstance(requested, bool) or not isinstance(requested, int | float):
+        return f"Invalid arguments: `timeout` must be a number of seconds, got {requested!r}."
+    if not requested > 0:  # also rejects NaN
+        return f"Invalid arguments: `timeout` must be greater than 0 seconds, got {requested}."
+    return command, min(float(requested), max_timeout)

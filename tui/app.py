@@ -34,6 +34,7 @@ from tui.runtime import Runtime
 from tui.screens.approval import ARM_S
 from tui.screens.summary import SummaryScreen
 from tui.shutdown import Shutdown
+from tui.text import sandbox_label
 from tui.view.fold import LogView
 from tui.widgets.bridge import (
     CompactionNoticed,
@@ -186,6 +187,7 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
         self._timeline_changed()
         self._update_gauge()
         self.status.policy = runtime.bash.policy
+        self.status.sandbox = sandbox_label(runtime.bash)
         self.status.set_activity("idle")
         self.run_worker(self._ask_window(runtime), group="window")
 
@@ -238,6 +240,7 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
         )
         self.status.queued = len(self.runtime.agent.pending_steering)
         self.status.policy = self.runtime.bash.policy  # read, never kept: the tool owns it
+        self.status.sandbox = sandbox_label(self.runtime.bash)  # it may follow the policy
         if isinstance(event, ToolStart) and self._approving:
             card = self.transcript.card(event.data.call_id)
             if card is not None:

@@ -25,6 +25,7 @@ ALWAYS_NOTICE = (
     "From now on commands run without asking, for the rest of this session (you chose "
     "“always”). /approve ask asks again."
 )
+"""Said when the person chooses "always"; how the next commands run is added to it."""
 
 
 class ApprovalHost(Protocol):
@@ -62,6 +63,7 @@ class Approvals:
             cwd=str(self.runtime.bash.cwd),
             forward=self._type_ahead,
             arm_s=self.approval_arm_s,
+            sandbox=self.runtime.sandbox_words,
         )
         self._approving = True
         for card in self.transcript.running_cards():
@@ -79,7 +81,8 @@ class Approvals:
                     card.awaiting_approval = False
         self.status.set_activity("bash", detail=command)
         if decision == "always":
-            await self.transcript.add_notice(ALWAYS_NOTICE, "warning")
+            after = f" The next ones run {self.runtime.bash.sandbox.describe('auto')}."
+            await self.transcript.add_notice(ALWAYS_NOTICE + after, "warning")
         return decision
 
     def _type_ahead(self: ApprovalHost, text: str) -> None:

@@ -71,6 +71,18 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["ask", "auto", "deny"],
         help="bash approval policy (default: ask in the app, deny with -p)",
     )
+    run.add_argument(
+        "--sandbox",
+        choices=["off", "read-only", "workspace-write"],
+        help="confine bash commands with bubblewrap (default: workspace-write while commands "
+        "run without asking and bubblewrap works, else off)",
+    )
+    run.add_argument(
+        "--sandbox-network",
+        action="store_true",
+        default=None,
+        help="let sandboxed commands reach the network",
+    )
     run.add_argument("--home", type=Path, help="where sessions live (default: $REEFLINE_HOME)")
     run.add_argument(
         "--plain",
@@ -104,6 +116,8 @@ def settings_flags(args: argparse.Namespace) -> dict[str, Any]:
         "api_key_env": args.api_key_env,
         "context_window": args.context_window,
         "approve": args.approve,
+        "sandbox": args.sandbox,
+        "sandbox_network": args.sandbox_network,
         "home": args.home,
         "demo": args.demo,
     }

@@ -145,6 +145,8 @@ def _notes(run: ToolRun) -> list[str]:
         notes.append("error")
     if result.duration_s is not None:
         notes.append(fmt_duration(result.duration_s))
+    if result.sandbox in ("read-only", "workspace-write"):
+        notes.append(f"sandbox {result.sandbox}")
     if result.truncated:
         notes.append("output truncated")
     if result.spill_path:

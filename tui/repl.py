@@ -176,7 +176,8 @@ class PlainRepl(ReplCommands):
         every line numbered); "always" must be typed in full; a line that is no answer
         (text typed ahead for the agent) is kept as steering and the question asked again."""
         shape = command_shape(command)
-        self.say("Run this command?" + (f"  ({shape})" if shape else ""))
+        jail = self.runtime.sandbox_words
+        self.say(f"Run this command, {jail}?" + (f"  ({shape})" if shape else ""))
         self._show_command(command)
         while True:
             answer = await self.read("[y] once  [always] this session  [N] deny › ")
@@ -184,7 +185,10 @@ class PlainRepl(ReplCommands):
             if choice in ("y", "yes"):
                 return "once"
             if choice == "always":
-                self.say("From now on commands run without asking, for the rest of this session.")
+                self.say(
+                    "From now on commands run without asking, for the rest of this session; "
+                    f"this one {jail}, the next ones {self.runtime.bash.sandbox.describe('auto')}."
+                )
                 return "always"
             if choice in ("", "n", "no") or answer is None:
                 return "deny"
@@ -199,6 +203,7 @@ class PlainRepl(ReplCommands):
         self.say(f"reefline · {runtime.model_name}{label} · session {runtime.session.id}")
         for notice in runtime.notices:
             self.say(f"! {notice}")
+        self.say(f"Commands run {runtime.sandbox_words}; /context says more.")
         self.say("/help lists the commands; ctrl+d or /quit leaves.")
         try:
             while True:

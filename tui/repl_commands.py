@@ -57,6 +57,7 @@ class ReplCommands:
         window = self.runtime.windows.current
         how = f" ({window.detail})" if window.detail else ""
         self.say(f"  {window.label()}{how}")
+        self.say(f"  sandbox: {self.runtime.sandbox_summary}")
         usage = meter.session_usage
         if not usage.reported:
             self.say("  session totals: not reported by the server")

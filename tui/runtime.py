@@ -92,10 +92,19 @@ class Runtime:
         command_id = f"cmd-{uuid.uuid4().hex[:12]}"
         run = {"command_id": command_id, "name": "approve", "args": policy}
         self.session.append("command/run", run)
-        self.session.append(
-            "command/done",
-            {"command_id": command_id, "ok": True, "text": f"Bash approval policy: {policy}."},
-        )
+        text = f"Bash approval policy: {policy}. Commands run {self.sandbox_words}."
+        self.session.append("command/done", {"command_id": command_id, "ok": True, "text": text})
+
+    @property
+    def sandbox_words(self) -> str:
+        """How the next command runs: ``sandboxed (workspace-write, no network)`` or
+        ``unsandboxed``; the mode may follow the approval policy."""
+        return self.bash.sandbox.describe(self.bash.policy)
+
+    @property
+    def sandbox_summary(self) -> str:
+        """The sandbox as ``/context`` says it: the mode, what it allows and why."""
+        return self.bash.sandbox.summary(self.bash.policy)
 
     @property
     def is_demo(self) -> bool:

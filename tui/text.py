@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING
 
 from tools import footer
 from tools.bash_call import command_of
 from tools.terminal import has_unsafe, visible
+
+if TYPE_CHECKING:
+    from tools.bash import BashTool
 
 
 def clean(text: str) -> str:
@@ -36,6 +40,17 @@ def command_shape(command: str) -> str | None:
     if has_unsafe(command):
         notes.append("control or invisible characters, shown as \\x… / \\u… escapes")
     return " · ".join(notes) or None
+
+
+def sandbox_label(bash: BashTool) -> str:
+    """The status line's words for the sandbox the next command runs under:
+    ``sandbox workspace-write``, ``sandbox read-only + network``, ``sandbox off``, or
+    ``no sandbox`` when none can be had."""
+    if not bash.sandbox.availability.available:
+        return "no sandbox"
+    mode = bash.sandbox_mode
+    network = " + network" if mode != "off" and bash.sandbox.network else ""
+    return f"sandbox {mode}{network}"
 
 
 def short_path(path: str) -> str:

@@ -21,7 +21,7 @@ from agent.provider import Provider, resolve_provider
 from agent.registry import EventRegistry
 from agent.retry import RetryPolicy
 from agent.session import Session
-from agent.settings import Settings, SettingsError, config_path, load_config_file
+from agent.settings import Settings, SettingsError, config_dir, config_path, load_config_file
 from agent.store import SessionBusy, default_home
 from agent.tokens import Estimator
 from agent.windows import WindowBook
@@ -31,6 +31,14 @@ from compact.prune import Pruner
 from compact.registry import build_registry
 from tools.base import ApprovalPolicy, Approver
 from tools.bash import BashTool
+from tools.sandbox import (
+    Availability,
+    SandboxChoice,
+    SandboxUnavailable,
+    choose,
+    detect_soon,
+    unavailable_notice,
+)
 from tui.demo import DEMO_CONTEXT_WINDOW, ScriptedModel
 from tui.runtime import Runtime, StartupError
 
@@ -63,6 +71,26 @@ def _asking_hook(asker: WindowAsker, agent: Agent) -> Prepare:
             )
 
     return ask
+
+
+def choose_sandbox(
+    settings: Settings, home: Path, availability: Availability | None = None
+) -> SandboxChoice:
+    """The sandbox the settings ask for; besides the usual secrets it hides reefline's own
+    home (other sessions, the prompt history; the spill folder stays reachable) and config.
+
+    Raises:
+        SettingsError: a confining mode was asked for where no sandbox can be had.
+    """
+    try:
+        return choose(
+            settings.sandbox,
+            network=settings.sandbox_network,
+            hidden=(home, config_dir(), config_path()),
+            availability=availability,
+        )
+    except SandboxUnavailable as exc:
+        raise SettingsError(str(exc)) from None
 
 
 def open_session(
@@ -120,6 +148,7 @@ def build_runtime(
     It is the composition root: the order of the statements is the order of the dependencies
     (provider, window, session, meter, tools, agent, compaction), which one function shows best.
     """
+    sandbox_found = detect_soon()  # a trial run of bubblewrap, while the rest is built
     provider = resolve_provider(settings)
     notices = [provider.notice] if provider.notice else []
     home = settings.home.expanduser() if settings.home else default_home()
@@ -152,6 +181,9 @@ def build_runtime(
             f"The context window of {provider.model} is unknown: the gauge shows tokens only "
             "and automatic compaction is off. Set it with --context-window N."
         )
+    sandbox = choose_sandbox(settings, home, sandbox_found())
+    if (unsandboxed := unavailable_notice(sandbox)) is not None:
+        notices.append(unsandboxed)
     registry = build_registry()
     session = open_session(
         home,
@@ -170,6 +202,7 @@ def build_runtime(
         policy=settings.approve or carried.policy or default_approve,
         approver=approver,
         hidden_env=[settings.api_key_env] if settings.api_key_env else (),
+        sandbox=sandbox,
     )
     if carried.cwd is not None and (moved := bash.resume_in(carried.cwd)) is not None:
         notices.append(moved)

@@ -174,3 +174,17 @@ def test_surface_set_is_closed() -> None:
 
     with pytest.raises(EventError, match="closed"):
         EventRegistry().register(Sneaky)
+
+
+def test_a_tool_result_records_its_sandbox_and_older_logs_still_load() -> None:
+    registry = EventRegistry()
+    older = {**SAMPLE_DATA["tool/result"]}  # written before the sandbox: no such key
+    envelope = {"seq": 4, "type": "tool/result", "time": 1, "surface_op": {"op": "append"}}
+    assert registry.parse(json.dumps({**envelope, "data": older})).data.sandbox is None
+    for mode in ("off", "read-only", "workspace-write"):
+        line = json.dumps({**envelope, "data": {**older, "sandbox": mode}})
+        event = registry.parse(line)
+        assert event.data.sandbox == mode
+        assert registry.parse(event.to_json()) == event
+    with pytest.raises(EventError, match=r"data\.sandbox"):
+        registry.parse(json.dumps({**envelope, "data": {**older, "sandbox": "full"}}))

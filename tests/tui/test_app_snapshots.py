@@ -25,7 +25,8 @@ def snapshot_app(ui: UI) -> ReeflineApp:
     Session.create(
         ui.home, cwd="/srv/project", registry=build_registry(), session_id="snapshot-session"
     ).close()
-    return ui.app(ui.runtime(resume="snapshot-session"))
+    # The sandbox is named, not detected: the status line must not depend on the machine.
+    return ui.app(ui.runtime(resume="snapshot-session", sandbox="off"))
 
 
 async def _still(pilot: Pilot[Any]) -> None:

@@ -1,5 +1,6 @@
 """The approval modal for bash in ``ask`` mode: the command byte for byte, every line; allow
-once, always for this session, or deny. The turn waits for the answer.
+once, always for this session, or deny. The turn waits for the answer. It says whether the
+command will run sandboxed.
 
 What the person reads is what runs: escapes and invisible characters are shown as escape
 notation and highlighted, a command of several lines is numbered with its line count above
@@ -54,6 +55,7 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         cwd: str = "",
         forward: Forward | None = None,
         arm_s: float = ARM_S,
+        sandbox: str = "",
     ) -> None:
         super().__init__(classes="modal")
         self.arm_s = arm_s
@@ -61,6 +63,9 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         self.command = command
         """Exactly what will run (shown through :func:`command_content`)."""
         self.cwd = short_path(clean(cwd))
+        self.sandbox = sandbox
+        """How it will run: ``sandboxed (workspace-write, no network)`` or ``unsandboxed``
+        (:meth:`tools.sandbox.SandboxChoice.describe`)."""
         self.forward = forward
         self.armed = False
         self._timer: Timer | None = None
@@ -70,6 +75,11 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
             dialog.border_title = "Run this command?"
             if self.cwd:
                 yield Static(Content.styled(f"in {self.cwd}", "$text-muted"), classes="where")
+            if self.sandbox.startswith("sandboxed"):
+                yield Static(Content.styled(f"runs {self.sandbox}", "$text-muted"), classes="jail")
+            elif self.sandbox:
+                said = f"runs {self.sandbox}: as you, with your files and your network"
+                yield Static(Content.styled(said, "$text-warning"), classes="jail")
             shape = command_shape(self.command)
             if shape:
                 yield Static(Content.styled(f"⚠ {shape}", "$text-warning"), classes="shape")

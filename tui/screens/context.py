@@ -19,9 +19,10 @@ BAR = 24
 
 
 def breakdown_lines(
-    measurement: Measurement, threshold: int | None, usage: SessionUsage
+    measurement: Measurement, threshold: int | None, usage: SessionUsage, sandbox: str = ""
 ) -> list[Content]:
-    """The body of the modal, one Content per line (also used by tests).
+    """The body of the modal, one Content per line (also used by tests); ``sandbox`` is
+    :attr:`tui.runtime.Runtime.sandbox_summary`.
 
     It is the modal's layout line by line; split, the order of the lines would be spread over
     several functions.
@@ -61,6 +62,8 @@ def breakdown_lines(
         lines.append(
             Content.assemble(("auto-compact at ", ""), (f"{fmt_tokens(threshold):>6}", "bold"))
         )
+    if sandbox:
+        lines += [Content(""), Content.assemble(("sandbox        ", ""), (sandbox, "bold"))]
     lines += [
         Content(""),
         Content.styled("Session totals (provider-reported)", "bold $text-accent"),
@@ -95,10 +98,14 @@ class ContextScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss", "close")]
 
     def __init__(
-        self, measurement: Measurement, threshold: int | None, usage: SessionUsage
+        self,
+        measurement: Measurement,
+        threshold: int | None,
+        usage: SessionUsage,
+        sandbox: str = "",
     ) -> None:
         super().__init__(classes="modal")
-        self.lines = breakdown_lines(measurement, threshold, usage)
+        self.lines = breakdown_lines(measurement, threshold, usage, sandbox)
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog -context") as dialog:

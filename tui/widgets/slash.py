@@ -118,7 +118,12 @@ class SlashCommands:
     async def _cmd_context(self: CommandHost, args: str) -> None:
         runtime = self.runtime
         await self.push_screen(
-            ContextScreen(runtime.measure(), runtime.threshold_tokens, runtime.meter.session_usage)
+            ContextScreen(
+                runtime.measure(),
+                runtime.threshold_tokens,
+                runtime.meter.session_usage,
+                runtime.sandbox_summary,
+            )
         )
 
     async def _cmd_timeline(self: CommandHost, args: str) -> None:

@@ -41,6 +41,8 @@ class StatusLine(Widget):
         self.hint = "/help for commands"
         self.policy = "ask"
         """The bash approval policy: said on the line unless it is ``ask``."""
+        self.sandbox = "sandbox off"
+        """What the next command runs under (:func:`tui.text.sandbox_label`): always said."""
 
     def set_activity(
         self, activity: Activity, *, detail: str = "", step: int | None = None
@@ -108,4 +110,7 @@ class StatusLine(Widget):
             parts.append(("  · commands run without asking", "$text-warning"))
         elif self.policy == "deny":
             parts.append(("  · commands are denied", "$text-muted"))
+        unconfined = self.sandbox in ("sandbox off", "no sandbox")
+        look = "$text-warning" if unconfined and self.policy == "auto" else "$text-muted"
+        parts.append((f" · {self.sandbox}", look))
         return Content.assemble(*parts)

@@ -1,0 +1,101 @@
+"""One command's bubblewrap jail: the ``bwrap`` command line and the environment it gets.
+
+The jail (see :mod:`tools.sandbox` for what each mode means), in the order the mounts must
+be made:
+
+1. the whole filesystem read-only (``--ro-bind / /``), a fresh ``/dev``, a ``/proc`` of its
+   own PID namespace (no other process, so no other process's environment, is visible),
+   a private ``/tmp``;
+2. parents before children, so that nothing is covered by a mount made after it: what
+   the mode exposes (the working directory and the spill folder, writable in
+   ``workspace-write``, readable in ``read-only`` so the model can read back a full output;
+   in ``read-only`` also the one file the shell writes its directory to) and the secrets,
+   each hidden behind an empty tmpfs (a folder) or ``/dev/null`` (a file) — a working
+   directory of ``$HOME`` does not bring ``~/.ssh`` back, and a spill folder inside the
+   hidden ``$REEFLINE_HOME`` stays reachable;
+3. every hiding tmpfs made read-only (a write there fails as anywhere else rather than
+   vanishing);
+4. no capabilities, no network unless allowed, a SysV IPC namespace of its own, killed
+   with its parent.
+
+``--new-session`` is not used: the bash tool starts bwrap in a session of its own already,
+with no controlling terminal (so no TIOCSTI injection), and its process group is what the
+tool kills on timeout and Esc. Everything in the jail stays in that group, and killing the
+jail's PID 1 (in the group too) makes the kernel kill every process of the namespace, even
+one that left the group with ``setsid``.
+
+The environment goes to bwrap as its own environment, never as ``--setenv`` arguments: a
+command line is readable by every user of the machine in ``/proc/<pid>/cmdline``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+ALLOWED_ENV = frozenset(
+    {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "TZ", "PWD"}
+    | {"PAGER", "GIT_PAGER", "GIT_TERMINAL_PROMPT", "DEBIAN_FRONTEND"}
+)
+"""The variables a sandboxed command gets (with ``LC_*``); never a key, a token or a proxy
+URL (proxies can carry a password)."""
+
+
+@dataclass(frozen=True)
+class Jail:
+    """The jail of one command. ``secrets`` are existing, resolved paths
+    (:func:`tools.sandbox.secret_paths`)."""
+
+    bwrap: str
+    mode: Literal["read-only", "workspace-write"]
+    network: bool
+    workspace: Path
+    spill_dir: Path
+    secrets: tuple[Path, ...]
+
+    def argv(self, command: Sequence[str], *, cwd: Path, cwd_file: Path) -> list[str]:
+        """The command line running ``command`` in the jail, starting in ``cwd``.
+
+        In ``read-only`` mode ``cwd_file`` (where the shell records its directory) is
+        created here, empty and 0600, so it can be bound writable: the one file outside
+        ``/tmp`` such a command can write.
+        """
+        writable = self.mode == "workspace-write"
+        bind = "--bind" if writable else "--ro-bind"
+        mounts = [(self.workspace, bind), (self.spill_dir.resolve(), bind)]
+        if not writable:
+            fd = os.open(cwd_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+            os.close(fd)
+            mounts.append((Path(os.path.realpath(cwd_file)), "--bind"))
+        exposed = {path for path, _ in mounts}
+        # A secret that is itself what is exposed (reefline started in ~/.ssh) is the
+        # user's choice: shown.
+        secrets = [s for s in self.secrets if s not in exposed]
+        mounts += [(secret, "hide") for secret in secrets]
+        # Parents first: a mount covers whatever was mounted below its path before it.
+        mounts.sort(key=lambda mount: len(mount[0].parts))
+        args = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        args += ["--tmpfs", "/tmp"]
+        for path, how in mounts:
+            args += _hide(path) if how == "hide" else [how, str(path), str(path)]
+        for secret in secrets:
+            if os.path.isdir(secret):
+                args += ["--remount-ro", str(secret)]
+        args += ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL"]
+        if not self.network:
+            args.append("--unshare-net")
+        return [*args, "--chdir", str(cwd), "--", *command]
+
+    @staticmethod
+    def environment(env: Mapping[str, str]) -> dict[str, str]:
+        """``env`` reduced to :data:`ALLOWED_ENV` and the locale (``LC_*``)."""
+        return {k: v for k, v in env.items() if k in ALLOWED_ENV or k.startswith("LC_")}
+
+
+def _hide(path: Path) -> list[str]:
+    if os.path.isdir(path):
+        return ["--tmpfs", str(path)]
+    return ["--ro-bind", "/dev/null", str(path)]
