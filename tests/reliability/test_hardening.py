@@ -114,7 +114,10 @@ def test_a_call_left_unanswered_mid_surface_is_repaired_on_load(
 
 OSC52 = "\x1b]52;c;ZWNobyBwd25lZA==\x07"
 HOSTILE = f"done {OSC52}\x1b]0;title\x07\x1b[2J\u202etxt.exe\x9b31m end"
-RAW = ("\x1b", "\x07", "\x9b", "\u202e")
+RAW = ("\x1b", "\x07", "\x9b", "\x85", "\u202e", "\u2028")
+C1 = "\x9b\u202e\x85\u2028"
+"""The 8-bit CSI, a bidi override, NEL and the line separator: ``json.dumps`` leaves them raw."""
+SECOND = f"second {C1}2J end"
 
 
 def assert_inert(text: str) -> None:
@@ -127,8 +130,8 @@ def test_what_reaches_a_terminal_is_written_out_never_obeyed(
 ) -> None:
     openai_server.push(
         {"text": HOSTILE},
-        {"status": 500, "message": f"overloaded {OSC52}", "type": "server_error"},
-        {"text": "second"},
+        {"status": 500, "message": f"overloaded {OSC52} {C1}", "type": "server_error"},
+        {"text": SECOND},
     )
     args = ["--base-url", openai_server.base_url, "--model", "m"]
     first = run(cli_env, workdir, "-p", f"hi {OSC52}", *args)
@@ -144,7 +147,11 @@ def test_what_reaches_a_terminal_is_written_out_never_obeyed(
     import json
 
     lines = [json.loads(line) for line in second.stdout.splitlines()]
-    assert any(e["type"] == "assistant/message" for e in lines)  # still valid JSON
+    # Still valid JSON, and it parses back to the very characters the server sent.
+    [reply] = [e["data"]["text"] for e in lines if e["type"] == "assistant/message"]
+    assert reply == SECOND
+    [retry] = [e["data"]["error"] for e in lines if e["type"] == "llm/retry"]
+    assert f"overloaded {OSC52} \x9b\u202e" in retry  # (whitespace runs made one space)
     for command in (["export"], ["sessions"], ["timeline"]):
         out = run(cli_env, workdir, *command)
         assert out.returncode == 0, out.stderr
