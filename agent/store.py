@@ -137,6 +137,20 @@ def is_open_for_writing(path: Path) -> bool:
     return False
 
 
+def open_private(path: Path, flags: int) -> int:
+    """A file descriptor for writing ``path`` (``flags``: ``os.O_WRONLY | os.O_APPEND`` or
+    ``| os.O_TRUNC``), created if missing. The file is 0600 afterwards whatever the umask,
+    and also when it already existed with wider permissions (the mode given to ``open``
+    applies only to a file it creates)."""
+    fd = os.open(path, flags | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
 def write_private(path: Path, data: bytes) -> None:
     """Write a new 0600 file (used for side files such as a torn tail)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

@@ -21,6 +21,7 @@ from agent.store import (
     first_prompt,
     is_open_for_writing,
     list_sessions,
+    open_private,
 )
 from tools.terminal import json_safe
 from tui.exit_codes import EXIT_ERROR, EXIT_OK, EXIT_USAGE
@@ -111,7 +112,7 @@ def _view(args: argparse.Namespace, home: Path) -> int:
     # The export is read on terminals too (cat, less -R): written out, nothing obeyed.
     text = clean(export_markdown(session))
     if args.output:
-        fd = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        fd = open_private(args.output, os.O_WRONLY | os.O_TRUNC)  # a transcript is private
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         print(f"wrote {clean(str(args.output))}", file=sys.stderr)

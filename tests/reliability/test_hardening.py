@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -162,16 +163,62 @@ def test_what_reaches_a_terminal_is_written_out_never_obeyed(
     assert "hi \\x1b]52;c;" in listing
 
 
-def test_export_to_a_file_is_private(cli_env: dict[str, str], workdir: Path) -> None:
+UMASK_0 = "import os, sys; os.umask(0); os.execv(sys.argv[1], sys.argv[1:])"
+"""Run argv[1:] under umask 0, where only an explicit mode keeps a file private."""
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_export_to_a_file_is_private(
+    cli_env: dict[str, str], workdir: Path, existing: bool
+) -> None:
     assert run(cli_env, workdir, "-p", "hi", "--demo").returncode == 0
     target = workdir / "out.md"
+    if existing:  # a file left world-readable by an earlier export or by hand
+        target.write_text("old")
+        target.chmod(0o644)
     out = subprocess.run(
-        [sys.executable, "-c", "import os, sys; os.umask(0); os.execv(sys.argv[1], sys.argv[1:])",
-         REEFLINE, "export", "-o", str(target)],
+        [sys.executable, "-c", UMASK_0, REEFLINE, "export", "-o", str(target)],
         cwd=workdir, env=cli_env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert oct(target.stat().st_mode & 0o777) == "0o600"
+    assert "hi" in target.read_text() and "old" not in target.read_text()
+
+
+@pytest.mark.parametrize("how", ["--plain, new file", "--plain, 0644 file", "app, 0644 file"])
+def test_the_prompt_history_is_private_whatever_the_umask(
+    cli_env: dict[str, str], workdir: Path, how: str
+) -> None:
+    """The real ``--plain`` and app on a terminal (tmux) under umask 0: the history file of
+    what was typed ends up 0600, also when an older one was world-readable."""
+    import shutil
+
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    history = Path(cli_env["REEFLINE_HOME"]) / "prompt-history"
+    if "0644" in how:
+        history.parent.mkdir(parents=True)
+        history.write_text("\n# 2020-01-01 00:00:00\n+an old prompt\n")
+        history.chmod(0o644)
+    plain = how.startswith("--plain")
+    name = f"history-{os.getpid()}-{how[:3]}{len(how)}"
+    command = shlex.join([sys.executable, "-c", UMASK_0, REEFLINE, "--demo",
+                          *(["--plain"] if plain else [])])  # fmt: skip
+    env_args = [
+        a for k, v in {**cli_env, "TERM": "xterm-256color"}.items() for a in ("-e", f"{k}={v}")
+    ]
+    subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "40", "-c",
+                    str(workdir), *env_args, f"{command}; sleep 30"], check=True)  # fmt: skip
+    try:
+        _wait_screen(name, "/quit leaves" if plain else "Message reefline", timeout=40)
+        subprocess.run(["tmux", "send-keys", "-t", name, "-l", "/help"], check=True)
+        subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
+        _wait_screen(name, "/timeline", timeout=40)
+        wait_for(lambda: "+/help" in history.read_text(), what="the history to be written")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+    assert oct(history.stat().st_mode & 0o777) == "0o600"
 
 
 # --- the API key stays out of every command's reach ------------------------------------------
