@@ -133,7 +133,7 @@ def _sessions(home: Path) -> int:
         return EXIT_OK
     for item in stored:
         when = dt.datetime.fromtimestamp(item.modified).strftime("%Y-%m-%d %H:%M")
-        first = clean(" ".join((first_prompt(item.path) or "").split())[:60])
+        first = clean(" ".join(first_prompt(item.path).listed.split())[:60])
         print(f"{item.id}  {when}  {item.size / 1024:7.1f} KiB  {first}")
     return EXIT_OK
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.openai_server import OpenAIServer
-from tests.reliability.conftest import REEFLINE, only_session
+from tests.reliability.conftest import REEFLINE, only_session, session_files
 
 SECRET = "ssh-ed25519-PRIVATE-9f3b2c"
 
@@ -536,10 +536,68 @@ def test_a_session_log_that_cannot_be_read_gets_a_message(
     log.mkdir()
     (log / "x").write_bytes(data)
     for args in (["timeline", log.stem], ["export", log.stem], ["compact", log.stem, "--demo"],
-                 ["-p", "again", "--resume", log.stem, "--demo"]):  # fmt: skip
+                 ["-p", "again", "--resume", log.stem, "--demo"],
+                 ["--plain", "--resume", log.stem, "--demo"]):  # fmt: skip
         out = run(cli_env, workdir, *args)
         assert out.returncode in (1, 2), (args, out.stdout, out.stderr)
-        assert "Traceback" not in out.stderr and out.stderr.startswith("reefline: ")
+        assert_a_message(out.stderr)
+    screen = app_in_tmux(cli_env, workdir, "--resume", log.stem, "--demo")
+    assert_a_message(screen)
+    assert f"cannot resume session '{log.stem}'" in screen
+
+
+def assert_a_message(said: str) -> None:
+    """One line of ours, not a traceback nor the launcher's last-resort "internal error"."""
+    assert "reefline: " in said and "Traceback" not in said, said
+    assert "internal error" not in said, said
+
+
+def app_in_tmux(env: dict[str, str], cwd: Path, *args: str) -> str:
+    """Start the real app on a terminal (tmux) with ``args``; the screen once it exited."""
+    import shutil
+
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    name = f"app-{os.getpid()}-{time.monotonic_ns()}"
+    env_args = [a for k, v in {**env, "TERM": "xterm-256color"}.items() for a in ("-e", f"{k}={v}")]
+    command = f"{shlex.join([REEFLINE, *args])}; echo EXITED $?; sleep 30"
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "40", "-c",
+                    str(cwd), *env_args, command], check=True)  # fmt: skip
+    try:
+        return _wait_screen(name, "EXITED", timeout=40)
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+
+
+def test_a_log_whose_head_cannot_be_parsed_is_listed_as_unreadable(
+    cli_env: dict[str, str], workdir: Path
+) -> None:
+    """A line nested deeper than the JSON parser goes, early in one log: ``reefline
+    sessions`` lists that session as unreadable and the others as ever (it used to stop
+    with "internal error: RecursionError"); every tool that opens it says why."""
+    assert run(cli_env, workdir, "-p", "the broken one", "--demo").returncode == 0
+    [bad] = session_files(cli_env)
+    lines = bad.read_bytes().splitlines(keepends=True)
+    deep = "[" * 5000 + "]" * 5000
+    lines.insert(
+        1, b'{"seq": 1, "type": "user/message", "data": {"content": %s}}\n' % deep.encode()
+    )
+    bad.write_bytes(b"".join(lines))
+    time.sleep(0.01)
+    assert run(cli_env, workdir, "-p", "the good one", "--demo").returncode == 0
+    out = run(cli_env, workdir, "sessions")
+    assert out.returncode == 0, out.stderr
+    listed = {line.split()[0]: line for line in out.stdout.splitlines()}
+    assert len(listed) == 2, out.stdout
+    assert "(unreadable log: line 2 is nested too deeply)" in listed[bad.stem]
+    assert any("the good one" in line for line in listed.values())
+    for args in (["export", bad.stem], ["timeline", bad.stem], ["fork", bad.stem],
+                 ["-p", "again", "--resume", bad.stem, "--demo"],
+                 ["--plain", "--resume", bad.stem, "--demo"]):  # fmt: skip
+        out = run(cli_env, workdir, *args)
+        assert out.returncode in (1, 2), (args, out.stdout, out.stderr)
+        assert_a_message(out.stderr)
+        assert f"{bad.name}:2" in out.stderr
 
 
 @pytest.mark.parametrize("prompt", ["", "   \n\t "])
@@ -575,7 +633,17 @@ def test_a_home_that_cannot_be_written_gets_a_message(
         input="hi\n", capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert out.returncode in (1, 2), (out.returncode, out.stdout, out.stderr)
-    assert "Traceback" not in out.stderr and "reefline: " in out.stderr
+    assert_a_message(out.stderr)
+
+
+def test_the_app_says_so_when_the_home_cannot_be_written(
+    cli_env: dict[str, str], workdir: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "not-a-folder"
+    home.write_text("")
+    screen = app_in_tmux({**cli_env, "REEFLINE_HOME": str(home)}, workdir, "--demo")
+    assert_a_message(screen)
+    assert "cannot open the session log" in screen and "EXITED 1" in screen
 
 
 def test_a_writer_finishing_while_a_resume_reads_cannot_duplicate_seqs(
