@@ -3,7 +3,6 @@ against the loopback server, each failing without its fix."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shlex
 import subprocess
@@ -646,57 +645,91 @@ def test_the_app_says_so_when_the_home_cannot_be_written(
     assert "cannot open the session log" in screen and "EXITED 1" in screen
 
 
+PAUSE_AFTER_READING = """
+import os, time
+from agent.session import Session
+
+_replay = Session._replay
+
+
+def _replay_then_wait(self, lines):
+    done = _replay(self, lines)
+    open(os.environ["RACE_READ"], "w").close()
+    deadline = time.monotonic() + 30
+    while not os.path.exists(os.environ["RACE_GO"]) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return done
+
+
+Session._replay = _replay_then_wait
+"""
+
+
+@pytest.mark.parametrize("writer", ["holds the log as the resume starts", "opens it mid-read"])
 def test_a_writer_finishing_while_a_resume_reads_cannot_duplicate_seqs(
-    cli_env: dict[str, str], workdir: Path
+    cli_env: dict[str, str], workdir: Path, tmp_path: Path, writer: str
 ) -> None:
-    """A resume while another process writes the log: refused, or consecutive seqs, never
-    an unloadable log. (A resume used to read first and lock after; the window between the
-    end of its read and its lock is microseconds, too short to hit from outside, so this
-    guards the outcome rather than replaying that exact interleaving.)"""
+    """A resume and another process writing the same log: one of them is refused, never a
+    log with a seq twice. A resume used to read the log first and take the writer's lock
+    after; the window in between is microseconds, too short to hit from outside.
+
+    Fault injection, the one place a test changes our code: a ``sitecustomize`` on the
+    resuming process's PYTHONPATH wraps ``Session._replay`` (the read of the log) so that
+    after reading it touches RACE_READ and waits for RACE_GO. This test's writer acts in
+    that window. With the lock taken before the read, the resume is refused at once (the
+    writer holds the log) or the writer is (the resume holds it); with the old order both
+    append, and the resume's first seq repeats the writer's last."""
     import json
 
+    from agent.load_report import SessionLoadError
     from agent.session import Session
+    from agent.store import SessionBusy
     from compact.registry import build_registry
 
     home = Path(cli_env["REEFLINE_HOME"])
     session = Session.create(home, cwd=str(workdir), registry=build_registry())
-    sid, path = session.id, session.path
+    sid = session.id
+    session.append("llm/retry", {"attempt": 1, "error": "an earlier line", "delay_s": 0})
     session.close()
-    with open(path, "a") as f:  # a long log, so reading it takes a while
-        for seq in range(1, 150_001):
-            f.write(json.dumps({"seq": seq, "type": "llm/retry", "time": 1.0,
-                                "data": {"attempt": 1, "error": "x", "delay_s": 0}}) + "\n")  # fmt: skip
-    writer = Session.open(home, sid, registry=build_registry())  # holds the lock
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(PAUSE_AFTER_READING)
+    read, go = tmp_path / "read", tmp_path / "go"
+    env = {**cli_env, "PYTHONPATH": str(hook), "RACE_READ": str(read), "RACE_GO": str(go)}
+    holder = (
+        Session.open(home, sid, registry=build_registry()) if writer.startswith("holds") else None
+    )
     resumer = subprocess.Popen(
-        [REEFLINE, "-p", "hi", "--resume", sid, "--demo"], cwd=workdir, env=cli_env,
+        [REEFLINE, "-p", "hi", "--resume", sid, "--demo"], cwd=workdir, env=env,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    size = path.stat().st_size
-    deadline = time.monotonic() + 30
-    while resumer.poll() is None and time.monotonic() < deadline:
-        if 0 < _read_position(resumer.pid, path) < size:
-            break  # the resumer is reading the log, part way through
-        time.sleep(0.002)
-    writer.append("llm/retry", {"attempt": 2, "error": "the writer's last line", "delay_s": 0})
-    writer.close()
+    wait_for(lambda: read.exists() or resumer.poll() is not None, 30, "the resume to read")
+    mid_read = read.exists()
+    try:
+        if holder is None:
+            holder = Session.open(home, sid, registry=build_registry())
+        holder.append("llm/retry", {"attempt": 2, "error": "the writer's line", "delay_s": 0})
+        holder.close()
+        wrote = True
+    except SessionBusy:
+        wrote = False
+    go.touch()
     _out, err = resumer.communicate(timeout=60)
-    if resumer.returncode != 0:
-        assert "open in another reefline process" in err, err
-    reopened = Session.open(home, sid, registry=build_registry(), readonly=True)
+    try:
+        reopened = Session.open(home, sid, registry=build_registry(), readonly=True)
+    except SessionLoadError as exc:
+        raise AssertionError(f"the log was left unloadable: {exc}") from None
     seqs = [e.seq for e in reopened.events]
     assert seqs == list(range(len(seqs)))
-
-
-def _read_position(pid: int, path: Path) -> int:
-    """How far process ``pid`` has read into ``path`` (0 when it does not have it open)."""
-    with contextlib.suppress(OSError):
-        for fd in Path(f"/proc/{pid}/fd").iterdir():
-            if os.readlink(fd) == str(path):
-                info = Path(f"/proc/{pid}/fdinfo/{fd.name}").read_text()
-                flags = int(info.split("flags:")[1].split()[0], 8)
-                if flags & os.O_ACCMODE == os.O_RDONLY:
-                    return int(info.split("pos:")[1].split()[0])
-    return 0
+    types = [e.type for e in reopened.events]
+    if writer.startswith("holds"):
+        assert wrote and not mid_read and resumer.returncode == 2, err
+        assert "open in another reefline process" in err
+    else:
+        assert mid_read and not wrote and resumer.returncode == 0, err
+        assert "turn/end" in types
+    lines = [json.loads(line) for line in reopened.path.read_text().splitlines()]
+    assert [line["seq"] for line in lines] == seqs
 
 
 def test_plain_approval_shows_what_runs_and_keeps_typed_ahead_text(
