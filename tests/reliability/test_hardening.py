@@ -229,8 +229,8 @@ def test_commands_the_model_runs_cannot_read_the_key(
     openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
 ) -> None:
     probe = (
-        "tr '\\\\0' '\\\\n' </proc/$PPID/environ; env; tr '\\\\0' '\\\\n' </proc/self/environ; "
-        "cat /proc/$PPID/cmdline"
+        "tr '\\0' '\\n' </proc/$PPID/environ; env; tr '\\0' '\\n' </proc/self/environ; "
+        "cat /proc/$PPID/environ; cat /proc/$PPID/cmdline"
     )
     openai_server.push(
         {"tool_calls": [{"name": "bash", "arguments": {"command": probe}}]}, {"text": "done"}
@@ -249,19 +249,16 @@ def test_commands_the_model_runs_cannot_read_the_key(
     assert openai_server.headers[-1]["authorization"] == f"Bearer {KEY}-2"
 
 
-def test_a_crash_report_prints_no_locals_and_no_key(
+def test_a_retry_after_no_calendar_holds_is_no_crash(
     openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path, tmp_path: Path
 ) -> None:
-    """Textual's crash report printed every frame's locals; an error context in one held the
-    key. Crash the real app (a server's Retry-After no calendar holds used to do it) in tmux
-    and read the screen and the scrollback."""
+    """A server's Retry-After no calendar holds crashed the real app (an OverflowError), and
+    the crash report printed the key; now it is no advice, and the retry happens. (A crash
+    report itself: tests/reliability/test_key_secrecy.py.)"""
     import shutil
 
     if shutil.which("tmux") is None:
         pytest.skip("tmux is not installed")
-    from agent.llm_errors import ErrorContext
-
-    assert KEY not in repr(ErrorContext("openai", "http://x", KEY, None, 1.0))
     openai_server.push(
         {"status": 429, "message": "slow down", "type": "rate_limit",
          "retry_after": "01 Jan 99999999999999 99:99:99"},
