@@ -775,3 +775,28 @@ def test_plain_approval_shows_what_runs_and_keeps_typed_ahead_text(
     events = [json.loads(line) for line in only_session(cli_env).read_text().splitlines()]
     steering = [e["data"]["content"] for e in events if e["type"] == "steering/message"]
     assert "also check the docs" in steering
+
+
+def test_text_with_no_utf8_form_is_logged_not_a_crash(
+    openai_server: OpenAIServer, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """A lone surrogate has no UTF-8 form: a server's reply with ``"\\ud800"`` in its JSON,
+    and a working directory whose name is not UTF-8 (Python reads its bytes as surrogates),
+    made the log write fail ("internal error"), the second leaving an empty log behind that
+    no resume could load. Each is logged with U+FFFD in its place."""
+    import json
+
+    odd = Path(os.fsdecode(bytes(tmp_path) + b"/caf\xe9"))
+    odd.mkdir()
+    openai_server.push({"text": "half \ud800 a pair"}, {"text": "fine"})
+    args = ["--base-url", openai_server.base_url, "--model", "m"]
+    first = run(cli_env, odd, "-p", "hi", *args)
+    assert first.returncode == 0, first.stderr
+    assert "\\ud800" in first.stdout  # written out, like any unprintable character
+    events = [json.loads(line) for line in only_session(cli_env).read_text().splitlines()]
+    assert events[0]["data"]["cwd"].endswith("/caf\ufffd")
+    [reply] = [e["data"]["text"] for e in events if e["type"] == "assistant/message"]
+    assert reply == "half \ufffd a pair"
+    again = run(cli_env, odd, "-p", "more", "--continue", *args)
+    assert again.returncode == 0, again.stderr
+    assert run(cli_env, odd, "export").returncode == 0
