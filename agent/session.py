@@ -168,9 +168,9 @@ class Session:
         session.report.read = len(session._events)
         if readonly:
             return session
-        if torn:
+        if torn and session._log is not None:  # (always, once not read-only)
             session.report.torn_path = torn_side_file(path, torn)
-            os.truncate(path, cut)
+            session._log.truncate(cut)
             session._log_sync()
         session.report.repaired += session.close_dangling_turn()
         session.report.repaired += session.answer_dangling_calls()

@@ -235,10 +235,15 @@ class LogFile:
                 done += written
         except OSError as exc:
             with contextlib.suppress(OSError):
-                os.truncate(self.path, start)
+                self.truncate(start)
             if exc.filename is None and exc.errno is not None:
                 raise OSError(exc.errno, exc.strerror, str(self.path)) from exc
             raise
+
+    def truncate(self, size: int) -> None:
+        """Cut the log to ``size`` bytes: the file this object holds open and locked, not
+        whatever the path names now (a file put in its place is left alone)."""
+        os.ftruncate(self._require().fileno(), size)
 
     def sync(self) -> None:
         os.fsync(self._require().fileno())

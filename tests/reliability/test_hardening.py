@@ -800,3 +800,40 @@ def test_text_with_no_utf8_form_is_logged_not_a_crash(
     again = run(cli_env, odd, "-p", "more", "--continue", *args)
     assert again.returncode == 0, again.stderr
     assert run(cli_env, odd, "export").returncode == 0
+
+
+def test_a_failed_write_cuts_the_log_it_holds_not_the_path(
+    openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path, tmp_path: Path
+) -> None:
+    """A write that fails half way is cut back: in the file reefline holds open and locked.
+    Here the log is moved away while a command runs and another file put at its path; then
+    the file size limit (RLIMIT_FSIZE, set on the running process as a full disk would)
+    makes the result's write fail. Cutting by path cut the stranger's file."""
+    import json
+    import resource
+
+    openai_server.push(
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 2; seq 20000"}}]},
+        {"text": "never reached"},
+    )
+    proc = subprocess.Popen(
+        [REEFLINE, "-p", "count", "--approve", "auto", "--base-url", openai_server.base_url,
+         "--model", "m"], cwd=workdir, env=cli_env, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    sessions = Path(cli_env["REEFLINE_HOME"]) / "sessions"
+    wait_for(lambda: any("tool/start" in p.read_text() for p in sessions.glob("*.jsonl")),
+             30, "the command to start")  # fmt: skip
+    log = only_session(cli_env)
+    size = log.stat().st_size
+    moved = tmp_path / "moved.jsonl"
+    os.rename(log, moved)
+    stranger = b"not a session log, and not reefline's to cut\n" * 1000
+    log.write_bytes(stranger)
+    resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (size, resource.RLIM_INFINITY))
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1 and "cannot write the session log" in err, err
+    assert log.read_bytes() == stranger
+    kept = moved.read_bytes()
+    assert kept.endswith(b"\n") and len(kept) <= size
+    assert [json.loads(line)["seq"] for line in kept.splitlines()][-1] >= 1
