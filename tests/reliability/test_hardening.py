@@ -129,7 +129,7 @@ def test_what_reaches_a_terminal_is_written_out_never_obeyed(
     openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
 ) -> None:
     openai_server.push(
-        {"text": HOSTILE},
+        {"text": HOSTILE, "words": 800},  # enough history for a compaction
         {"status": 500, "message": f"overloaded {OSC52} {C1}", "type": "server_error"},
         {"text": SECOND},
     )
@@ -152,7 +152,15 @@ def test_what_reaches_a_terminal_is_written_out_never_obeyed(
     assert reply == SECOND
     [retry] = [e["data"]["error"] for e in lines if e["type"] == "llm/retry"]
     assert f"overloaded {OSC52} \x9b\u202e" in retry  # (whitespace runs made one space)
-    for command in (["export"], ["sessions"], ["timeline"]):
+    # A compaction whose focus and summary carry the same: the timeline shows both.
+    openai_server.push({"text": f"## Primary request and intent\nSummed up {HOSTILE}"})
+    compacted = run(cli_env, workdir, "compact", "--focus", f"the {OSC52}{C1} part", *args)
+    assert compacted.returncode == 0, (compacted.stdout, compacted.stderr)
+    assert_inert(compacted.stdout + compacted.stderr)
+    table = run(cli_env, workdir, "timeline").stdout
+    assert_inert(table)
+    assert "[focus: the" in table and "Summed up done" in table, table
+    for command in (["export"], ["sessions"], ["timeline"], ["timeline", "--json"]):
         out = run(cli_env, workdir, *command)
         assert out.returncode == 0, out.stderr
         assert_inert(out.stdout + out.stderr)
