@@ -400,6 +400,48 @@ def test_the_app_closes_the_turn_and_kills_bash_on_termination(
     ]
 
 
+@pytest.mark.parametrize("plain", [False, True], ids=["app", "--plain"])
+def test_what_streamed_before_sigterm_is_kept(
+    openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path, plain: bool
+) -> None:
+    """SIGTERM while a reply is still streaming: the turn is closed like Esc, with the text
+    shown so far logged as the (cancelled) reply."""
+    import json
+    import shutil
+
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    story = "Once upon a time the parser read a header. " * 40
+    openai_server.push({"text": story, "chunk_size": 8, "delay_s": 0.1})  # ~22 s in all
+    name = f"stream-{os.getpid()}-{plain}"
+    command = f"{REEFLINE} --base-url {openai_server.base_url} --model m"
+    command += " --plain" if plain else ""
+    env_args = [
+        a for k, v in {**cli_env, "TERM": "xterm-256color"}.items() for a in ("-e", f"{k}={v}")
+    ]
+    subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "100", "-y", "30", "-c",
+                    str(workdir), *env_args, f"{command}; sleep 30"], check=True)  # fmt: skip
+    try:
+        _wait_screen(name, "/quit leaves" if plain else "Message reefline")
+        subprocess.run(["tmux", "send-keys", "-t", name, "-l", "tell me"], check=True)
+        subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
+        if not plain:  # --plain prints the reply when it is complete
+            _wait_screen(name, "the parser read", timeout=30)
+        else:
+            time.sleep(3)
+        pid = reefline_pid(name)
+        os.kill(pid, 15)
+        wait_for(lambda: not _alive(pid), what="reefline to exit")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+    events = [json.loads(e) for e in only_session(cli_env).read_text().splitlines()]
+    [reply] = [e["data"] for e in events if e["type"] == "assistant/message"]
+    assert reply["finish_reason"] == "cancelled"
+    assert reply["text"].startswith("Once upon a time the parser read") and reply["text"] != story
+    assert events[-1]["type"] == "turn/end" and events[-1]["data"]["reason"] == "cancelled"
+
+
 def test_bash_dies_with_reefline_even_by_sigkill(
     openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
 ) -> None:
