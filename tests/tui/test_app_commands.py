@@ -240,7 +240,7 @@ async def test_sessions_lists_a_log_it_cannot_parse_as_unreadable(ui: UI) -> Non
     async with app.run_test(size=(120, 40)) as pilot:
         await ui.send(pilot, "a good session")
         good = app.runtime.session.id
-        deep = "[" * 5000 + "]" * 5000
+        deep = "[" * 50_000 + "]" * 50_000  # past any recursion limit a test run sets
         bad = ui.home / "sessions" / "20000101-000000-bad000.jsonl"
         bad.write_text(
             '{"seq": 0, "type": "session/start", "time": 1.0, "data": {"id": "x", "version": 1, '
