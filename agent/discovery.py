@@ -27,6 +27,7 @@ from urllib.parse import quote
 
 import httpx2
 
+from agent.secret import Secret
 from agent.windows import WindowBook
 
 ASK_TIMEOUT_S = 2.0
@@ -134,7 +135,7 @@ def server_root(base_url: str) -> str:
 async def ask_window(
     base_url: str,
     model: str,
-    api_key: str | None = None,
+    api_key: Secret | None = None,
     *,
     timeout_s: float = ASK_TIMEOUT_S,
     transport: httpx2.AsyncBaseTransport | None = None,
@@ -142,7 +143,6 @@ async def ask_window(
     """What the server at ``base_url`` says ``model``'s window is, or None (see module)."""
     base = base_url.rstrip("/")
     root = server_root(base)
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     probes: list[tuple[str, str, dict[str, Any] | None, Callable[[Any], Answer | None]]] = [
         ("GET", f"{base}/models", None, lambda body: from_models(body, model)),
         ("GET", f"{root}/props", None, from_props),
@@ -150,7 +150,11 @@ async def ask_window(
         ("GET", f"{root}/api/v0/models/{quote(model, safe='')}", None, from_lmstudio),
     ]
     async with httpx2.AsyncClient(
-        timeout=timeout_s, headers=headers, transport=transport, follow_redirects=False
+        timeout=timeout_s,
+        # Revealed into the header only: no local of this frame holds the key in clear.
+        headers={"Authorization": f"Bearer {api_key.reveal()}"} if api_key else {},
+        transport=transport,
+        follow_redirects=False,
     ) as client:
         try:
             # One budget for all the probes: a server that hangs costs ``timeout_s`` once.
@@ -193,7 +197,7 @@ class WindowAsker:
         self,
         book: WindowBook,
         base_url: str | None,
-        api_key: str | None,
+        api_key: Secret | None,
         *,
         enabled: bool,
         timeout_s: float = ASK_TIMEOUT_S,

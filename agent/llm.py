@@ -55,6 +55,7 @@ from agent.replies import (
 )
 from agent.retry import RetryPolicy
 from agent.sdk_errors import from_sdk_error
+from agent.secret import Secret
 from agent.window_table import KNOWN_CONTEXT_WINDOWS, known_context_window
 
 __all__ = [
@@ -105,7 +106,7 @@ class OpenAICompatible:
     def __init__(
         self,
         base_url: str | None,
-        api_key: str | None,
+        api_key: Secret | None,
         provider: str,
         retry: RetryPolicy | None = None,
         context_windows: dict[str, int] | None = None,
@@ -123,7 +124,7 @@ class OpenAICompatible:
         self._client = openai.AsyncOpenAI(
             base_url=base_url,
             # The SDK refuses to start without a key; a local server does not check it.
-            api_key=api_key or "not-needed",
+            api_key=api_key.reveal() if api_key else "not-needed",
             max_retries=0,
             # A host that swallows packets should fail fast, a slow prompt may not.
             timeout=openai.Timeout(

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from agent.secret import Secret
+
 
 class LLMError(Exception):
     """A chat request failed. ``str(err)`` is a one-line summary (what ``Retrying.error``
@@ -224,16 +226,18 @@ class ErrorContext:
 
     provider: str
     base_url: str
-    api_key: str | None = field(repr=False)
-    """Never in ``repr``: a crash report or a log line that prints this object must not
-    print the key."""
+    api_key: Secret | None = field(repr=False)
+    """A :class:`Secret`: a crash report or a log line that prints this object cannot print
+    the key."""
     api_key_env: str | None
     timeout_s: float
 
     def redact(self, text: str) -> str:
+        """``text`` without the key (a provider may echo it back in an error)."""
+        key = self.api_key.reveal() if self.api_key else ""
         # Short placeholders ("x") are not secrets, and replacing them would garble the text.
-        if self.api_key and len(self.api_key) >= 6:
-            text = text.replace(self.api_key, "***")
+        if len(key) >= 6:
+            text = text.replace(key, "***")
         return text
 
     def key_hint(self) -> str:

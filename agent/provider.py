@@ -2,17 +2,18 @@
 
 Explicit beats implicit: ``--demo``, then ``--api-key-env``, a base URL, the key variables
 in a fixed order (DeepSeek's first when the model or URL names it); with nothing configured,
-the offline demo model and a notice saying how to connect a real one. The key is never part of
-a ``repr``.
+the offline demo model and a notice saying how to connect a real one. The key is a
+:class:`~agent.secret.Secret`: never part of a ``repr``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
 from dataclasses import dataclass, field
 from typing import Literal
 
 from agent import secret_env
+from agent.secret import Secret
 from agent.settings import Settings, SettingsError, check_base_url
 
 DEFAULT_OPENAI_MODEL = "gpt-4.1"
@@ -26,35 +27,36 @@ DEEPSEEK_BASE_URL = "https://api.deepseek.com"
 
 @dataclass(frozen=True)
 class Provider:
-    """Where requests go. ``api_key`` is excluded from ``repr`` so it cannot leak into logs."""
+    """Where requests go. ``api_key`` is a :class:`Secret`: printing the provider (a log
+    line, a crash report) cannot print it."""
 
     kind: Literal["openai-compatible", "scripted"]
     name: str
     """openai, deepseek, local or scripted."""
     model: str
     base_url: str | None = None
-    api_key: str | None = field(default=None, repr=False)
+    api_key: Secret | None = field(default=None, repr=False)
     notice: str | None = None
     """One line for stderr / the banner (e.g. why the demo model is used)."""
 
 
-def resolve_provider(settings: Settings, env: Mapping[str, str] | None = None) -> Provider:
+def resolve_provider(settings: Settings) -> Provider:
     """Choose the provider: ``--demo`` → scripted; a base URL or an API key → that endpoint;
-    nothing configured → the scripted demo model with a notice on how to connect one."""
-    env = secret_env.environment() if env is None else env
+    nothing configured → the scripted demo model with a notice on how to connect one. Keys
+    are read through :func:`agent.secret_env.key`."""
     if settings.demo:
         return Provider("scripted", "scripted", "scripted-demo")
     key = None
     key_source = None
     if settings.api_key_env:
-        key = env.get(settings.api_key_env) or None
+        key = secret_env.key(settings.api_key_env)
         key_source = settings.api_key_env
         if key is None:
             raise SettingsError(
                 f"--api-key-env names {settings.api_key_env}, but that environment variable is "
                 "not set or empty"
             )
-    base_url = settings.base_url or env.get("OPENAI_BASE_URL") or None
+    base_url = settings.base_url or os.environ.get("OPENAI_BASE_URL") or None
     if base_url and not settings.base_url:
         check_base_url(base_url, "OPENAI_BASE_URL")
     model = settings.model
@@ -65,8 +67,8 @@ def resolve_provider(settings: Settings, env: Mapping[str, str] | None = None) -
             if wants_deepseek
             else ("REEFLINE_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY")
         ):
-            if env.get(name):
-                key, key_source = env[name], name
+            if (found := secret_env.key(name)) is not None:
+                key, key_source = found, name
                 break
     if key_source == "DEEPSEEK_API_KEY" and base_url is None:
         base_url = DEEPSEEK_BASE_URL

@@ -4,6 +4,7 @@ not know them."""
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Union
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
@@ -108,6 +109,32 @@ class EventRegistry:
             raise EventError(f"{type_name}: {_describe(exc)}") from None
         check_surface_fields(event)
         return event
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def log_line(event: Event) -> tuple[Event, bytes]:
+    """``event`` and its log line (no newline). Text holding a lone surrogate — undecodable
+    bytes in a path, a ``"\\ud800"`` a server sent — has no UTF-8 form, and serializing it
+    fails: such an event is rebuilt with U+FFFD in place of each, so that what the log holds
+    and what memory holds are the same event."""
+    try:
+        return event, event.to_json().encode()
+    except ValueError:  # pydantic's serialization error, or the encoder's
+        dumped = _without_surrogates(event.model_dump(mode="json", exclude_none=True))
+        event = type(event).model_validate(dumped)
+        return event, event.to_json().encode()
+
+
+def _without_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {k: _without_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_surrogates(v) for v in value]
+    return value
 
 
 def check_surface_fields(event: Event) -> None:

@@ -5,8 +5,8 @@ running as the same user — every command the model runs, through ``/proc/$PPID
 however the variables are changed afterwards. So the launcher moves the key variables out
 before anything else happens: it writes them into a pipe and execs reefline again without
 them (:func:`reexec_without`); the new process reads them back from the pipe
-(:func:`receive`) and keeps them in memory only. Settings read keys through
-:func:`environment`.
+(:func:`receive`) and keeps them in memory only, as :class:`~agent.secret.Secret` values.
+The provider reads them through :func:`key`.
 """
 
 from __future__ import annotations
@@ -16,10 +16,12 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 
+from agent.secret import Secret
+
 KEY_VARIABLES = ("OPENAI_API_KEY", "DEEPSEEK_API_KEY", "REEFLINE_API_KEY")
 FD_VARIABLE = "REEFLINE_SECRETS_FD"
 
-_received: dict[str, str] = {}
+_received: dict[str, Secret] = {}
 
 
 def key_names(argv: Sequence[str], env: Mapping[str, str]) -> list[str]:
@@ -95,9 +97,13 @@ def receive() -> None:
     except (ValueError, OSError):
         return
     if isinstance(handed, dict):
-        _received.update({str(k): str(v) for k, v in handed.items()})
+        _received.update({str(k): Secret(str(v)) for k, v in handed.items()})
 
 
-def environment() -> dict[str, str]:
-    """The environment settings read: ``os.environ`` with the handed-over keys."""
-    return {**os.environ, **_received}
+def key(name: str) -> Secret | None:
+    """The key in variable ``name``: the one handed over, else the environment's (a process
+    started without the launcher, such as a test); None when unset or empty."""
+    found = _received.get(name)
+    if found is None and os.environ.get(name):
+        found = Secret(os.environ[name])
+    return found or None

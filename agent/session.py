@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from agent.events import Event, SessionStart, SessionStartData, SurfaceAppend, SurfaceReplace
 from agent.load_report import LoadReport, ReentrantAppend, SessionError, SessionLoadError
 from agent.messages import ChatMessage, event_message
-from agent.registry import EventError, EventRegistry
+from agent.registry import EventError, EventRegistry, log_line
 from agent.repair import Closer, dangling_call_closers, interrupted_turn_closers
 from agent.store import (
     LogFile,
@@ -168,9 +168,9 @@ class Session:
         session.report.read = len(session._events)
         if readonly:
             return session
-        if torn:
+        if torn and session._log is not None:  # (always, once not read-only)
             session.report.torn_path = torn_side_file(path, torn)
-            os.truncate(path, cut)
+            session._log.truncate(cut)
             session._log_sync()
         session.report.repaired += session.close_dangling_turn()
         session.report.repaired += session.answer_dangling_calls()
@@ -338,7 +338,8 @@ class Session:
             source_event_seqs=source_event_seqs,
         )
         span = self._surface.check(event, self._events)
-        self._log.append(event.to_json().encode())
+        event, line = log_line(event)
+        self._log.append(line)
         if event.durable:
             self._log_sync()
         self._commit(event, span)

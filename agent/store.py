@@ -100,25 +100,60 @@ FIRST_PROMPT_LINES = 200
 """How far into a log :func:`first_prompt` looks (it sits near the top: seq 1 or 2)."""
 
 
-def first_prompt(path: Path) -> str | None:
+@dataclass(frozen=True)
+class FirstPrompt:
+    """What a listing shows of a log: its first user request, or why its head is unreadable."""
+
+    text: str | None
+    """The first user request; None when there is none near the top."""
+    problem: str | None = None
+    """Why the log cannot be loaded, found in its first lines ("line 2 is nested too
+    deeply"); the session cannot be resumed or viewed until it is mended."""
+
+    @property
+    def listed(self) -> str:
+        """One line for a listing: the request, or the problem in parentheses."""
+        return f"(unreadable log: {self.problem})" if self.problem else (self.text or "")
+
+
+def first_prompt(path: Path) -> FirstPrompt:
     """The first user request of a session log, read from its first lines only (a listing
-    of many long sessions must not parse them whole). None when there is none up there."""
+    of many long sessions must not parse them whole). A line there that is no JSON object
+    (or nests beyond the parser's depth) is reported, not raised: one bad log must not stop
+    the listing of the others. A torn last line (a crash mid-write) is no problem: the next
+    load repairs it."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None
+    except OSError as exc:
+        return FirstPrompt(None, f"cannot be opened ({exc.strerror or exc})")
     with os.fdopen(fd, "rb") as f:
-        for _, line in zip(range(FIRST_PROMPT_LINES), f, strict=False):
-            try:
-                event = json.loads(line)
-            except ValueError:
-                return None
-            if not isinstance(event, dict) or event.get("type") != "user/message":
-                continue
-            data = event.get("data")
-            if isinstance(data, dict) and data.get("source", "user") == "user":
-                content = data.get("content")
-                return content if isinstance(content, str) else None
+        try:
+            for lineno, line in zip(range(1, FIRST_PROMPT_LINES + 1), f, strict=False):
+                found = _prompt_in(line, lineno)
+                if found is not None:
+                    return found
+        except OSError as exc:
+            return FirstPrompt(None, f"cannot be read ({exc.strerror or exc})")
+    return FirstPrompt(None)
+
+
+def _prompt_in(line: bytes, lineno: int) -> FirstPrompt | None:
+    """The listing's answer if ``line`` settles it, None to read on."""
+    try:
+        event = json.loads(line)
+    except RecursionError:
+        return FirstPrompt(None, f"line {lineno} is nested too deeply")
+    except ValueError:
+        torn = not line.endswith(b"\n")
+        return FirstPrompt(None, None if torn else f"line {lineno} is not JSON")
+    if not isinstance(event, dict):
+        return FirstPrompt(None, f"line {lineno} is not a JSON object")
+    if event.get("type") != "user/message":
+        return None
+    data = event.get("data")
+    if isinstance(data, dict) and data.get("source", "user") == "user":
+        content = data.get("content")
+        return FirstPrompt(content if isinstance(content, str) else None)
     return None
 
 
@@ -135,6 +170,20 @@ def is_open_for_writing(path: Path) -> bool:
     finally:
         os.close(fd)
     return False
+
+
+def open_private(path: Path, flags: int) -> int:
+    """A file descriptor for writing ``path`` (``flags``: ``os.O_WRONLY | os.O_APPEND`` or
+    ``| os.O_TRUNC``), created if missing. The file is 0600 afterwards whatever the umask,
+    and also when it already existed with wider permissions (the mode given to ``open``
+    applies only to a file it creates)."""
+    fd = os.open(path, flags | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
 
 
 def write_private(path: Path, data: bytes) -> None:
@@ -186,10 +235,15 @@ class LogFile:
                 done += written
         except OSError as exc:
             with contextlib.suppress(OSError):
-                os.truncate(self.path, start)
+                self.truncate(start)
             if exc.filename is None and exc.errno is not None:
                 raise OSError(exc.errno, exc.strerror, str(self.path)) from exc
             raise
+
+    def truncate(self, size: int) -> None:
+        """Cut the log to ``size`` bytes: the file this object holds open and locked, not
+        whatever the path names now (a file put in its place is left alone)."""
+        os.ftruncate(self._require().fileno(), size)
 
     def sync(self) -> None:
         os.fsync(self._require().fileno())

@@ -11,6 +11,8 @@ import datetime as dt
 import os
 from pathlib import Path
 
+from agent.store import open_private
+
 FILE_NAME = "prompt-history"
 MAX_ENTRIES = 1000
 
@@ -54,7 +56,7 @@ class PromptHistory:
         record = f"\n# {dt.datetime.now()}\n" + "".join(f"+{ln}\n" for ln in text.split("\n"))
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            fd = open_private(self.path, os.O_WRONLY | os.O_APPEND)
             with os.fdopen(fd, "ab") as f:
                 f.write(record.encode("utf-8", errors="replace"))
         except OSError:

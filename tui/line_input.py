@@ -15,7 +15,7 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.patch_stdout import patch_stdout
 
-from agent.store import ensure_private_dir
+from agent.store import ensure_private_dir, open_private
 from tui.commands import SLASH_COMMANDS
 from tui.history import history_path
 
@@ -44,8 +44,7 @@ def make_session(home: Path | None, **kwargs: object) -> PromptSession[str]:
         ensure_private_dir(home)
         path = history_path(home)
         # What was typed is private: the file is 0600 before prompt-toolkit appends to it.
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
-        os.chmod(path, 0o600)
+        os.close(open_private(path, os.O_WRONLY | os.O_APPEND))
         history = FileHistory(str(path))
     return PromptSession(
         completer=SlashCompleter(),

@@ -21,6 +21,7 @@ from agent.store import (
     first_prompt,
     is_open_for_writing,
     list_sessions,
+    open_private,
 )
 from tools.terminal import json_safe
 from tui.exit_codes import EXIT_ERROR, EXIT_OK, EXIT_USAGE
@@ -111,7 +112,7 @@ def _view(args: argparse.Namespace, home: Path) -> int:
     # The export is read on terminals too (cat, less -R): written out, nothing obeyed.
     text = clean(export_markdown(session))
     if args.output:
-        fd = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        fd = open_private(args.output, os.O_WRONLY | os.O_TRUNC)  # a transcript is private
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         print(f"wrote {clean(str(args.output))}", file=sys.stderr)
@@ -132,7 +133,7 @@ def _sessions(home: Path) -> int:
         return EXIT_OK
     for item in stored:
         when = dt.datetime.fromtimestamp(item.modified).strftime("%Y-%m-%d %H:%M")
-        first = clean(" ".join((first_prompt(item.path) or "").split())[:60])
+        first = clean(" ".join(first_prompt(item.path).listed.split())[:60])
         print(f"{item.id}  {when}  {item.size / 1024:7.1f} KiB  {first}")
     return EXIT_OK
 

@@ -46,9 +46,11 @@ from agent.replies import (
     ToolCallDelta,
 )
 from agent.retry import RetryPolicy
+from agent.secret import Secret
 from tests.openai_server import OpenAIServer
 
-KEY = "sk-test-SECRET-0123456789"
+KEY_TEXT = "sk-test-SECRET-0123456789"
+KEY = Secret(KEY_TEXT)
 FAST = RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=1.0, jitter=0.1)
 BASH = {
     "type": "function",
@@ -201,7 +203,7 @@ async def test_request_body(model: OpenAICompatible, openai_server) -> None:
     assert with_tools["messages"][0] == {"role": "system", "content": "be brief"}
     assert "tools" not in without_tools
     assert "max_tokens" not in without_tools and "temperature" not in without_tools
-    assert openai_server.headers[0]["authorization"] == f"Bearer {KEY}"
+    assert openai_server.headers[0]["authorization"] == f"Bearer {KEY_TEXT}"
 
 
 async def test_other_providers_get_max_tokens(openai_server: OpenAIServer) -> None:
@@ -259,7 +261,7 @@ async def test_auth_error_is_not_retried_and_hides_the_key(model, openai_server)
     openai_server.push(
         {
             "status": 401,
-            "message": f"Incorrect API key provided: {KEY}.",
+            "message": f"Incorrect API key provided: {KEY_TEXT}.",
             "type": "invalid_request_error",
             "code": "invalid_api_key",
         }
@@ -268,7 +270,7 @@ async def test_auth_error_is_not_retried_and_hides_the_key(model, openai_server)
     assert events == []
     assert len(openai_server.requests) == 1
     for text in (str(error), error.user_message, repr(error), error.detail):
-        assert KEY not in text
+        assert KEY_TEXT not in text
     assert "OPENAI_API_KEY" in error.user_message
     assert "--api-key-env" in error.user_message
 

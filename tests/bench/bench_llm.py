@@ -18,6 +18,7 @@ from openai.types.chat import ChatCompletionMessageParam
 from agent.chat import ChatRequest
 from agent.llm import OpenAICompatible
 from agent.replies import TextDelta
+from agent.secret import Secret
 from tests.bench.report import Figure
 from tests.openai_server import OpenAIServer, ScriptedResponse
 
@@ -58,7 +59,7 @@ async def _plain(client: openai.AsyncOpenAI) -> float:
 async def _measure() -> tuple[float, float]:
     with OpenAIServer() as server:
         server.default = ScriptedResponse(text="The answer is forty-two, as always. " * 4)
-        ours = OpenAICompatible(server.base_url, "bench", "local", request_timeout=10)
+        ours = OpenAICompatible(server.base_url, Secret("bench"), "local", request_timeout=10)
         plain = openai.AsyncOpenAI(base_url=server.base_url, api_key="bench", max_retries=0)
         try:
             for _ in range(WARMUP):

@@ -182,3 +182,32 @@ async def test_typing_ahead_goes_to_the_prompt_not_to_the_dialog(ui: UI) -> None
                 await pilot.press("n")
             await pilot.pause(0.05)
         assert app.runtime.bash.policy == "ask"
+
+
+INVISIBLE = "\u202e\u200b\u00ad\U000e0041\u180e\u3164"
+"""A bidi override, a zero-width space, a soft hyphen, a tag letter, the Mongolian vowel
+separator and a Hangul filler: each draws nothing (or reorders what follows)."""
+
+
+async def test_invisible_characters_are_written_out_and_run_byte_for_byte(
+    ui: UI, openai_server: OpenAIServer, workdir: Path
+) -> None:
+    name = f"A{INVISIBLE}B"
+    command = f"printf %s '{name}' > made"
+    app = ui.app(hostile_runtime(ui, openai_server, command))
+    shown = "A\\u202e\\u200b\\xad\\U000e0041\\u180e\\u3164B"
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.type(pilot, "make it")
+        await ui.until(pilot, lambda: asking(app))
+        screen = app.screen
+        assert screen.query_one(".command").render().plain == f"$ printf %s '{shown}' > made"
+        assert "escapes" in screen.query_one(".shape").render().plain
+        await pilot.press("y")
+        await ui.settle(pilot)
+        card = app.query_one(ToolCard)
+        assert card.query_one(".command").display
+        assert shown in card.query_one(".command").render().plain
+        assert card._border_title is not None and shown in card._border_title.plain
+        for invisible in INVISIBLE:
+            assert invisible not in card._border_title.plain
+    assert (workdir / "made").read_bytes() == name.encode()

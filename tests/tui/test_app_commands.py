@@ -231,3 +231,31 @@ async def test_rewind_goes_back_to_before_a_prompt_in_a_new_session(ui: UI) -> N
         assert not any("Session resumed." in n for n in notices(app))  # the fork says it
         assert parent.path.read_bytes() == parent_bytes
         assert {s.id for s in Session.list_stored(ui.home)} == {parent.id, app.runtime.session.id}
+
+
+async def test_sessions_lists_a_log_it_cannot_parse_as_unreadable(ui: UI) -> None:
+    """A stored log with a line nested deeper than the JSON parser goes: /sessions still
+    opens, that row says the log is unreadable, and picking it says why."""
+    app = ui.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.send(pilot, "a good session")
+        good = app.runtime.session.id
+        deep = "[" * 50_000 + "]" * 50_000  # past any recursion limit a test run sets
+        bad = ui.home / "sessions" / "20000101-000000-bad000.jsonl"
+        bad.write_text(
+            '{"seq": 0, "type": "session/start", "time": 1.0, "data": {"id": "x", "version": 1, '
+            '"cwd": "/", "created_at": 1.0}}\n'
+            f'{{"seq": 1, "type": "user/message", "data": {{"content": {deep}}}}}\n'
+        )
+        await ui.send(pilot, "/sessions")
+        screen = app.screen
+        assert isinstance(screen, SessionsScreen)
+        options = screen.query_one(OptionList).options
+        rows = {o.id: str(o.prompt) for o in options}
+        assert "(unreadable log: line 2 is nested too deeply)" in rows[bad.stem]
+        assert "a good session" in rows[good]
+        screen.query_one(OptionList).highlighted = [o.id for o in options].index(bad.stem)
+        await pilot.press("enter")
+        await ui.settle(pilot)
+        assert app.runtime.session.id == good
+        assert "cannot resume" in notices(app)[-1] and f"{bad.name}:2" in notices(app)[-1]

@@ -115,24 +115,6 @@ async def test_prompt_session_with_a_pipe_input(ui: UI) -> None:
     assert "+hello there" in history and "+/timeline" in history
 
 
-def test_the_history_file_is_private_whatever_the_umask(tmp_path) -> None:
-    import os
-
-    from prompt_toolkit.input import create_pipe_input
-    from prompt_toolkit.output import DummyOutput
-
-    from tui.history import history_path
-    from tui.line_input import make_session
-
-    old = os.umask(0)
-    try:
-        with create_pipe_input() as inp:
-            make_session(tmp_path / "home", input=inp, output=DummyOutput())
-    finally:
-        os.umask(old)
-    assert oct(history_path(tmp_path / "home").stat().st_mode & 0o777) == "0o600"
-
-
 def test_plain_says_a_reply_was_cut_a_lowered_window_and_usage_not_reported(
     tmp_path: Path, workdir: Path
 ) -> None:

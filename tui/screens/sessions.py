@@ -22,7 +22,7 @@ def session_row(stored: StoredSession, current: str) -> Content:
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(stored.modified))
     size = f"{stored.size / 1024:.0f} KB" if stored.size >= 1024 else f"{stored.size} B"
     mark = ("  (this session)", "$text-accent") if stored.id == current else ("", "")
-    first = first_line(first_prompt(stored.path) or "", 60)
+    first = first_line(first_prompt(stored.path).listed, 60)
     return Content.assemble(
         (stored.id, "bold"), (f"  {when} · {size}", "$text-muted"), mark, (f"  {first}", "")
     )

@@ -13,6 +13,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from tui.long_text import drawn
 from tui.text import clean
 
 NoticeLevel = Literal["info", "warning", "error", "context"]
@@ -26,13 +27,16 @@ _ICONS: dict[NoticeLevel, tuple[str, str]] = {
 
 
 class UserEntry(Static):
-    """What the user typed (``steering`` for a message sent while the agent worked)."""
+    """What the user typed (``steering`` for a message sent while the agent worked); a long
+    text is drawn as its head and tail (:mod:`tui.long_text`)."""
 
     queued: reactive[bool] = reactive(False, toggle_class="-queued")
 
     def __init__(self, text: str, *, steering: bool = False, queued: bool = False) -> None:
         super().__init__(classes="-steering" if steering else "")
-        self.text = clean(text)
+        self.raw = text
+        """What was typed (the text is shown as :attr:`text`)."""
+        self.text = clean(drawn(text).joined())
         self.steering = steering
         self.set_reactive(UserEntry.queued, queued)
         self.note = "queued · delivered at the next step"

@@ -16,6 +16,7 @@ from textual.timer import Timer
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
+from tui.long_text import StreamedHead, drawn
 from tui.text import clean, first_line
 
 FLUSH_S = 1 / 20
@@ -29,11 +30,14 @@ class Reasoning(Static, can_focus=True):
 
     def __init__(self, text: str = "") -> None:
         super().__init__(classes="-collapsed")
-        self.text = clean(text)
+        self.text = clean(drawn(text).joined())
+        self._head = StreamedHead()
 
     def append(self, fragment: str) -> None:
-        self.text += clean(fragment)
-        self.refresh(layout=True)
+        """More streamed reasoning (its head only, see :class:`StreamedHead`)."""
+        if piece := self._head.take(clean(fragment)):
+            self.text += piece
+            self.refresh(layout=True)
 
     def render(self) -> Content:
         if self.expanded:
@@ -61,12 +65,12 @@ class AssistantEntry(Vertical):
 
     def __init__(self, text: str = "", reasoning: str | None = None) -> None:
         super().__init__()
-        self._initial = clean(text)
+        self._initial = shown_answer(text)
         self._reasoning = reasoning or ""
         self._stream: MarkdownStream | None = None
         self._pending: list[str] = []
         self._flush_timer: Timer | None = None
-        self.streamed = ""
+        self._head = StreamedHead()
 
     def compose(self) -> ComposeResult:
         reasoning = Reasoning(self._reasoning)
@@ -91,7 +95,7 @@ class AssistantEntry(Vertical):
     def parts(self) -> tuple[str, str]:
         """(answer, reasoning) as shown, stripped; also before the entry is mounted."""
         if not self.is_mounted:
-            return self._initial.strip(), clean(self._reasoning).strip()
+            return self._initial.strip(), clean(drawn(self._reasoning).joined()).strip()
         return self.markdown.source.strip(), self.reasoning.text.strip()
 
     def add_reasoning(self, fragment: str) -> None:
@@ -102,10 +106,9 @@ class AssistantEntry(Vertical):
         """Add streamed text. Fragments are gathered for up to :data:`FLUSH_S` and handed to
         the stream together: each hand-over costs a Markdown parse and a layout pass, and
         the model's stream shares this event loop."""
-        fragment = clean(fragment)
+        fragment = self._head.take(clean(fragment))  # a long reply: its head only, live
         if not fragment:
             return
-        self.streamed += fragment
         self._pending.append(fragment)
         if self._flush_timer is None:
             self._flush_timer = self.set_timer(FLUSH_S, self._flush)
@@ -137,12 +140,13 @@ class AssistantEntry(Vertical):
     async def finish(self, text: str, reasoning: str | None) -> None:
         """Settle on the logged reply (the stream may have been partial or absent)."""
         await self._stop_stream()
-        text = clean(text)
+        text = shown_answer(text)
         if text != self.markdown.source:
             await self.markdown.update(text)
         self.markdown.display = bool(text.strip())
-        if reasoning and clean(reasoning) != self.reasoning.text:
-            self.reasoning.text = clean(reasoning)
+        shown_reasoning = clean(drawn(reasoning).joined()) if reasoning else ""
+        if reasoning and shown_reasoning != self.reasoning.text:
+            self.reasoning.text = shown_reasoning
             self.reasoning.refresh(layout=True)
         self.reasoning.display = bool(self.reasoning.text.strip())
         self.display = self.markdown.display or self.reasoning.display
@@ -151,3 +155,9 @@ class AssistantEntry(Vertical):
         """Forget a partial stream (the request is being retried)."""
         await self._stop_stream()
         await self.remove()
+
+
+def shown_answer(text: str) -> str:
+    """The Markdown an answer is drawn as (and copied as, with ctrl+y): cleaned, a long one
+    as its head and tail with the note a paragraph between them (:mod:`tui.long_text`)."""
+    return clean(drawn(text).joined("\n\n"))

@@ -34,7 +34,7 @@ from tui.view.items import (
 from tui.widgets.entries import Notice, UserEntry
 from tui.widgets.item_widgets import cut_notice, finish_card, plain, shows, widgets_for
 from tui.widgets.marker import CompactionMarker
-from tui.widgets.reply import AssistantEntry
+from tui.widgets.reply import AssistantEntry, shown_answer
 from tui.widgets.tool_card import ToolCard
 
 REPLAY_WINDOW = 60
@@ -103,8 +103,9 @@ class Transcript(VerticalScroll):
     @property
     def last_answer(self) -> str:
         """The latest non-empty assistant text as it is shown (for copying: what a person
-        read is what lands in the clipboard, hidden characters written out)."""
-        return clean(self._last_answer)
+        read is what lands in the clipboard, hidden characters written out, a long text as
+        its head and tail)."""
+        return shown_answer(self._last_answer)
 
     # --- bulk ---------------------------------------------------------------------------------
 
@@ -251,7 +252,7 @@ class Transcript(VerticalScroll):
     def _deliver(self, text: str) -> bool:
         """A steering message was logged: the entry queued for it is delivered."""
         for entry in self._queued:
-            if entry.text == clean(text):
+            if entry.raw == text:
                 self._queued.remove(entry)
                 entry.deliver()
                 return True
