@@ -21,7 +21,6 @@ from textual.widgets import Static
 
 from agent.replies import Notice as StreamNotice
 from agent.replies import ReasoningDelta, Retrying, StreamEvent, TextDelta, ToolOutputDelta
-from tui.text import clean
 from tui.view.fold import Change, LogView
 from tui.view.items import (
     Answer,
