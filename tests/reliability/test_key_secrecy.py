@@ -103,8 +103,10 @@ def test_the_app_keeps_the_key_from_commands_the_screen_and_the_log(
     )
     command = shlex.join(
         [REEFLINE, "--base-url", openai_server.base_url, "--model", "m", "--approve", "auto",
-         "--context-window", "32000"]
+         "--context-window", "32000", "--sandbox", "off"]
     )  # fmt: skip
+    # Unsandboxed on purpose: the key must be out of reefline's environment even where no
+    # sandbox hides reefline's /proc from the command.
     env = {**app_env, "OPENAI_API_KEY": KEY}
     # The key in the tmux server's environment, which the pane's shell passes on: as a
     # shell that exported it would.
