@@ -45,14 +45,15 @@ async def test_the_status_line_says_the_sandbox_and_follows_the_policy(bwrap: st
         assert {r.data.sandbox for r in results(app)} == {"workspace-write"}
         await ui.type(pilot, "/approve ask")
         await pilot.pause()
-        assert app.status.render().plain.endswith(" · sandbox off")
+        assert " · sandbox off" in app.status.render().plain
 
 
 async def test_off_is_always_shown(ui: UI) -> None:
     app = ui.app(ui.runtime(approve="ask", sandbox="off"))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        assert app.status.render().plain.endswith(" · sandbox off")
+        # Within the 80 columns: the hint after it is what a narrow terminal cuts.
+        assert " · sandbox off" in app.status.render().plain[:80]
 
 
 async def test_the_dialog_says_how_the_command_will_run(bwrap: str, ui: UI) -> None:
@@ -133,7 +134,7 @@ async def test_without_bwrap_the_app_says_so(
         await pilot.pause()
         notices = "\n".join(app.transcript.dump())
         assert notices.count("No sandbox: bubblewrap is not installed (no `bwrap` on PATH)") == 1
-        assert app.status.render().plain.endswith("commands run without asking · no sandbox")
+        assert "commands run without asking · no sandbox" in app.status.render().plain
         await ui.send(pilot, "/context")
         text = "\n".join(line.plain for line in app.screen.lines)
         assert "sandbox        off: no sandbox here — bubblewrap is not installed" in text

@@ -104,8 +104,6 @@ class StatusLine(Widget):
             if self.queued:
                 parts.append((f" · {self.queued} queued", "$text-accent"))
             parts.append(("  esc interrupts", "$text-muted"))
-        elif self.hint:
-            parts.append((f" · {self.hint}", "$text-muted"))
         if self.policy == "auto":
             parts.append(("  · commands run without asking", "$text-warning"))
         elif self.policy == "deny":
@@ -113,4 +111,7 @@ class StatusLine(Widget):
         unconfined = self.sandbox in ("sandbox off", "no sandbox")
         look = "$text-warning" if unconfined and self.policy == "auto" else "$text-muted"
         parts.append((f" · {self.sandbox}", look))
+        if self.activity == "idle" and self.hint:
+            # Last, so a narrow terminal cuts the hint rather than the policy or the sandbox.
+            parts.append((f" · {self.hint}", "$text-muted"))
         return Content.assemble(*parts)
