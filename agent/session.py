@@ -4,10 +4,8 @@ The log is the truth. ``append()`` validates an event, writes its line, then upd
 then notifies observers synchronously: if the write fails, memory is unchanged and the
 caller gets the error, so the file and memory never disagree. Observers may not append.
 
-Opening an existing log repairs it: a torn last line (a crash mid-write) is saved to a side
-file and cut; an open tail turn is closed (see :mod:`agent.repair`); then ``session/resume``
-records that older events belong to an earlier process.
-"""
+Opening a log repairs it: a torn last line (a crash mid-write) is saved to a side file and
+cut; an open tail turn is closed (:mod:`agent.repair`); ``session/resume`` is appended."""
 
 from __future__ import annotations
 
@@ -103,11 +101,14 @@ class Session:
             registry=registry or EventRegistry(),
             log=LogFile(path, create=True),
         )
-        session.append(
-            "session/start",
-            SessionStartData(id=sid, cwd=str(cwd), created_at=time.time()),
-        )
-        session._log_sync()
+        start = SessionStartData(id=sid, cwd=str(cwd), created_at=time.time())
+        try:
+            session.append("session/start", start)
+            session._log_sync()
+        except OSError:  # e.g. a full disk: a log without its start would block --continue
+            remove_log(path, session.spill_dir)
+            session.close()
+            raise
         return session
 
     @classmethod

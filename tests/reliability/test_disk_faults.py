@@ -28,7 +28,7 @@ from agent.session import Session
 from agent.turns import unanswered_tool_calls
 from compact.registry import build_registry
 from tests.openai_server import OpenAIServer
-from tests.reliability.conftest import REEFLINE, log_events, only_session
+from tests.reliability.conftest import REEFLINE, log_events, only_session, session_files
 
 LIMITED = (
     "import os, resource, signal, sys; signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
@@ -181,6 +181,20 @@ def test_log_stops_accepting_writes_at_every_point_of_a_turn(
     assert session.report.repaired == [] and session.report.torn_bytes == 0
     assert unanswered_tool_calls(session.derive_messages()) == []
     session.close()
+
+
+def test_a_session_whose_first_line_cannot_be_written_leaves_no_log(
+    rig: Rig, cli_env: dict[str, str]
+) -> None:
+    """A full disk when a new session writes its ``session/start``: the run fails with a
+    message, and no empty log is left for ``--continue`` to stumble over once there is room
+    again."""
+    out = rig.run(limit=16)
+    assert out.returncode != 0 and "session log" in out.stderr, out.stderr
+    assert session_files(cli_env) == []
+    assert rig.run().returncode == 0  # room again: a new session starts
+    assert rig.run("--continue").returncode == 0  # and goes on
+    assert len(session_files(cli_env)) == 1
 
 
 def test_spill_file_that_cannot_be_written_does_not_lose_the_result(
