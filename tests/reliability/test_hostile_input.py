@@ -42,9 +42,9 @@ def build_sample_log() -> bytes:
     """A valid log using every event type: turns, tools, retries, a resume, steering, a
     compaction bracket with its checkpoint, a prune and a command."""
     with tempfile.TemporaryDirectory() as tmp:
-        s = Session.create(Path(tmp), cwd="/work/ünï", registry=build_registry(), session_id=SID)
+        s = Session.create(Path(tmp), cwd="/srv/ünï", registry=build_registry(), session_id=SID)
         s.append("turn/start", {"turn": 1})
-        s.append("context/message", {"content": "Working directory: /work/ünï"})
+        s.append("context/message", {"content": "Working directory: /srv/ünï"})
         s.append("user/message", {"content": "list the files, then count them 📁"})
         s.append("step/start", {"turn": 1, "step": 1})
         header = {"provider": "local", "model": "m", "system": "be brief", "tools": []}
