@@ -27,6 +27,17 @@ def openai_server() -> Iterator[OpenAIServer]:
         yield server
 
 
+@pytest.fixture(scope="session")
+def bwrap() -> str:
+    """The bubblewrap that works here; skips (saying why) when there is none."""
+    from tools.sandbox import detect
+
+    found = detect()
+    if found.bwrap is None:
+        pytest.skip(f"no sandbox can be had here: {found.reason}")
+    return found.bwrap
+
+
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
     """A tiny project for agents to explore (deterministic, fast)."""

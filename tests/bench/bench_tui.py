@@ -291,28 +291,29 @@ async def _keys(session_id: str) -> dict[str, float]:
     }
 
 
-def _keys_child(session_id: str) -> dict[str, float]:
-    """Run :func:`_keys` in a fresh interpreter (its own peak RSS)."""
+def _in_child(mode: str, argument: str) -> Any:
+    """This module's ``mode`` (``keys`` or ``resume``) in a fresh interpreter: its own peak
+    RSS, and nothing earlier benchmarks of the same ``make bench`` left in this process (a
+    tokenizer that failed to load, caches). Returns the JSON its last line printed."""
     out = subprocess.run(
-        [sys.executable, "-m", "tests.bench.bench_tui", "keys", session_id],
+        [sys.executable, "-m", "tests.bench.bench_tui", mode, argument],
         cwd=ROOT,
         capture_output=True,
         text=True,
         check=False,
-        timeout=300,
+        timeout=600,
     )
     if out.returncode != 0:
-        raise RuntimeError(f"keystroke child failed:\n{out.stderr}")
-    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
+        raise RuntimeError(f"{mode} child failed:\n{out.stderr}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def keystroke_figures(home: Path) -> list[Figure]:
     big = build(home, KEY_EVENTS, KEY_EVENTS // 1000)
     empty = Session.create(home, cwd=str(home))
     empty.close()
-    loaded = _keys_child(big.id)
-    base = _keys_child(empty.id)
+    loaded: dict[str, float] = _in_child("keys", big.id)
+    base: dict[str, float] = _in_child("keys", empty.id)
     entries = int(loaded["entries"])
     name = (
         f"after scrolling back through {entries:,} entries "
@@ -540,26 +541,9 @@ def streaming_figures(tmp: Path) -> list[Figure]:
 # --- entry points -------------------------------------------------------------------------------
 
 
-def _resume_child(home: Path) -> Figure:
-    """:func:`resume_figure` in a fresh interpreter: what earlier benchmarks of the same
-    ``make bench`` left in this process (a tokenizer that failed to load, caches) must not
-    change its figures."""
-    out = subprocess.run(
-        [sys.executable, "-m", "tests.bench.bench_tui", "resume", str(home)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-    )
-    if out.returncode != 0:
-        raise RuntimeError(f"resume child failed:\n{out.stderr}")
-    return Figure(**json.loads(out.stdout.strip().splitlines()[-1]))
-
-
 def run() -> list[Figure]:
     with tempfile.TemporaryDirectory() as tmp, isolated_env(Path(tmp)) as home:
-        figures = [_resume_child(home)]
+        figures = [Figure(**_in_child("resume", str(home)))]
         figures += keystroke_figures(home)
         figures += streaming_figures(Path(tmp))
     return figures

@@ -11,16 +11,6 @@ import pytest
 
 from tests.e2e.conftest import REEFLINE, Run, log_events, session_files
 from tests.openai_server import OpenAIServer
-from tools.sandbox import detect
-
-FOUND = detect()
-
-
-@pytest.fixture
-def bwrap() -> str:
-    if FOUND.bwrap is None:
-        pytest.skip(f"no sandbox can be had here: {FOUND.reason}")
-    return FOUND.bwrap
 
 
 @pytest.fixture

@@ -24,18 +24,9 @@ import pytest
 
 from tools.base import SandboxMode, ToolInterrupted
 from tools.bash import BashTool
-from tools.sandbox import Availability, SandboxChoice, SandboxUnavailable, choose, detect
+from tools.sandbox import Availability, SandboxChoice, SandboxUnavailable, choose
 
-FOUND = detect()
 SECRET = "secret-" + uuid.uuid4().hex
-
-
-@pytest.fixture
-def bwrap() -> str:
-    """The bubblewrap that works here; skips (saying why) when there is none."""
-    if FOUND.bwrap is None:
-        pytest.skip(f"no sandbox can be had here: {FOUND.reason}")
-    return FOUND.bwrap
 
 
 @pytest.fixture

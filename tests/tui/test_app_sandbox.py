@@ -12,19 +12,9 @@ import pytest
 
 from agent.events import ToolResult
 from tests.tui.conftest import UI
-from tools.sandbox import detect
 from tui.repl import PlainRepl
 from tui.screens.approval import ApprovalScreen
 from tui.screens.context import ContextScreen
-
-FOUND = detect()
-
-
-@pytest.fixture
-def bwrap() -> str:
-    if FOUND.bwrap is None:
-        pytest.skip(f"no sandbox can be had here: {FOUND.reason}")
-    return FOUND.bwrap
 
 
 def results(app) -> list[ToolResult]:
