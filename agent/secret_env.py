@@ -42,21 +42,11 @@ def key_names(argv: Sequence[str], env: Mapping[str, str]) -> list[str]:
 def _config_key_env(env: Mapping[str, str]) -> str | None:
     """``api_key_env`` of the config file, read before anything else loads (best effort:
     a config that cannot be read is reported later, by the settings)."""
-    import tomllib
+    from agent.config_file import SettingsError, config_path, read_config
 
-    import platformdirs
-
-    path = env.get("REEFLINE_CONFIG") or os.path.join(
-        platformdirs.user_config_dir("reefline"), "config.toml"
-    )
-    path = os.path.expanduser(path)
     try:
-        # Checked before opening: a FIFO named as the config must not block here.
-        if not os.path.isfile(path) or os.path.getsize(path) > 1 << 20:
-            return None
-        with open(path, "rb") as f:
-            data = tomllib.loads(f.read(1 << 20).decode("utf-8", errors="replace"))
-    except (OSError, ValueError, RecursionError):
+        data = read_config(config_path(env))
+    except SettingsError:
         return None
     name = data.get("api_key_env")
     return name if isinstance(name, str) else None

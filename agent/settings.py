@@ -8,16 +8,12 @@ never reach the log, the output or a ``repr``.
 
 from __future__ import annotations
 
-import os
 import re
-import stat
-import tomllib
 import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic_settings import (
     BaseSettings,
@@ -27,12 +23,29 @@ from pydantic_settings import (
 )
 from pydantic_settings.exceptions import SettingsError as PydanticSettingsError
 
+from agent.config_file import (
+    SettingsError,
+    checked_config_path,
+    config_dir,
+    config_path,
+    read_config,
+)
+
+__all__ = [
+    "ApprovalPolicy",
+    "SandboxMode",
+    "Settings",
+    "SettingsError",
+    "check_base_url",
+    "config_dir",
+    "config_path",
+    "describe_errors",
+    "load_config_file",
+    "load_settings",
+]
+
 ApprovalPolicy = Literal["ask", "auto", "deny"]
 SandboxMode = Literal["off", "read-only", "workspace-write"]
-
-
-class SettingsError(ValueError):
-    """Settings that cannot be used; the message names the source and the key."""
 
 
 class Settings(BaseSettings):
@@ -107,19 +120,6 @@ def _file_model() -> type[BaseModel]:
 _FileSettings = _file_model()
 
 
-def config_dir() -> Path:
-    """reefline's folder of the user's config, ``~/.config/reefline``."""
-    return Path(platformdirs.user_config_dir("reefline"))
-
-
-def config_path() -> Path:
-    """``$REEFLINE_CONFIG`` if set, else ``~/.config/reefline/config.toml``."""
-    env = os.environ
-    if env.get("REEFLINE_CONFIG"):
-        return Path(env["REEFLINE_CONFIG"]).expanduser()
-    return config_dir() / "config.toml"
-
-
 def describe_errors(exc: ValidationError, source: str) -> str:
     lines = []
     for err in exc.errors():
@@ -128,49 +128,9 @@ def describe_errors(exc: ValidationError, source: str) -> str:
     return "\n".join(lines)
 
 
-MAX_CONFIG_BYTES = 1 << 20
-
-
-def _read_config(path: Path) -> bytes | None:
-    """The config file's bytes; None when it does not exist. Only a regular file of at most
-    :data:`MAX_CONFIG_BYTES` is read, opened without blocking: a FIFO or ``/dev/zero``
-    named as the config is an error, not a hang or a full memory."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise SettingsError(f"{path}: cannot read the config file: {exc.strerror}") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise SettingsError(f"{path}: the config file is not a regular file")
-        chunks = []
-        size = 0
-        while chunk := os.read(fd, 65536):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > MAX_CONFIG_BYTES:
-                raise SettingsError(
-                    f"{path}: the config file is larger than {MAX_CONFIG_BYTES // 1024} KiB"
-                )
-        return b"".join(chunks)
-    except OSError as exc:
-        raise SettingsError(f"{path}: cannot read the config file: {exc.strerror}") from None
-    finally:
-        os.close(fd)
-
-
 def load_config_file(path: Path) -> dict[str, Any]:
     """The validated contents of a config file ({} when it does not exist)."""
-    raw = _read_config(path)
-    if raw is None:
-        return {}
-    try:
-        data = tomllib.loads(raw.decode("utf-8", errors="replace"))
-    except tomllib.TOMLDecodeError as exc:
-        raise SettingsError(f"{path}: invalid TOML: {exc}") from None
-    except RecursionError:
-        raise SettingsError(f"{path}: invalid TOML: nested too deeply") from None
+    data = read_config(path)
     try:
         _FileSettings.model_validate(data)
     except ValidationError as exc:
@@ -184,14 +144,7 @@ def load_settings(flags: Mapping[str, Any] | None = None) -> Settings:
     Raises:
         SettingsError: naming the config file and key, or the flag / variable at fault.
     """
-    path = config_path()
-    if os.environ.get("REEFLINE_CONFIG") and not os.path.lexists(path):
-        # A variable that names nothing is a mistake (a typo, a moved file), not a default.
-        raise SettingsError(
-            f"REEFLINE_CONFIG names {path}, which does not exist: fix the path, or unset "
-            "REEFLINE_CONFIG to use ~/.config/reefline/config.toml"
-        )
-    load_config_file(path)
+    load_config_file(checked_config_path())
     explicit = {k: v for k, v in (flags or {}).items() if v is not None}
     try:
         settings = Settings(**explicit)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +15,23 @@ from tui.exit_codes import EXIT_USAGE
 
 
 def package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # ~30 ms: only for --version
+
     try:
         return version("reefline")
     except PackageNotFoundError:  # running from a source tree without install
         return "0+unknown"
+
+
+class _Version(argparse.Action):
+    """``--version``, looking the version up only when asked."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
+        print(f"reefline {package_version()}")
+        parser.exit()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -53,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
         "an offline demo model.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"reefline {package_version()}")
+    parser.add_argument("--version", action=_Version, help="show the version and exit")
     run = parser.add_argument_group("running")
     run.add_argument("-p", "--prompt", help="run one turn for PROMPT headless and print the answer")
     run.add_argument(

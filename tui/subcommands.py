@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agent.settings import SettingsError, load_settings
+from agent.config_file import SettingsError, configured_home
 from agent.store import (
     InvalidSessionId,
     default_home,
@@ -66,15 +66,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        settings = load_settings({"home": args.home})
-    except SettingsError as exc:
-        return _fail(str(exc), EXIT_USAGE)
-    home = settings.home.expanduser() if settings.home else default_home()
-    if args.command == "sessions":
-        return _sessions(home)
     if args.command == "compact":
         return _compact(args)
+    try:
+        # Only the home is needed: the settings' validation (pydantic) is not loaded.
+        home = configured_home(args.home) or default_home()
+    except SettingsError as exc:
+        return _fail(str(exc), EXIT_USAGE)
+    if args.command == "sessions":
+        return _sessions(home)
     return _view(args, home)
 
 
@@ -141,6 +141,7 @@ def _sessions(home: Path) -> int:
 def _compact(args: argparse.Namespace) -> int:
     import asyncio
 
+    from agent.settings import load_settings
     from tui.runtime import StartupError  # the model client: only this tool needs it
     from tui.wiring import build_runtime
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import subprocess
+from pathlib import Path
 
-from tests.e2e.conftest import Run, log_events, session_files
+from tests.e2e.conftest import REEFLINE, Run, log_events, session_files
 
 
 def make_compacted_session(run_cli: Run) -> None:
@@ -79,3 +81,55 @@ def test_nothing_to_compact_yet(run_cli: Run) -> None:
     out = run_cli("compact", "--demo")
     assert out.returncode == 0
     assert out.stdout.strip() == "Nothing to compact yet."
+
+
+def _imported(stderr: str) -> set[str]:
+    """Top-level packages a process imported, from its ``PYTHONPROFILEIMPORTTIME`` lines."""
+    names = set()
+    for line in stderr.splitlines():
+        if line.startswith("import time:") and line.count("|") == 2:
+            names.add(line.rsplit("|", 1)[1].strip().split(".")[0])
+    return names
+
+
+def test_the_session_tools_start_without_the_heavy_libraries(
+    run_cli: Run, cli_env: dict[str, str]
+) -> None:
+    """``--version`` and ``sessions`` load neither the model SDK, the terminal library, the
+    tokenizer nor the settings' validation; ``timeline`` and ``export`` read the log (which
+    needs pydantic) but load no SDK and no terminal library."""
+    assert run_cli("-p", "hi", "--demo").returncode == 0
+    model_and_screen = {"openai", "httpx", "textual", "tiktoken"}
+    for args, forbidden in (
+        (["--version"], model_and_screen | {"pydantic", "pydantic_settings"}),
+        (["sessions"], model_and_screen | {"pydantic", "pydantic_settings"}),
+        (["timeline"], model_and_screen),
+        (["export"], model_and_screen),
+    ):
+        out = run_cli(*args, env={"PYTHONPROFILEIMPORTTIME": "1"})
+        assert out.returncode == 0, (args, out.stderr[-2000:])
+        imported = _imported(out.stderr)
+        assert "tui" in imported, "no import trace: the check would pass vacuously"
+        assert not imported & forbidden, (args, sorted(imported & forbidden))
+
+
+def test_sessions_finds_the_home_the_config_file_names(
+    run_cli: Run, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    Path(cli_env["REEFLINE_CONFIG"]).write_text(f"home = {str(elsewhere)!r}\n")
+    without_home = {k: v for k, v in cli_env.items() if k != "REEFLINE_HOME"}
+    made = subprocess.run(
+        [REEFLINE, "-p", "from the configured home", "--demo"],
+        env=without_home, capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    listing = subprocess.run(
+        [REEFLINE, "sessions"], env=without_home, capture_output=True, text=True, timeout=60
+    )
+    assert "from the configured home" in listing.stdout, listing.stdout
+    Path(cli_env["REEFLINE_CONFIG"]).write_text("home = 3\n")
+    bad = subprocess.run(
+        [REEFLINE, "sessions"], env=without_home, capture_output=True, text=True, timeout=60
+    )
+    assert bad.returncode == 2 and "`home`" in bad.stderr and "Traceback" not in bad.stderr

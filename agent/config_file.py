@@ -1,0 +1,115 @@
+"""The config file: where it is, its bytes read safely, and its TOML.
+
+Kept apart from the settings' validation (:mod:`agent.settings`, which loads pydantic) so
+that what needs only one key before anything else — the session tools' home, the launcher's
+``api_key_env`` — reads the same file the same way, quickly.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+MAX_CONFIG_BYTES = 1 << 20
+
+
+class SettingsError(ValueError):
+    """Settings that cannot be used; the message names the source and the key."""
+
+
+def config_dir() -> Path:
+    """reefline's folder of the user's config, ``~/.config/reefline``."""
+    return Path(platformdirs.user_config_dir("reefline"))
+
+
+def config_path(env: Mapping[str, str] = os.environ) -> Path:
+    """``$REEFLINE_CONFIG`` if set, else ``~/.config/reefline/config.toml``."""
+    if env.get("REEFLINE_CONFIG"):
+        return Path(env["REEFLINE_CONFIG"]).expanduser()
+    return config_dir() / "config.toml"
+
+
+def checked_config_path() -> Path:
+    """:func:`config_path`, refusing a ``$REEFLINE_CONFIG`` that names nothing: a typo or a
+    moved file is a mistake, not a default."""
+    path = config_path()
+    if os.environ.get("REEFLINE_CONFIG") and not os.path.lexists(path):
+        raise SettingsError(
+            f"REEFLINE_CONFIG names {path}, which does not exist: fix the path, or unset "
+            "REEFLINE_CONFIG to use ~/.config/reefline/config.toml"
+        )
+    return path
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """The config file's TOML, not yet validated ({} when the file does not exist).
+
+    Only a regular file of at most :data:`MAX_CONFIG_BYTES` is read, opened without
+    blocking: a FIFO or ``/dev/zero`` named as the config is an error, not a hang or a full
+    memory.
+
+    Raises:
+        SettingsError: naming the file and what is wrong with it.
+    """
+    raw = _read_bytes(path)
+    if raw is None:
+        return {}
+    try:
+        return tomllib.loads(raw.decode("utf-8", errors="replace"))
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"{path}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise SettingsError(f"{path}: invalid TOML: nested too deeply") from None
+
+
+def configured_home(flag: Path | None) -> Path | None:
+    """Where sessions live as the settings would say, without loading them: ``flag``, else
+    ``$REEFLINE_HOME``, else the config file's ``home``; None means the platform default.
+
+    The same order as :func:`agent.settings.load_settings` for this one key (a test holds
+    them together). Other keys of the file are not validated here: the session tools that
+    use this read nothing else.
+    """
+    if flag is not None:
+        return flag.expanduser()
+    if os.environ.get("REEFLINE_HOME"):
+        return Path(os.environ["REEFLINE_HOME"]).expanduser()
+    path = checked_config_path()
+    home = read_config(path).get("home")
+    if home is None:
+        return None
+    if not isinstance(home, str):
+        raise SettingsError(f"{path}: key `home`: a folder path (a string) expected")
+    return Path(home).expanduser()
+
+
+def _read_bytes(path: Path) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise SettingsError(f"{path}: cannot read the config file: {exc.strerror}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise SettingsError(f"{path}: the config file is not a regular file")
+        chunks = []
+        size = 0
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_CONFIG_BYTES:
+                raise SettingsError(
+                    f"{path}: the config file is larger than {MAX_CONFIG_BYTES // 1024} KiB"
+                )
+        return b"".join(chunks)
+    except OSError as exc:
+        raise SettingsError(f"{path}: cannot read the config file: {exc.strerror}") from None
+    finally:
+        os.close(fd)
