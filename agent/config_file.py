@@ -72,21 +72,19 @@ def configured_home(flag: Path | None) -> Path | None:
     """Where sessions live as the settings would say, without loading them: ``flag``, else
     ``$REEFLINE_HOME``, else the config file's ``home``; None means the platform default.
 
-    The same order as :func:`agent.settings.load_settings` for this one key (a test holds
-    them together). Other keys of the file are not validated here: the session tools that
-    use this read nothing else.
+    The same order as :func:`agent.settings.load_settings` for this one key, and the same
+    refusals of a file that cannot be read (a test holds them together). Other keys of the
+    file are not validated here: the session tools that use this read nothing else.
     """
+    path = checked_config_path()  # read whatever wins, as the settings do: a broken file
+    home = read_config(path).get("home")  # is reported, not skipped
+    if home is not None and not isinstance(home, str):
+        raise SettingsError(f"{path}: key `home`: a folder path (a string) expected")
     if flag is not None:
         return flag.expanduser()
     if os.environ.get("REEFLINE_HOME"):
         return Path(os.environ["REEFLINE_HOME"]).expanduser()
-    path = checked_config_path()
-    home = read_config(path).get("home")
-    if home is None:
-        return None
-    if not isinstance(home, str):
-        raise SettingsError(f"{path}: key `home`: a folder path (a string) expected")
-    return Path(home).expanduser()
+    return None if home is None else Path(home).expanduser()
 
 
 def _read_bytes(path: Path) -> bytes | None:

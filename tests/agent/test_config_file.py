@@ -42,9 +42,15 @@ def test_configured_home_refuses_what_the_settings_refuse(
     monkeypatch.delenv("REEFLINE_HOME", raising=False)
     config = tmp_path / "config.toml"
     monkeypatch.setenv("REEFLINE_CONFIG", str(config))
+    flag = tmp_path / "flagged"
     for text, says in (("home = 3\n", "`home`"), ("home = [\n", "invalid TOML")):
         config.write_text(text)
-        for load in (lambda: configured_home(None), lambda: load_settings({})):
+        for load in (
+            lambda: configured_home(None),
+            lambda: load_settings({}),
+            lambda: configured_home(flag),  # a flag does not skip the file's checks
+            lambda: load_settings({"home": flag}),
+        ):
             with pytest.raises(SettingsError) as caught:
                 load()
             assert str(config) in str(caught.value) and says in str(caught.value)
