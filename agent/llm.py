@@ -311,8 +311,7 @@ class OpenAICompatible:
         except (UnicodeDecodeError, json.JSONDecodeError):
             snippet = self._errors.redact(body[:120].decode("utf-8", "replace"))
             raise MalformedResponse(
-                f"HTTP {response.status_code} with a body that is not JSON: "
-                f"{snippet or 'empty'!r}"
+                f"HTTP {response.status_code} with a body that is not JSON: {snippet or 'empty'!r}"
             ) from None
         error = error_in_body(payload, self._errors)
         if error is not None:
