@@ -24,6 +24,7 @@ from agent.replies import Notice
 from agent.turns import TurnCancelled, TurnResult
 from compact.events import CompactProgress
 from compact.records import TimelineRecord
+from tui import heap
 from tui.approvals import Approvals
 from tui.commands import SLASH_COMMANDS, parse_slash
 from tui.demo import BANNER as DEMO_BANNER
@@ -176,7 +177,7 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
             demo=runtime.is_demo,
         )
         transcript = self.transcript
-        transcript.clear_all()
+        await transcript.clear_all()
         if runtime.is_demo:
             await transcript.add_notice(DEMO_BANNER, "info")
         for notice in runtime.notices:
@@ -184,6 +185,7 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
                 await transcript.add_notice(notice, "warning")
         self.view.feed_all(runtime.session.events)
         await transcript.replay(self.view)
+        self.call_after_refresh(heap.keep_loaded)  # the session shown before is gone by then
         self._timeline_changed()
         self._update_gauge()
         self.status.policy = runtime.bash.policy
@@ -344,12 +346,10 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
     # --- crash report ---------------------------------------------------------------------------
 
     def _fatal_error(self) -> None:
-        """Exit after an unhandled exception with a traceback that shows no local variables.
-
-        Textual's default report prints every frame's locals, and locals hold what must not
-        reach a screen: a client object with the API key, the user's text, a model's output.
-        (A private hook of Textual's: the one place that report is built.)
-        """
+        """Exit after an unhandled exception with a traceback that shows no local variables:
+        Textual's report prints every frame's locals, which hold what must not reach a screen
+        (a client with the API key, the user's text, a model's output). A private hook of
+        Textual's, the one place that report is built."""
         from rich.segment import Segments
         from rich.traceback import Traceback
 
@@ -386,6 +386,7 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
         if self.bridge is not None:
             self.bridge.detach()
         await self.runtime.release_model()  # on its loop; run_app closes the rest
+        heap.release_loaded()
 
 
 def run_app(runtime: Runtime) -> int:

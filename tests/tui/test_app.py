@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import itertools
+import weakref
 
 import pytest
 
@@ -13,9 +15,9 @@ from tui.widgets.entries import UserEntry
 from tui.widgets.gauge import TokenGauge
 from tui.widgets.header import AppHeader
 from tui.widgets.prompt import PromptArea
-from tui.widgets.reply import AssistantEntry
+from tui.widgets.reply import AssistantEntry, Reasoning
 from tui.widgets.timeline import TimelinePanel
-from tui.widgets.tool_card import ToolCard
+from tui.widgets.tool_card import ShowAll, ToolCard
 from tui.widgets.transcript import (
     MOUNTED_PAGES,
     PAGE,
@@ -198,3 +200,61 @@ async def test_a_long_session_opens_with_the_newest_entries_and_shows_earlier(ui
         assert mounted[0] == "message 0" and mounted[-1] == f"message {total - 1}"
         said = [line[5:] for line in app.transcript.dump() if line.startswith("you: ")]
         assert said == [f"message {n}" for n in range(total)]
+
+
+async def test_an_entry_builds_only_the_parts_it_shows(ui: UI, openai_server) -> None:
+    """The reasoning line and the "show all" toggle exist only where they show, live and
+    resumed alike (every widget mounted is laid out again with each page of history), and
+    appear when they are first needed."""
+    openai_server.push(
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "echo short"}}]},
+        {
+            "reasoning": "first I count",
+            "tool_calls": [{"name": "bash", "arguments": {"command": "seq 1 30"}}],
+        },
+        {"text": "done"},
+    )
+    settings = {"base_url": openai_server.base_url, "model": "m", "demo": False}
+    runtime = ui.runtime(**settings, context_window=32_000)
+
+    def parts(app) -> tuple[list[int], list[bool]]:
+        reasoning = [len(e.query(Reasoning)) for e in app.query(AssistantEntry)]
+        toggles = [bool(c.query(ShowAll)) and c.query_one(ShowAll).display
+                   for c in app.query(ToolCard)]  # fmt: skip
+        return reasoning, toggles
+
+    app = ui.app(runtime)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await ui.send(pilot, "count")
+        reasoning, toggles = parts(app)
+        assert reasoning == [1, 0] and toggles == [False, True]
+        [line] = app.query(Reasoning)
+        assert line.display and "first I count" in line.render().plain
+        long_card = list(app.query(ToolCard))[1]
+        long_card.query_one(ShowAll).key_enter()
+        await pilot.pause()
+        assert "30" in long_card.query_one(".output").render().plain  # expanded
+        live = app.transcript.dump()
+    runtime.close()
+    resumed = ui.app(ui.runtime(**settings, context_window=32_000, resume=runtime.session.id))
+    async with resumed.run_test(size=(100, 40)) as pilot:
+        await pilot.pause()
+        assert parts(resumed) == ([1, 0], [False, True])
+        assert resumed.transcript.dump()[: len(live)] == live
+
+
+async def test_a_session_on_screen_is_frozen_and_let_go_when_another_replaces_it(
+    ui: UI,
+) -> None:
+    """What a shown session loaded is left out of the collector's passes; /new lifts that,
+    and the old session's widgets (reference cycles) are freed."""
+    app = ui.app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ui.send(pilot, "first session")
+        assert gc.get_freeze_count() > 0
+        old = weakref.ref(app.query(UserEntry).first())
+        await ui.send(pilot, "/new")
+        await pilot.pause()  # the new session is drawn: then the freeze is renewed
+        assert old() is None, "the replaced session's widgets were kept"
+        assert gc.get_freeze_count() > 0  # the new session's, now
+    assert gc.get_freeze_count() == 0  # the app ended: nothing stays frozen

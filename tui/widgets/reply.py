@@ -73,9 +73,11 @@ class AssistantEntry(Vertical):
         self._head = StreamedHead()
 
     def compose(self) -> ComposeResult:
-        reasoning = Reasoning(self._reasoning)
-        reasoning.display = bool(self._reasoning.strip())
-        yield reasoning
+        # The reasoning line only when there is reasoning (most replies have none): a
+        # resumed session mounts its entries a page at a time, and each widget is laid
+        # out again with every page.
+        if self._reasoning.strip():
+            yield Reasoning(self._reasoning)
         markdown = Markdown(self._initial)
         markdown.display = bool(self._initial.strip())
         yield markdown
@@ -86,7 +88,19 @@ class AssistantEntry(Vertical):
 
     @property
     def reasoning(self) -> Reasoning:
-        return self.query_one(Reasoning)
+        """The reasoning line, mounted above the answer the first time it is asked for."""
+        found = self.query(Reasoning)
+        if found:
+            return found.first()
+        reasoning = Reasoning()
+        reasoning.display = False
+        self.mount(reasoning, before=0)
+        return reasoning
+
+    @property
+    def _reasoning_text(self) -> str:
+        found = self.query(Reasoning)
+        return found.first().text if found else ""
 
     @property
     def text(self) -> str:
@@ -96,7 +110,7 @@ class AssistantEntry(Vertical):
         """(answer, reasoning) as shown, stripped; also before the entry is mounted."""
         if not self.is_mounted:
             return self._initial.strip(), clean(drawn(self._reasoning).joined()).strip()
-        return self.markdown.source.strip(), self.reasoning.text.strip()
+        return self.markdown.source.strip(), self._reasoning_text.strip()
 
     def add_reasoning(self, fragment: str) -> None:
         self.reasoning.append(fragment)
@@ -145,11 +159,14 @@ class AssistantEntry(Vertical):
             await self.markdown.update(text)
         self.markdown.display = bool(text.strip())
         shown_reasoning = clean(drawn(reasoning).joined()) if reasoning else ""
-        if reasoning and shown_reasoning != self.reasoning.text:
-            self.reasoning.text = shown_reasoning
-            self.reasoning.refresh(layout=True)
-        self.reasoning.display = bool(self.reasoning.text.strip())
-        self.display = self.markdown.display or self.reasoning.display
+        if shown_reasoning.strip() and shown_reasoning != self._reasoning_text:
+            line = self.reasoning
+            line.text = shown_reasoning
+            line.refresh(layout=True)
+        shows_reasoning = bool(self._reasoning_text.strip())
+        if self.query(Reasoning):
+            self.reasoning.display = shows_reasoning
+        self.display = self.markdown.display or shows_reasoning
 
     async def discard(self) -> None:
         """Forget a partial stream (the request is being retried)."""

@@ -62,13 +62,13 @@ class ToolCard(Vertical):
         self._frame = 0
 
     def compose(self) -> ComposeResult:
+        # Only what shows is built (the full command when the title cannot carry it, the
+        # "show all" toggle once the output is long): a resumed session mounts its cards a
+        # page at a time, and every widget is laid out again with each page.
         raw = self.raw_command
-        full = "\n" in raw or len(self.command) > 72 or has_unsafe(raw)
-        command = Static(command_content(raw), classes="command")
-        command.display = full
-        yield command
+        if "\n" in raw or len(self.command) > 72 or has_unsafe(raw):
+            yield Static(command_content(raw), classes="command")
         yield Static(classes="output")
-        yield ShowAll(classes="show-all")
 
     def on_mount(self) -> None:
         prefix = "$ " if self.tool_name == "bash" else f"{clean(self.tool_name)} "
@@ -82,13 +82,20 @@ class ToolCard(Vertical):
             self._apply_state()
 
     def _apply_state(self) -> None:
-        """Classes, subtitle and body for a finished call (only once mounted: styling an
-        unmounted widget costs a stylesheet pass, and a long resume builds many)."""
-        self.remove_class("-running")
-        failed = self.is_error or (self.exit_code not in (0, None))
-        self.set_class(failed, "-failed")
+        """Subtitle and body for a finished call (only once mounted: a long resume builds
+        many cards and mounts few)."""
+        self._set_state_classes()
         self.border_subtitle = self._outcome()
         self._render_body()
+
+    def _set_state_classes(self) -> None:
+        """``-running`` off, ``-failed`` on a failure. An unmounted card is not restyled
+        here: mounting styles it once, with these classes (a restyle after mounting cost
+        a stylesheet pass per card of every page scrolled back through)."""
+        update = self.is_mounted
+        self.remove_class("-running", update=update)
+        failed = self.is_error or (self.exit_code not in (0, None))
+        self.set_class(failed, "-failed", update=update)
 
     # --- state --------------------------------------------------------------------------------
 
@@ -134,6 +141,8 @@ class ToolCard(Vertical):
         self.spill_path = spill_path
         if self.is_mounted:
             self._apply_state()
+        else:
+            self._set_state_classes()
 
     def mark_pruned(self) -> None:
         """The model now sees a shortened form of this output (the pruner replaced it)."""
@@ -168,20 +177,32 @@ class ToolCard(Vertical):
 
     def _render_body(self) -> None:
         output = self.query_one(".output", Static)
-        show_all = self.query_one(ShowAll)
         lines = self.output.rstrip("\n").split("\n") if self.output.strip() else []
         output.display = bool(lines) or not self.running
+        long = len(lines) > PREVIEW_LINES
+        show_all = self._show_all(long)
         if not lines:
             output.update(Content.styled("(no output)" if not self.running else "", "$text-muted"))
-            show_all.display = False
             return
-        long = len(lines) > PREVIEW_LINES
         # While it runs the newest lines matter (as in a terminal); after, the first ones.
         preview = lines[-PREVIEW_LINES:] if self.running else lines[:PREVIEW_LINES]
         shown = lines if self.expanded or not long else preview
         output.update(Content("\n".join(shown)))
-        show_all.display = long
+        if show_all is None:
+            return
         label = "show less" if self.expanded else f"{len(lines)} lines · show all"
         show_all.update(
             Content.styled(f"▸ {label}" if not self.expanded else f"▾ {label}", "$text-accent")
         )
+
+    def _show_all(self, wanted: bool) -> ShowAll | None:
+        """The "show all" toggle, mounted the first time it is ``wanted``; hidden (not
+        removed: it may have focus) when no longer."""
+        found = self.query(ShowAll)
+        toggle = found.first() if found else None
+        if wanted and toggle is None:
+            toggle = ShowAll(classes="show-all")
+            self.mount(toggle)
+        elif toggle is not None:
+            toggle.display = wanted
+        return toggle if wanted else None

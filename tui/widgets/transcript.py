@@ -14,6 +14,7 @@ start costs what a few pages do.
 from __future__ import annotations
 
 from textual import events
+from textual.await_remove import AwaitRemove
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widget import Widget
@@ -21,6 +22,7 @@ from textual.widgets import Static
 
 from agent.replies import Notice as StreamNotice
 from agent.replies import ReasoningDelta, Retrying, StreamEvent, TextDelta, ToolOutputDelta
+from tui import heap
 from tui.view.fold import Change, LogView
 from tui.view.items import (
     Answer,
@@ -36,11 +38,11 @@ from tui.widgets.marker import CompactionMarker
 from tui.widgets.reply import AssistantEntry, shown_answer
 from tui.widgets.tool_card import ToolCard
 
-REPLAY_WINDOW = 60
+REPLAY_WINDOW = 40
 """Entries mounted when a long session is opened; earlier ones mount a page at a time."""
 PAGE = 20
 """Entries one "show earlier" (or "show later") mounts."""
-MOUNTED_PAGES = 3
+MOUNTED_PAGES = 2
 """Pages of history mounted at once, besides the newest entries."""
 
 
@@ -170,6 +172,7 @@ class Transcript(VerticalScroll):
             if isinstance(widget, ToolCard):
                 self._cards.pop(widget.call_id, None)
         await self.remove_children(widgets)
+        heap.collect_dropped()
 
     async def _label(self, button: _PageButton, pending: list[int]) -> None:
         if not pending:
@@ -177,7 +180,7 @@ class Transcript(VerticalScroll):
             return
         button.update(_page_label(earlier=isinstance(button, ShowEarlier), count=len(pending)))
 
-    def clear_all(self) -> None:
+    def clear_all(self) -> AwaitRemove:
         self._view = LogView()
         self._live = None
         self._built.clear()
@@ -187,7 +190,7 @@ class Transcript(VerticalScroll):
         self._pages.clear()
         self._later.clear()
         self._last_answer = ""
-        self.remove_children()
+        return self.remove_children()
 
     def dump(self) -> list[str]:
         """One plain line (or paragraph) per entry, unmounted ones included: what a reader
