@@ -22,13 +22,14 @@ import asyncio
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
-
-import httpx2
 
 from agent.secret import Secret
 from agent.windows import WindowBook
+
+if TYPE_CHECKING:
+    import httpx2
 
 ASK_TIMEOUT_S = 2.0
 """For all the probes together: a server that takes longer to say its window is not worth
@@ -141,6 +142,8 @@ async def ask_window(
     transport: httpx2.AsyncBaseTransport | None = None,
 ) -> Answer | None:
     """What the server at ``base_url`` says ``model``'s window is, or None (see module)."""
+    import httpx2  # only when a server is asked: the offline demo starts without it
+
     base = base_url.rstrip("/")
     root = server_root(base)
     probes: list[tuple[str, str, dict[str, Any] | None, Callable[[Any], Answer | None]]] = [
@@ -177,6 +180,8 @@ async def _probe(
 ) -> Answer | None:
     """One question; None when it gets no usable answer. Transport errors (nothing
     listening) propagate: the other probes would meet the same."""
+    import httpx2
+
     try:
         response = await client.request(method, url, json=payload)
         if response.status_code != 200 or len(response.content) > 1 << 20:

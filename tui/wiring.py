@@ -13,7 +13,6 @@ from agent.carryover import carried_over
 from agent.chat import ChatModel
 from agent.discovery import WindowAsker
 from agent.hooks import Prepare
-from agent.llm import OpenAICompatible
 from agent.loop import Agent
 from agent.loop_settings import LoopSettings
 from agent.meter import TokenMeter
@@ -121,6 +120,8 @@ def build_model(provider: Provider, settings: Settings, estimator: Estimator) ->
     if provider.kind == "scripted":
         window = settings.context_window or DEMO_CONTEXT_WINDOW
         return ScriptedModel(estimator, context_window=window, delay_s=0.0)
+    from agent.llm import OpenAICompatible  # the SDK (~0.4 s to import): not for the demo
+
     return OpenAICompatible(
         base_url=provider.base_url,
         api_key=provider.api_key,

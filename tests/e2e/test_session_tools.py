@@ -113,6 +113,15 @@ def test_the_session_tools_start_without_the_heavy_libraries(
         assert not imported & forbidden, (args, sorted(imported & forbidden))
 
 
+def test_the_offline_demo_starts_without_the_model_sdk(run_cli: Run) -> None:
+    """``--demo`` talks to no server: neither the SDK nor the HTTP client is loaded."""
+    out = run_cli("-p", "hi", "--demo", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    imported = _imported(out.stderr)
+    assert {"tui", "agent", "tiktoken"} <= imported  # the trace is there, the run was real
+    assert not imported & {"openai", "httpx2", "httpcore2", "textual"}, sorted(imported)
+
+
 def test_sessions_finds_the_home_the_config_file_names(
     run_cli: Run, cli_env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -11,8 +11,11 @@ from tui.widgets.prompt import PromptArea
 
 async def test_typing_while_busy_queues_steering(ui: UI, openai_server: OpenAIServer) -> None:
     """The message shows as queued, then delivered; the next request carries it."""
+    # The command runs until the test has seen the message queued (an event, not a delay
+    # that a loaded machine can outlast).
+    wait = "for i in $(seq 600); do [ -e go ] && break; sleep 0.05; done"
     openai_server.push(
-        {"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 1"}}]},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": wait}}]},
         {"text": "Done, and I took your note into account."},
     )
     runtime = ui.runtime(
@@ -29,6 +32,7 @@ async def test_typing_while_busy_queues_steering(ui: UI, openai_server: OpenAISe
         assert "queued" in entry.render().plain
         assert runtime.agent.pending_steering == ["also check the tests"]
         assert app.status.queued == 1
+        (ui.workdir / "go").touch()
         await ui.settle(pilot)
         assert not entry.queued and "queued" not in entry.render().plain
         steering = [e for e in runtime.session.events if isinstance(e, SteeringMessage)]

@@ -10,7 +10,7 @@ import re
 from collections.abc import AsyncIterator
 
 from agent.chat import ChatRequest
-from agent.llm import ToolCall, Usage
+from agent.events import ToolCall, Usage
 from agent.replies import Completed, ReasoningDelta, Reply, StreamEvent, TextDelta, ToolCallDelta
 from agent.tokens import Estimator
 from tui.demo.explorer import _answer, _next_command, _scene
