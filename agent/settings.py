@@ -8,20 +8,14 @@ never reach the log, the output or a ``repr``.
 
 from __future__ import annotations
 
-import re
+import json
+import os
 import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
-from pydantic_settings import (
-    BaseSettings,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-    TomlConfigSettingsSource,
-)
-from pydantic_settings.exceptions import SettingsError as PydanticSettingsError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent.config_file import (
     SettingsError,
@@ -48,12 +42,10 @@ ApprovalPolicy = Literal["ask", "auto", "deny"]
 SandboxMode = Literal["off", "read-only", "workspace-write"]
 
 
-class Settings(BaseSettings):
+class Settings(BaseModel):
     """Everything a user can configure. Unknown keys are errors."""
 
-    model_config = SettingsConfigDict(
-        env_prefix="REEFLINE_", extra="forbid", env_nested_delimiter="__", frozen=True
-    )
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     model: str | None = None
     """Model name as the provider knows it (e.g. gpt-4.1, deepseek-chat, qwen2.5:7b)."""
@@ -88,37 +80,6 @@ class Settings(BaseSettings):
     compaction: dict[str, Any] = {}
     """Compaction settings, validated by the compaction backend."""
 
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # Flags arrive as init kwargs; the file was validated by load_settings() first.
-        return (
-            init_settings,
-            env_settings,
-            TomlConfigSettingsSource(settings_cls, toml_file=config_path()),
-        )
-
-
-def _file_model() -> type[BaseModel]:
-    """The keys of :class:`Settings` as a plain model, to validate a config file on its own
-    (so an error can name the file rather than a merged source)."""
-    fields: dict[str, Any] = {
-        name: (info.annotation, info) for name, info in Settings.model_fields.items()
-    }
-    model: type[BaseModel] = create_model(
-        "FileSettings", __config__=ConfigDict(extra="forbid"), **fields
-    )
-    return model
-
-
-_FileSettings = _file_model()
-
 
 def describe_errors(exc: ValidationError, source: str) -> str:
     lines = []
@@ -132,7 +93,7 @@ def load_config_file(path: Path) -> dict[str, Any]:
     """The validated contents of a config file ({} when it does not exist)."""
     data = read_config(path)
     try:
-        _FileSettings.model_validate(data)
+        Settings.model_validate(data)
     except ValidationError as exc:
         raise SettingsError(describe_errors(exc, str(path))) from None
     return data
@@ -144,25 +105,78 @@ def load_settings(flags: Mapping[str, Any] | None = None) -> Settings:
     Raises:
         SettingsError: naming the config file and key, or the flag / variable at fault.
     """
-    load_config_file(checked_config_path())
-    explicit = {k: v for k, v in (flags or {}).items() if v is not None}
+    merged = load_config_file(checked_config_path())
+    for layer in (environment_settings(os.environ), flags or {}):
+        merged = _deep_merge(merged, {k: v for k, v in layer.items() if v is not None})
     try:
-        settings = Settings(**explicit)
+        settings = Settings.model_validate(merged)
     except ValidationError as exc:
         raise SettingsError(
             describe_errors(exc, "settings (command-line flags or REEFLINE_* environment)")
         ) from None
-    except PydanticSettingsError as exc:
-        # A REEFLINE_* variable that is not the JSON its field needs.
-        field = _FIELD_IN_MESSAGE.search(str(exc))
-        name = f"REEFLINE_{field.group(1).upper()}" if field else "a REEFLINE_* variable"
-        raise SettingsError(f"{name}: not a valid value (JSON expected): {exc}") from None
     if settings.base_url:
         check_base_url(settings.base_url, "--base-url")
     return settings
 
 
-_FIELD_IN_MESSAGE = re.compile(r'field "([a-z_]+)"')
+ENV_PREFIX = "REEFLINE_"
+
+
+def environment_settings(env: Mapping[str, str]) -> dict[str, Any]:
+    """The settings given as ``REEFLINE_<KEY>`` variables (names in any case).
+
+    A key of a table (``compaction``, ``context_windows``) takes JSON
+    (``REEFLINE_COMPACTION='{"threshold_ratio": 0.7}'``), or one entry per variable with
+    ``__`` (``REEFLINE_COMPACTION__THRESHOLD_RATIO=0.7``); every other value is text that
+    validation converts. Variables that name no setting (``REEFLINE_HOME`` does,
+    ``REEFLINE_CONFIG`` does not) are left alone.
+
+    Raises:
+        SettingsError: a table's variable that is not a JSON object.
+    """
+    found: dict[str, Any] = {}
+    for name in sorted(env):  # a table's JSON before its ``__`` entries, which refine it
+        if not name.upper().startswith(ENV_PREFIX):
+            continue
+        key, _, entry = name[len(ENV_PREFIX) :].lower().partition("__")
+        if key not in Settings.model_fields:
+            continue
+        value = env[name]
+        if key in _TABLES and not entry:
+            try:
+                value = json.loads(value)
+            except ValueError as exc:
+                raise SettingsError(
+                    f"{name.upper()}: not a valid value (JSON expected): {exc}"
+                ) from None
+            if not isinstance(value, dict):
+                raise SettingsError(f"{name.upper()}: not a valid value (a JSON object expected)")
+            found[key] = _deep_merge(found.get(key, {}), value)
+        elif key in _TABLES:
+            table = found.setdefault(key, {})
+            for part in entry.split("__")[:-1]:
+                table = table.setdefault(part, {})
+            table[entry.split("__")[-1]] = value
+        elif not entry:
+            found[key] = value
+    return found
+
+
+_TABLES = frozenset(
+    name for name, field in Settings.model_fields.items() if get_origin(field.annotation) is dict
+)
+"""The settings whose value is a table rather than one value."""
+
+
+def _deep_merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` with ``over`` on top; tables are merged key by key, not replaced."""
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
 
 
 def check_base_url(url: str, source: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 from pathlib import Path
 
 import pytest
@@ -57,3 +58,38 @@ def test_configured_home_refuses_what_the_settings_refuse(
     monkeypatch.setenv("REEFLINE_CONFIG", str(tmp_path / "missing.toml"))
     with pytest.raises(SettingsError, match="does not exist"):
         configured_home(None)
+
+
+def test_the_environment_layer_sits_between_the_file_and_the_flags(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``REEFLINE_<KEY>`` beats the file and loses to a flag; a table takes JSON or one
+    ``__`` entry per variable and is merged key by key with the file's; names in any case."""
+    for name in [n for n in os.environ if n.upper().startswith("REEFLINE_")]:
+        monkeypatch.delenv(name)
+    config = tmp_path / "config.toml"
+    config.write_text(
+        'model = "from-file"\nmax_steps = 5\n[compaction]\nthreshold_ratio = 0.6\nretries = 1\n'
+    )
+    monkeypatch.setenv("REEFLINE_CONFIG", str(config))
+    monkeypatch.setenv("REEFLINE_MODEL", "from-env")
+    monkeypatch.setenv("reefline_max_steps", "7")
+    monkeypatch.setenv("REEFLINE_DEMO", "true")
+    monkeypatch.setenv("REEFLINE_COMPACTION", '{"retries": 2}')
+    monkeypatch.setenv("REEFLINE_COMPACTION__THRESHOLD_RATIO", "0.7")
+    monkeypatch.setenv("REEFLINE_CONTEXT_WINDOWS", '{"m": 9000}')
+    monkeypatch.setenv("REEFLINE_NOT_A_SETTING", "ignored")
+    settings = load_settings({"model": "from-flag", "max_steps": None})
+    assert settings.model == "from-flag"  # a flag wins
+    assert settings.max_steps == 7 and settings.demo is True  # the environment, converted
+    assert settings.compaction == {"threshold_ratio": "0.7", "retries": 2}
+    assert settings.context_windows == {"m": 9000}
+    for value, says in (("{bad", "JSON expected"), ("[1]", "a JSON object expected")):
+        monkeypatch.setenv("REEFLINE_COMPACTION", value)
+        with pytest.raises(SettingsError, match=f"REEFLINE_COMPACTION: not a valid value.*{says}"):
+            load_settings({})
+    monkeypatch.setenv("REEFLINE_COMPACTION", "{}")
+    monkeypatch.delenv("reefline_max_steps")
+    monkeypatch.setenv("REEFLINE_MAX_STEPS", "many")
+    with pytest.raises(SettingsError, match="`max_steps`"):
+        load_settings({})
