@@ -109,11 +109,7 @@ class LiveJail:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._buffer = b""
         self._dead = False
-
-    @property
-    def pid(self) -> int:
-        """bwrap's process ID (outside the jail), the leader of the jail's process group."""
-        return self._proc.pid
+        self._tracked = True
 
     @property
     def alive(self) -> bool:
@@ -146,7 +142,7 @@ class LiveJail:
             raise
         finally:
             theirs.close()
-        REAPER.track(proc.pid)
+        REAPER.track(proc.pid)  # forgotten in kill()
         jail = cls(shape, proc, ours)
         assert proc.stdin is not None and proc.stderr is not None
         try:
@@ -219,11 +215,15 @@ class LiveJail:
         """SIGKILL the jail's process group (bwrap and the runner, so the whole PID
         namespace) and reap bwrap. Idempotent."""
         self._dead = True
+        # Once bwrap is reaped its number may be another process's: never signal it then.
+        # (Nothing of the jail outlives bwrap: --die-with-parent kills its PID 1.)
         if self._proc.returncode is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self._proc.pid, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._proc.wait(KILL_WAIT_S)
+        if self._tracked:
+            self._tracked = False
             REAPER.untrack(self._proc.pid)
         loop, self._loop = self._loop, None
         if loop is not None and not loop.is_closed() and self._sock.fileno() >= 0:
@@ -365,11 +365,6 @@ class Jails:
         self.close()
         self._jail = await LiveJail.start(shape, env, self.cwd_dir)
         return self._jail
-
-    @property
-    def current(self) -> LiveJail | None:
-        """The jail kept for the next command, if any is running."""
-        return self._jail if self._jail is not None and self._jail.alive else None
 
     def close(self) -> None:
         """Kill the jail (and everything still running in it); remove ``cwd_dir``."""
