@@ -101,7 +101,8 @@ class LiveJail:
 
     def __init__(self, shape: Jail, proc: subprocess.Popen[bytes], sock: socket.socket) -> None:
         self.shape = shape
-        self.busy = False
+        self.command: JailCommand | None = None
+        """The command running in it (one at a time)."""
         self.disposable = False
         """Killed once its command ends (a second jail for a command run at the same time)."""
         self._proc = proc
@@ -158,7 +159,7 @@ class LiveJail:
             if line != b"ready":
                 jail.kill()
                 said = proc.stderr.read().decode(errors="replace").strip()
-                raise OSError(f"the sandbox did not start: {said or 'no word from bwrap'}")
+                raise OSError(said or f"no answer from it within {START_TIMEOUT_S:g}s")
         except BaseException:
             jail.kill()
             raise
@@ -202,8 +203,8 @@ class LiveJail:
             raise JailGone(str(exc)) from exc
         finally:
             os.close(write_fd)
-        self.busy = True
-        return JailCommand(self, transport, pipe, loop)
+        self.command = JailCommand(self, transport, pipe, loop)
+        return self.command
 
     def signal(self, sig: int) -> None:
         """Send ``sig`` to the running command's process group (the runner relays it)."""
@@ -225,6 +226,8 @@ class LiveJail:
         if self._tracked:
             self._tracked = False
             REAPER.untrack(self._proc.pid)
+        if self.command is not None:
+            self.command.stopped()
         loop, self._loop = self._loop, None
         if loop is not None and not loop.is_closed() and self._sock.fileno() >= 0:
             # A socket closed under a pending read would leave its number in the loop's
@@ -238,7 +241,7 @@ class LiveJail:
         """The wait status the runner reports for the running command; None when the
         runner is gone (the jail is then dead)."""
         line = await self._line()
-        if line.startswith(b"exit "):
+        if line.startswith(b"exit ") and line[5:].isdigit():
             return int(line[5:])
         self._dead = True
         return None
@@ -302,22 +305,24 @@ class JailCommand:
 
     def kill(self) -> None:
         """Kill everything the command started: the whole jail."""
-        self._killed = True
         self.jail.kill()
+
+    def stopped(self) -> None:
+        """Its jail was killed (by the tool: not news for the model, unlike a jail that
+        died on its own first)."""
         self._watch.cancel()
         if not self.exited.done():
+            self._killed = True
             self.exited.set_result(None)
 
     def close(self) -> None:
         """Release the pipe; a jail whose command did not report its end is killed (its
         state is unknown), one whose command ended is free for the next."""
-        if self.status is None and not self.exited.done():
-            self.kill()
         if self.status is None or self.jail.disposable:
             self.jail.kill()
         self._watch.cancel()
         self._transport.close()
-        self.jail.busy = False
+        self.jail.command = None
 
 
 class Jails:
@@ -354,7 +359,7 @@ class Jails:
 
     async def _jail_for(self, shape: Jail, env: Mapping[str, str]) -> LiveJail:
         jail = self._jail
-        if jail is not None and jail.busy:
+        if jail is not None and jail.command is not None:
             # Only one command at a time in a jail; a second one at once (never from the
             # agent, which runs calls in turn) gets a jail of its own, not kept.
             extra = await LiveJail.start(shape, env, self.cwd_dir)

@@ -527,6 +527,25 @@ async def test_a_jail_killed_from_outside_is_said_and_replaced(
     tool.close()
 
 
+async def test_a_jail_that_cannot_start_is_said(
+    bwrap: str, tmp_path: Path, reefline_home: Path
+) -> None:
+    """The runner's interpreter hidden in the jail (a setting, not our code): the command
+    is not run, the model is told why at once; the next shape that can start does."""
+    interpreter = Path(sys.executable).parent
+    sandbox = choose("workspace-write", hidden=[reefline_home, interpreter])
+    spill = reefline_home / "sessions" / "this.spill"
+    tool = BashTool(cwd=tmp_path, spill_dir=spill, policy="auto", sandbox=sandbox)
+    out = await asyncio.wait_for(tool.run({"command": "touch ran"}), 15)
+    assert out.is_error and out.sandbox is None
+    assert out.content.startswith("Could not run: cannot start the sandbox: bwrap: ")
+    assert sys.executable in out.content and not (tmp_path / "ran").exists()
+    tool.sandbox = choose("workspace-write", hidden=[reefline_home])
+    assert (await tool.run({"command": "touch ran"})).exit_code == 0
+    assert (tmp_path / "ran").exists()
+    tool.close()
+
+
 async def test_closing_the_tool_ends_its_jail(
     bwrap: str, tmp_path: Path, reefline_home: Path, leftovers: list[str]
 ) -> None:
