@@ -3,7 +3,7 @@ each sandboxed command.
 
 Why: bwrap's namespaces and mounts cost ~5 ms, several times a bare ``bash -c true``; paid
 once per jail instead of once per command, a sandboxed command costs about what an
-unconfined one does (one fork and exec in the jail, a pipe and two socket messages).
+unconfined one does (a ``posix_spawn`` in the jail, a pipe and two socket messages).
 
 The cost model, then: the first sandboxed command, and the first after the jail was killed
 or its shape (:class:`~tools.bwrap.Jail`: mode, network, workspace, spill folder, the
@@ -16,10 +16,10 @@ The rules that keep it as safe as a jail per command:
   working directory and its environment, never a command line (``/proc/<pid>/cmdline`` is
   readable by every user). The jail's own environment is the allow-list too.
 - A command that ends normally leaves the jail for the next one. A timeout, a cancel, a
-  command whose background jobs still hold the output pipe, a runner that stopped
-  answering: the whole jail is killed (its PID 1 dying makes the kernel kill every process
-  of its namespace, those that left their group with ``setsid`` too) and the next command
-  starts a fresh one.
+  command whose background jobs still hold the output pipe: the whole jail is killed (its
+  PID 1 dying makes the kernel kill every process of its namespace, those that left their
+  group with ``setsid`` too) and the next command starts a fresh one. So does a jail that
+  died on its own (its command is told).
 - The jail runs in a process group the watchdog (:mod:`tools.reaper`) tracks for its whole
   life, and bwrap dies with the thread that started it (``--die-with-parent``): a SIGKILLed
   reefline leaves no jail behind. :meth:`Jails.close` kills it when the tool is done.

@@ -8,15 +8,16 @@ The host sends frames: a 4-byte big-endian length, then that many bytes of JSON.
 
 - ``{"op": "run", "argv": [...], "cwd": "...", "env": {...}}`` comes with one file
   descriptor (SCM_RIGHTS on the frame's first bytes): the write end of the pipe the host
-  reads the output from. The runner forks a child that starts a session of its own (its
-  own process group), takes the pipe as stdout and stderr and ``/dev/null`` as stdin,
-  enters ``cwd`` and executes ``argv`` with exactly ``env``; the runner then closes its
-  copy of the pipe, so only the command holds it. One command at a time.
+  reads the output from. The runner starts ``argv`` in ``cwd`` with exactly ``env`` (its
+  ``PATH`` finds the program), in a session (so a process group) of its own, the pipe as
+  its stdout and stderr and ``/dev/null`` as its stdin; then it closes its copy of the
+  pipe, so only the command holds it. One command at a time.
 - ``{"op": "signal", "signal": N}`` sends signal N to the running command's process group.
 
 The runner answers with lines: ``ready`` once, at start, then ``exit STATUS`` (the raw wait
-status) when a command's child ends. It reaps every other process that ends in the jail (as
-PID 1 it inherits the orphans), and exits when the host's end of the socket closes.
+status) when a command ends, or at once, as exit code 127, when it could not be started. It
+reaps every other process that ends in the jail (as PID 1 it inherits the orphans), and
+exits when the host's end of the socket closes.
 """
 
 from __future__ import annotations
