@@ -102,7 +102,10 @@ class LiveJail:
     def __init__(self, shape: Jail, proc: subprocess.Popen[bytes], sock: socket.socket) -> None:
         self.shape = shape
         self.command: JailCommand | None = None
-        """The command running in it (one at a time)."""
+        """The command running in it, if any."""
+        self.busy = False
+        """Taken for a command, from the moment it is chosen until the command is closed:
+        one at a time."""
         self.disposable = False
         """Killed once its command ends (a second jail for a command run at the same time)."""
         self._proc = proc
@@ -323,6 +326,7 @@ class JailCommand:
         self._watch.cancel()
         self._transport.close()
         self.jail.command = None
+        self.jail.busy = False
 
 
 class Jails:
@@ -333,6 +337,7 @@ class Jails:
     def __init__(self, cwd_dir: Path) -> None:
         self.cwd_dir = cwd_dir
         self._jail: LiveJail | None = None
+        self._starting = False
 
     async def run(
         self,
@@ -353,23 +358,30 @@ class Jails:
             jail = await self._jail_for(shape, env)
             try:
                 return await jail.run(argv, cwd=cwd, env=env, capture=capture, live=live)
-            except JailGone:
+            except BaseException as exc:
+                jail.busy = False
+                if not isinstance(exc, JailGone):
+                    raise
                 jail.kill()
         raise OSError("the sandbox stopped as soon as it started")
 
     async def _jail_for(self, shape: Jail, env: Mapping[str, str]) -> LiveJail:
+        """A jail of ``shape``, taken (``busy``) for the caller's command."""
         jail = self._jail
-        if jail is not None and jail.command is not None:
-            # Only one command at a time in a jail; a second one at once (never from the
-            # agent, which runs calls in turn) gets a jail of its own, not kept.
-            extra = await LiveJail.start(shape, env, self.cwd_dir)
-            extra.disposable = True
-            return extra
-        if jail is not None and jail.shape == shape and jail.alive:
-            return jail
-        self.close()
-        self._jail = await LiveJail.start(shape, env, self.cwd_dir)
-        return self._jail
+        if self._starting or (jail is not None and jail.busy):
+            # One command at a time in a jail; a second one at once (never from the agent,
+            # which runs calls in turn) gets a jail of its own, killed after it.
+            jail = await LiveJail.start(shape, env, self.cwd_dir)
+            jail.disposable = True
+        elif jail is None or jail.shape != shape or not jail.alive:
+            self.close()
+            self._starting = True
+            try:
+                jail = self._jail = await LiveJail.start(shape, env, self.cwd_dir)
+            finally:
+                self._starting = False
+        jail.busy = True
+        return jail
 
     def close(self) -> None:
         """Kill the jail (and everything still running in it); remove ``cwd_dir``."""

@@ -527,6 +527,24 @@ async def test_a_jail_killed_from_outside_is_said_and_replaced(
     tool.close()
 
 
+async def test_commands_run_at_once_get_a_jail_each(
+    bwrap: str, tmp_path: Path, reefline_home: Path, leftovers: list[str]
+) -> None:
+    """Never from the agent (it runs calls in turn), but the tool allows it: a command
+    started while another runs gets a jail of its own, ended with it; the kept one stays."""
+    marker = sleeper_marker()
+    leftovers.append(marker)
+    tool = make_tool(tmp_path, reefline_home, "workspace-write")
+    left = f"sleep {marker} > /dev/null 2>&1 & {NAMESPACE}; sleep 0.3"
+    outs = await asyncio.gather(*(tool.run({"command": left}) for _ in range(3)))
+    spaces = [out.content.splitlines()[0] for out in outs]
+    assert all(out.exit_code == 0 for out in outs) and len(set(spaces)) == 3
+    assert len(await gone(marker)) == 1  # the kept jail's job; the others died with theirs
+    assert await namespace_of(tool) in spaces
+    tool.close()
+    assert await gone(marker) == []
+
+
 async def test_a_jail_that_cannot_start_is_said(
     bwrap: str, tmp_path: Path, reefline_home: Path
 ) -> None:
