@@ -34,7 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import json
+import marshal
 import os
 import shutil
 import signal
@@ -195,8 +195,7 @@ class LiveJail:
             reader.close()
             os.close(write_fd)
             raise
-        body = json.dumps({"op": "run", "argv": list(argv), "cwd": str(cwd), "env": dict(env)})
-        data = body.encode()
+        data = marshal.dumps({"op": "run", "argv": list(argv), "cwd": str(cwd), "env": dict(env)})
         try:
             socket.send_fds(self._sock, [_HEADER.pack(len(data))], [write_fd])
             await loop.sock_sendall(self._sock, data)
@@ -211,7 +210,7 @@ class LiveJail:
 
     def signal(self, sig: int) -> None:
         """Send ``sig`` to the running command's process group (the runner relays it)."""
-        data = json.dumps({"op": "signal", "signal": int(sig)}).encode()
+        data = marshal.dumps({"op": "signal", "signal": int(sig)})
         with contextlib.suppress(OSError):
             self._sock.send(_HEADER.pack(len(data)) + data)
 

@@ -1,10 +1,13 @@
 """The program that runs inside a long-lived jail (:mod:`tools.jail`) as its PID 1.
 
 Run as ``python -I -S - FD`` with this file's text on stdin (no path needs to be visible in
-the jail, and the command line stays short), it imports nothing of reefline: only the
-standard library. ``FD`` is its end of a unix socket pair whose other end the host holds.
+the jail, and the command line stays short), it imports nothing of reefline and only
+built-in modules of the standard library (``_socket``, not ``socket``: a jail's start waits
+for this interpreter, and the pure-Python modules would double its start-up). ``FD`` is its
+end of a unix socket pair whose other end the host holds.
 
-The host sends frames: a 4-byte big-endian length, then that many bytes of JSON.
+The host sends frames: a 4-byte big-endian length, then that many bytes of a
+:mod:`marshal`-ed dict (both ends run the same interpreter, :data:`sys.executable`).
 
 - ``{"op": "run", "argv": [...], "cwd": "...", "env": {...}}`` comes with one file
   descriptor (SCM_RIGHTS on the frame's first bytes): the write end of the pipe the host
@@ -22,17 +25,18 @@ exits when the host's end of the socket closes.
 
 from __future__ import annotations
 
-import contextlib
-import json
+import _signal  # type: ignore[import-not-found]  # no stub; signal imports enum (~7 ms)
+import _socket
+import marshal
 import os
 import select
-import signal
-import socket
-import struct
 import sys
-from typing import Any
 
-_HEADER = struct.Struct(">I")
+TYPE_CHECKING = False  # typing alone would cost this interpreter's start-up several ms
+if TYPE_CHECKING:
+    from typing import Any
+
+HEADER_SIZE = 4
 
 
 def _start(frame: dict[str, Any], out: int) -> int | None:
@@ -56,11 +60,13 @@ def _start(frame: dict[str, Any], out: int) -> int | None:
             setsid=True,
             # Python ignores these; an ignored signal stays ignored across exec, and a
             # command must get the defaults (``yes | head`` ends on SIGPIPE, not an error).
-            setsigdef=(signal.SIGPIPE, signal.SIGXFSZ),
+            setsigdef=(_signal.SIGPIPE, _signal.SIGXFSZ),
         )
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument
-        with contextlib.suppress(OSError):
+        try:  # noqa: SIM105 - contextlib would cost start-up time
             os.write(out, f"reefline sandbox: cannot run the command: {exc}\n".encode())
+        except OSError:
+            pass
         return None
     finally:
         os.close(out)
@@ -79,18 +85,18 @@ def _find(name: str, path: str) -> str:
 
 
 def main(fd: int) -> None:
-    sock = socket.socket(fileno=fd)
+    sock = _socket.socket(fileno=fd)
     os.set_inheritable(fd, False)  # a command must never hold the control socket
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
-    signal.set_wakeup_fd(wake_w)
-    signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+    _signal.set_wakeup_fd(wake_w)
+    _signal.signal(_signal.SIGCHLD, lambda signum, frame: None)
     child = 0
     data = b""
     fds: list[int] = []
     sock.sendall(b"ready\n")
     while True:
-        readable, _, _ = select.select([sock.fileno(), wake_r], [], [])
+        readable, _, _ = select.select([fd, wake_r], [], [])
         if wake_r in readable:
             os.read(wake_r, 4096)
         while True:  # reap: the command's child, and any orphan of the jail
@@ -102,30 +108,36 @@ def main(fd: int) -> None:
                 break
             if pid == child:
                 child = 0
-                sock.sendall(f"exit {status}\n".encode())
-        if sock.fileno() not in readable:
+                sock.sendall(b"exit %d\n" % status)
+        if fd not in readable:
             continue
-        chunk, ancdata, _, _ = sock.recvmsg(1 << 16, socket.CMSG_SPACE(16), socket.MSG_CMSG_CLOEXEC)
+        chunk, ancdata, _, _ = sock.recvmsg(
+            1 << 16, _socket.CMSG_SPACE(16), _socket.MSG_CMSG_CLOEXEC
+        )
         if not chunk:
             os._exit(0)  # the host closed its end: the jail ends with this PID 1
         for level, kind, payload in ancdata:
-            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                usable = len(payload) - len(payload) % 4
-                fds += struct.unpack(f"{usable // 4}i", payload[:usable])
+            if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+                fds += [
+                    int.from_bytes(payload[i : i + 4], sys.byteorder, signed=True)
+                    for i in range(0, len(payload) - 3, 4)
+                ]
         data += chunk
-        while len(data) >= _HEADER.size:
-            (size,) = _HEADER.unpack_from(data)
-            if len(data) < _HEADER.size + size:
+        while len(data) >= HEADER_SIZE:
+            size = int.from_bytes(data[:HEADER_SIZE], "big")
+            if len(data) < HEADER_SIZE + size:
                 break
-            frame = json.loads(data[_HEADER.size : _HEADER.size + size])
-            data = data[_HEADER.size + size :]
+            frame = marshal.loads(data[HEADER_SIZE : HEADER_SIZE + size])
+            data = data[HEADER_SIZE + size :]
             if frame["op"] == "run" and fds:
                 child = _start(frame, fds.pop(0)) or 0
                 if not child:
                     sock.sendall(b"exit %d\n" % (127 << 8))  # as a shell says "not found"
             elif frame["op"] == "signal" and child:
-                with contextlib.suppress(OSError):
+                try:  # noqa: SIM105
                     os.killpg(child, frame["signal"])
+                except OSError:
+                    pass
 
 
 if __name__ == "__main__":
