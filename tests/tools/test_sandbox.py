@@ -478,7 +478,7 @@ async def test_a_killed_command_takes_its_jail_with_it(
     tool = make_tool(tmp_path, reefline_home, "workspace-write")
     await tool.run({"command": f"sleep {marker} > /dev/null 2>&1 &"})
     first = await namespace_of(tool)
-    assert len(processes_with(f"sleep\0{marker}")) == 1  # the earlier command's job lives
+    assert len(await wait_for_processes(f"sleep\0{marker}")) == 1  # the earlier job lives
     command = f"setsid sleep {marker} > /dev/null 2>&1 & echo started; sleep {marker}"
     if how == "timeout":
         out = await tool.run({"command": command, "timeout": 1})

@@ -120,6 +120,9 @@ async def test_a_session_that_ends_takes_its_sandbox_with_it(bwrap: str, ui: UI)
     runtime = ui.runtime(approve="auto")
     out = await runtime.bash.run({"command": f"setsid sleep {marker} > /dev/null 2>&1 &"})
     assert out.sandbox == "workspace-write"
+    deadline = time.monotonic() + 5
+    while not sleepers(marker) and time.monotonic() < deadline:  # it starts in the background
+        await asyncio.sleep(0.05)
     assert sleepers(marker)
     runtime.close()
     deadline = time.monotonic() + 5
