@@ -47,7 +47,7 @@ from pathlib import Path
 
 from tools.bwrap import Jail
 from tools.capture import Capture
-from tools.process import LiveOutput
+from tools.process import LiveOutput, OutputPipe
 from tools.reaper import REAPER
 
 START_TIMEOUT_S = 10.0
@@ -70,30 +70,6 @@ class JailGone(Exception):
 @functools.cache
 def _runner_source() -> bytes:
     return Path(__file__).with_name("jail_runner.py").read_bytes()
-
-
-class OutputPipe(asyncio.Protocol):
-    """The read end of a command's output pipe: chunks to the capture (and a live
-    listener) as they come; :attr:`drained` once every writer closed it."""
-
-    def __init__(
-        self, capture: Capture, loop: asyncio.AbstractEventLoop, live: LiveOutput | None
-    ) -> None:
-        self.capture = capture
-        self.live = live
-        self.drained: asyncio.Future[None] = loop.create_future()
-
-    def data_received(self, data: bytes) -> None:
-        self.capture.feed(data)
-        if self.live is not None:
-            self.live.feed(data)
-
-    def eof_received(self) -> bool | None:
-        return None  # close the transport
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if not self.drained.done():
-            self.drained.set_result(None)
 
 
 class LiveJail:
@@ -387,4 +363,4 @@ class Jails:
         if self._jail is not None:
             self._jail.kill()
             self._jail = None
-            shutil.rmtree(self.cwd_dir, ignore_errors=True)
+        shutil.rmtree(self.cwd_dir, ignore_errors=True)

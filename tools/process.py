@@ -101,6 +101,30 @@ class BashProcess(asyncio.SubprocessProtocol):
             self.exited.set_result(None)
 
 
+class OutputPipe(asyncio.Protocol):
+    """The read end of a command's output pipe: chunks to the capture (and a live
+    listener) as they come; :attr:`drained` once every writer closed it."""
+
+    def __init__(
+        self, capture: Capture, loop: asyncio.AbstractEventLoop, live: LiveOutput | None
+    ) -> None:
+        self.capture = capture
+        self.live = live
+        self.drained: asyncio.Future[None] = loop.create_future()
+
+    def data_received(self, data: bytes) -> None:
+        self.capture.feed(data)
+        if self.live is not None:
+            self.live.feed(data)
+
+    def eof_received(self) -> bool | None:
+        return None  # close the transport
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.drained.done():
+            self.drained.set_result(None)
+
+
 class Running(Protocol):
     """A started command. ``exited``: its process ended (or was killed); ``drained``:
     nothing holds its output pipe any more."""
