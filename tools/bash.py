@@ -343,7 +343,8 @@ class BashTool:
 
     def _jail(self, mode: SandboxMode) -> Jail | None:
         """The jail of a command in ``mode`` (None: it runs unconfined). The secrets are
-        looked up for each command: a ``~/.aws`` made during the session is hidden too."""
+        looked up for each command: a ``~/.aws`` made during the session changes the shape,
+        and the next jail hides it too."""
         if mode == "off":
             return None
         bwrap = self.sandbox.availability.bwrap

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.base import SandboxMode, ToolInterrupted
+from tools.base import ApprovalDecision, SandboxMode, ToolInterrupted
 from tools.bash import BashTool
 from tools.sandbox import Availability, SandboxChoice, SandboxUnavailable, choose
 
@@ -405,12 +405,19 @@ async def test_a_changed_shape_starts_a_jail_of_that_shape(
     tool.sandbox = choose("read-only", network=True, hidden=[reefline_home])
     seen.append(await namespace_of(tool))
     assert len(set(seen)) == 3
+
     # The default follows the policy: auto confines, ask does not, auto again confines.
+    async def once(command: str) -> ApprovalDecision:
+        return "once"
+
     tool.sandbox = choose(None, hidden=[reefline_home])
-    assert (await tool.run({"command": "touch made.txt"})).sandbox == "workspace-write"
-    assert (work / "made.txt").exists()
-    tool.policy = "ask"  # no approver: nothing runs, and the mode is off
-    assert tool.sandbox_mode == "off"
+    tool.approver = once
+    confined = await namespace_of(tool)
+    assert confined not in seen
+    out = await tool.run({"command": "touch made.txt"})
+    assert out.sandbox == "workspace-write" and (work / "made.txt").exists()
+    tool.policy = "ask"
+    assert await namespace_of(tool) == os.readlink("/proc/self/ns/pid")  # unconfined
     tool.policy = "auto"
     assert await namespace_of(tool) not in (*seen, os.readlink("/proc/self/ns/pid"))
     tool.close()
