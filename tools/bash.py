@@ -1,7 +1,8 @@
 """The ``bash`` tool: run one command per call in a persistent working directory.
 
 Each call runs ``bash -c`` in its own session and process group with stdin on /dev/null and
-stderr merged into stdout, under bubblewrap when the sandbox says so (:mod:`tools.sandbox`).
+stderr merged into stdout; when the sandbox says so (:mod:`tools.sandbox`), inside the
+tool's long-lived bubblewrap jail (:mod:`tools.jail`), which :meth:`BashTool.close` ends.
 Everything the command prints is written to a spill file as it arrives, while memory holds
 only a bounded head and tail, so a command printing gigabytes costs the agent a few hundred
 kilobytes. The model sees a sanitized, capped excerpt and a one-line footer with the exit
@@ -16,11 +17,11 @@ import dataclasses
 import itertools
 import os
 import signal
-import subprocess
 import time
+import weakref
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from tools import cwd_trap
 from tools import footer as footers
@@ -36,17 +37,18 @@ from tools.base import (
 )
 from tools.bash_call import bash_schema, parse_call
 from tools.bwrap import Jail
-from tools.capture import Capture
+from tools.capture import Capture, open_spill
+from tools.jail import Jails
 from tools.process import (
     DRAIN_GRACE_S,
     REAP_WAIT_S,
     TERM_GRACE_S,
-    BashProcess,
     LiveOutput,
-    killpg,
+    Running,
+    command_environment,
     settle,
+    spawn,
 )
-from tools.reaper import REAPER
 from tools.sandbox import SandboxChoice, blocked_note, secret_paths
 
 NOT_RUN = "Command not run"
@@ -104,6 +106,8 @@ class BashTool:
         self.sandbox = sandbox or SandboxChoice()
         self._running = 0
         self._seq = itertools.count(1)
+        self._jails = Jails(self._spill_dir / f".cwd-{os.getpid()}-{id(self):x}")
+        weakref.finalize(self, self._jails.close)  # a tool dropped unclosed ends its jail
 
     @property
     def cwd(self) -> Path:
@@ -239,69 +243,43 @@ class BashTool:
         except OSError as exc:
             return _error(f"Could not run: cannot create the output folder: {exc}")
         seq = next(self._seq)
-        cwd_file = self._spill_dir / f".cwd-{os.getpid()}-{id(self):x}-{seq}"
-        argv = ["bash", "-c", cwd_trap.wrap(command, cwd_file)]
-        env = {
-            **{k: v for k, v in os.environ.items() if k not in self.hidden_env},
-            "PWD": str(self._cwd),
-            "PAGER": "cat",
-            "GIT_PAGER": "cat",
-            "TERM": "dumb",
-            "GIT_TERMINAL_PROMPT": "0",
-            "DEBIAN_FRONTEND": "noninteractive",
-        }
         jail = self._jail(mode)
-        if jail is not None:
-            try:
-                argv = jail.argv(argv, cwd=self._cwd, cwd_file=cwd_file)
-            except OSError as exc:
-                return _error(f"Could not run: cannot prepare the sandbox: {exc}")
-            env = jail.environment(env)
-        capture = Capture(self.max_output_chars, lambda: self._open_spill(seq))
+        base = self._jails.cwd_dir  # a jail's commands can write in it; others beside it
+        cwd_file = base / str(seq) if jail else Path(f"{base}-{seq}")
+        argv = ["bash", "-c", cwd_trap.wrap(command, cwd_file)]
+        env = command_environment(self.hidden_env, self._cwd)
+        capture = Capture(self.max_output_chars, lambda: open_spill(self._spill_dir, seq))
         loop = asyncio.get_running_loop()
         live = None if on_output is None else LiveOutput(on_output, loop, self.max_output_chars)
         started = time.monotonic()
-        spawn = asyncio.ensure_future(
-            loop.subprocess_exec(
-                lambda: BashProcess(capture, loop, live),
-                *argv,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                cwd=self._cwd,
-                env=env,
-                start_new_session=True,
-            )
-        )
+        starting = asyncio.ensure_future(self._start(argv, env, jail, capture, live))
         try:
-            # Shielded: a cancel that lands while asyncio is still wiring up the pipes would
-            # otherwise make it kill bash alone, leaving bash's children running.
-            transport, protocol = await asyncio.shield(spawn)
+            # Shielded: a cancel that lands while the command is being started would
+            # otherwise leave it (and its children, or a jail) running unseen.
+            running = await asyncio.shield(starting)
         except OSError as exc:
-            return _error(f"Could not start {argv[0]}: {exc}")
+            return _error(str(exc))
         except asyncio.CancelledError:
             with contextlib.suppress(Exception):
-                transport, protocol = await spawn
-                killpg(transport.get_pid(), signal.SIGKILL)
-                await settle(protocol.exited, timeout=REAP_WAIT_S)
-                transport.close()
+                running = await starting
+                running.kill()
+                await settle(running.exited, timeout=REAP_WAIT_S)
+                running.close()
             capture.discard()
             raise
-        pgid = transport.get_pid()
-        REAPER.track(pgid)
         self._running += 1
         interrupted = timed_out = False
         try:
-            timed_out = not await settle(protocol.exited, timeout=timeout)
+            timed_out = not await settle(running.exited, timeout=timeout)
             if timed_out:
-                killpg(pgid, signal.SIGKILL)
-                await settle(protocol.exited, timeout=REAP_WAIT_S)
+                running.kill()
+                await settle(running.exited, timeout=REAP_WAIT_S)
             duration = time.monotonic() - started
-            if not await settle(protocol.drained, timeout=DRAIN_GRACE_S):
+            if not await settle(running.drained, timeout=DRAIN_GRACE_S):
                 # Background jobs still hold the output pipe: stop them rather than wait
                 # for the timeout or leave them writing into a pipe nobody reads.
-                killpg(pgid, signal.SIGKILL)
-                await settle(protocol.drained, timeout=DRAIN_GRACE_S)
+                running.kill()
+                await settle(running.drained, timeout=DRAIN_GRACE_S)
                 after.append(
                     "[background processes kept the output open after the command finished "
                     "and were killed; redirect their output (`cmd > log 2>&1 &`) to keep them "
@@ -309,30 +287,64 @@ class BashTool:
                 )
         except asyncio.CancelledError:
             try:
-                killpg(pgid, signal.SIGTERM)
-                await settle(protocol.exited, protocol.drained, timeout=TERM_GRACE_S)
+                running.signal(signal.SIGTERM)
+                await settle(running.exited, running.drained, timeout=TERM_GRACE_S)
             finally:
-                killpg(pgid, signal.SIGKILL)
-            await settle(protocol.exited, timeout=REAP_WAIT_S)
+                running.kill()
+            await settle(running.exited, timeout=REAP_WAIT_S)
             duration = time.monotonic() - started
             interrupted = True  # raised below, once the group is reaped and cwd recorded
         finally:
             if live is not None:
                 live.flush()
-            transport.close()
-            REAPER.untrack(pgid)
+            running.close()
             self._running -= 1
             self._cwd = cwd_trap.recorded(cwd_file) or self._cwd
-        returncode = None if interrupted else transport.get_returncode()
+        returncode = None if interrupted else running.returncode
         ran_into = timeout if timed_out else None
-        output = self._report(capture, before, after, returncode, duration, ran_into, jail)
+        output = self._report(
+            capture, before, after, returncode, duration, ran_into, running.lost, jail
+        )
         if interrupted:
             raise ToolInterrupted(dataclasses.replace(output, cwd=str(self._cwd)))
         return output
 
+    async def _start(
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        jail: Jail | None,
+        capture: Capture,
+        live: LiveOutput | None,
+    ) -> Running:
+        """Start ``argv``, unconfined or in ``jail``'s shape.
+
+        Raises:
+            OSError: it could not be started; the message is what to tell the model.
+        """
+        if jail is not None:
+            environment = Jail.environment(env)
+            try:
+                return await self._jails.run(
+                    jail, argv, cwd=self._cwd, env=environment, capture=capture, live=live
+                )
+            except OSError as exc:
+                raise OSError(f"Could not run: cannot start the sandbox: {exc}") from exc
+        try:
+            return await spawn(argv, cwd=self._cwd, env=env, capture=capture, live=live)
+        except OSError as exc:
+            raise OSError(f"Could not start {argv[0]}: {exc}") from exc
+
+    def close(self) -> None:
+        """End the sandbox kept for the next commands, and whatever still runs in it (a
+        server started in the background). The tool stays usable: a later sandboxed
+        command starts a new one."""
+        self._jails.close()
+
     def _jail(self, mode: SandboxMode) -> Jail | None:
         """The jail of a command in ``mode`` (None: it runs unconfined). The secrets are
-        looked up for each command: a ``~/.aws`` made during the session is hidden too."""
+        looked up for each command: a ``~/.aws`` made during the session changes the shape,
+        and the next jail hides it too."""
         if mode == "off":
             return None
         bwrap = self.sandbox.availability.bwrap
@@ -348,14 +360,18 @@ class BashTool:
         returncode: int | None,
         duration: float,
         timed_out: float | None,
+        lost: str | None,
         jail: Jail | None,
     ) -> ToolOutput:
-        """``timed_out``: the timeout the command ran into (None: it did not)."""
+        """``timed_out``: the timeout the command ran into (None: it did not); ``lost``:
+        why its end is unknown (its jail died under it), said in place of the footer."""
         text, truncated = capture.render()
         exit_code: int | None
         if timed_out is not None:
             exit_code = None
             footer = footers.timed_out(timed_out, duration)
+        elif lost is not None:
+            exit_code, footer = None, lost
         elif returncode is None:  # interrupted by the user
             exit_code = None
             footer = footers.interrupted(duration)
@@ -374,20 +390,9 @@ class BashTool:
             duration_s=duration,
             truncated=truncated,
             spill_path=capture.spill_path if truncated and not capture.spill_error else None,
-            interrupted=returncode is None and timed_out is None,
+            interrupted=returncode is None and timed_out is None and lost is None,
             sandbox=jail.mode if jail else "off",
         )
-
-    def _open_spill(self, seq: int) -> tuple[str, IO[bytes]]:
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        for n in itertools.count(seq):
-            path = self._spill_dir / f"{stamp}-{n}.out"
-            try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-            except FileExistsError:
-                continue
-            return str(path), os.fdopen(fd, "wb")
-        raise AssertionError("unreachable")
 
 
 def _error(message: str) -> ToolOutput:

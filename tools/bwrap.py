@@ -1,7 +1,8 @@
-"""One command's bubblewrap jail: the ``bwrap`` command line and the environment it gets.
+"""A jail's shape: the ``bwrap`` command line that starts it and the environment it gets.
 
-The jail (see :mod:`tools.sandbox` for what each mode means), in the order the mounts must
-be made:
+One jail serves many commands (:mod:`tools.jail` runs it and its PID 1); :class:`Jail` is
+everything that shapes it, so two equal values are the same jail. See :mod:`tools.sandbox`
+for what each mode means. The mounts, in the order they must be made:
 
 1. the whole filesystem read-only (``--ro-bind / /``), a fresh ``/dev``, a ``/proc`` of its
    own PID namespace (no other process, so no other process's environment, is visible),
@@ -9,20 +10,20 @@ be made:
 2. parents before children, so that nothing is covered by a mount made after it: what
    the mode exposes (the working directory and the spill folder, writable in
    ``workspace-write``, readable in ``read-only`` so the model can read back a full output;
-   in ``read-only`` also the one file the shell writes its directory to) and the secrets,
-   each hidden behind an empty tmpfs (a folder) or ``/dev/null`` (a file) — a working
-   directory of ``$HOME`` does not bring ``~/.ssh`` back, and a spill folder inside the
-   hidden ``$REEFLINE_HOME`` stays reachable;
+   in ``read-only`` also the one folder the shell writes its directory to, inside the
+   spill folder) and the secrets, each hidden behind an empty tmpfs (a folder) or
+   ``/dev/null`` (a file) — a working directory of ``$HOME`` does not bring ``~/.ssh``
+   back, and a spill folder inside the hidden ``$REEFLINE_HOME`` stays reachable;
 3. every hiding tmpfs made read-only (a write there fails as anywhere else rather than
    vanishing);
 4. no capabilities, no network unless allowed, a SysV IPC namespace of its own, killed
-   with its parent.
+   with its parent; the program given (the runner) is the namespace's PID 1
+   (``--as-pid-1``), so a command sees no process of bubblewrap's.
 
-``--new-session`` is not used: the bash tool starts bwrap in a session of its own already,
-with no controlling terminal (so no TIOCSTI injection), and its process group is what the
-tool kills on timeout and Esc. Everything in the jail stays in that group, and killing the
-jail's PID 1 (in the group too) makes the kernel kill every process of the namespace, even
-one that left the group with ``setsid``.
+``--new-session`` is not used: :mod:`tools.jail` starts bwrap in a session of its own
+already, with no controlling terminal (so no TIOCSTI injection), and each command gets a
+session of its own inside. Killing the jail's PID 1 makes the kernel kill every process of
+the namespace, even one that left its group with ``setsid``.
 
 The environment goes to bwrap as its own environment, never as ``--setenv`` arguments: a
 command line is readable by every user of the machine in ``/proc/<pid>/cmdline``.
@@ -46,7 +47,7 @@ URL (proxies can carry a password)."""
 
 @dataclass(frozen=True)
 class Jail:
-    """The jail of one command. ``secrets`` are existing, resolved paths
+    """The shape of a jail. ``secrets`` are existing, resolved paths
     (:func:`tools.sandbox.secret_paths`)."""
 
     bwrap: str
@@ -56,20 +57,18 @@ class Jail:
     spill_dir: Path
     secrets: tuple[Path, ...]
 
-    def argv(self, command: Sequence[str], *, cwd: Path, cwd_file: Path) -> list[str]:
-        """The command line running ``command`` in the jail, starting in ``cwd``.
+    def argv(self, program: Sequence[str], *, cwd_dir: Path) -> list[str]:
+        """The command line starting the jail with ``program`` as its PID 1.
 
-        In ``read-only`` mode ``cwd_file`` (where the shell records its directory) is
-        created here, empty and 0600, so it can be bound writable: the one file outside
+        ``cwd_dir`` (an existing folder inside the spill folder, where the shell records
+        its directory) is bound writable in ``read-only`` mode: the one place outside
         ``/tmp`` such a command can write.
         """
         writable = self.mode == "workspace-write"
         bind = "--bind" if writable else "--ro-bind"
         mounts = [(self.workspace, bind), (self.spill_dir.resolve(), bind)]
         if not writable:
-            fd = os.open(cwd_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-            os.close(fd)
-            mounts.append((Path(os.path.realpath(cwd_file)), "--bind"))
+            mounts.append((Path(os.path.realpath(cwd_dir)), "--bind"))
         exposed = {path for path, _ in mounts}
         # A secret that is itself what is exposed (reefline started in ~/.ssh) is the
         # user's choice: shown.
@@ -87,7 +86,8 @@ class Jail:
         args += ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL"]
         if not self.network:
             args.append("--unshare-net")
-        return [*args, "--chdir", str(cwd), "--", *command]
+        args += ["--as-pid-1", "--chdir", "/"]
+        return [*args, "--", *program]
 
     @staticmethod
     def environment(env: Mapping[str, str]) -> dict[str, str]:

@@ -4,9 +4,12 @@ control sequences, capped to a head and a tail with the middle spilled to a file
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import re
+import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import IO
 
 _HEAD_SHARE = 0.6
@@ -139,3 +142,17 @@ class Capture:
             head += "\n"
         marker = f"[… {lines} omitted; full output ({self.total} bytes) {saved} …]\n"
         return head + marker + tail, True
+
+
+def open_spill(folder: Path, seq: int) -> tuple[str, IO[bytes]]:
+    """A new spill file for command ``seq`` in ``folder``, 0600, named for the time and the
+    first free number from ``seq`` on: its path and the file open for writing."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for n in itertools.count(seq):
+        path = folder / f"{stamp}-{n}.out"
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        except FileExistsError:
+            continue
+        return str(path), os.fdopen(fd, "wb")
+    raise AssertionError("unreachable")

@@ -1,5 +1,8 @@
 """The bash process as asyncio sees it: its output piped into the capture, its exit
-signalled, and its whole process group killed."""
+signalled, and everything it started killed.
+
+:class:`Running` is what the bash tool drives; :class:`Spawned` is an unconfined command
+(bash in a process group of its own), :class:`tools.jail.JailCommand` a sandboxed one."""
 
 from __future__ import annotations
 
@@ -7,9 +10,14 @@ import asyncio
 import codecs
 import contextlib
 import os
-from collections.abc import Callable
+import signal
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Protocol
 
 from tools.capture import Capture, sanitize
+from tools.reaper import REAPER
 
 DRAIN_GRACE_S = 0.5
 """How long output may keep flowing after bash exits (background jobs holding the pipe)."""
@@ -91,6 +99,133 @@ class BashProcess(asyncio.SubprocessProtocol):
     def process_exited(self) -> None:
         if not self.exited.done():
             self.exited.set_result(None)
+
+
+class OutputPipe(asyncio.Protocol):
+    """The read end of a command's output pipe: chunks to the capture (and a live
+    listener) as they come; :attr:`drained` once every writer closed it."""
+
+    def __init__(
+        self, capture: Capture, loop: asyncio.AbstractEventLoop, live: LiveOutput | None
+    ) -> None:
+        self.capture = capture
+        self.live = live
+        self.drained: asyncio.Future[None] = loop.create_future()
+
+    def data_received(self, data: bytes) -> None:
+        self.capture.feed(data)
+        if self.live is not None:
+            self.live.feed(data)
+
+    def eof_received(self) -> bool | None:
+        return None  # close the transport
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.drained.done():
+            self.drained.set_result(None)
+
+
+class Running(Protocol):
+    """A started command. ``exited``: its process ended (or was killed); ``drained``:
+    nothing holds its output pipe any more."""
+
+    exited: asyncio.Future[None]
+    drained: asyncio.Future[None]
+
+    @property
+    def returncode(self) -> int | None:
+        """Exit code, -N when signal N killed it; None when unknown (killed with others)."""
+        ...
+
+    @property
+    def lost(self) -> str | None:
+        """Why the command's end is unknown when something other than the tool killed it
+        (the model is told); None normally."""
+        ...
+
+    def signal(self, sig: int) -> None:
+        """Send ``sig`` to the command's process group."""
+        ...
+
+    def kill(self) -> None:
+        """SIGKILL everything the command started."""
+        ...
+
+    def close(self) -> None:
+        """Let go of its pipes (after a kill or its end)."""
+        ...
+
+
+class Spawned:
+    """An unconfined command: bash leading a process group of its own, tracked by the
+    watchdog while it runs."""
+
+    def __init__(self, transport: asyncio.SubprocessTransport, protocol: BashProcess) -> None:
+        self._transport = transport
+        self.pgid = transport.get_pid()
+        self.exited = protocol.exited
+        self.drained = protocol.drained
+        REAPER.track(self.pgid)
+
+    @property
+    def returncode(self) -> int | None:
+        return self._transport.get_returncode()
+
+    @property
+    def lost(self) -> str | None:
+        return None
+
+    def signal(self, sig: int) -> None:
+        killpg(self.pgid, sig)
+
+    def kill(self) -> None:
+        killpg(self.pgid, signal.SIGKILL)
+
+    def close(self) -> None:
+        self._transport.close()
+        REAPER.untrack(self.pgid)
+
+
+def command_environment(hidden: frozenset[str], cwd: Path) -> dict[str, str]:
+    """A command's environment: reefline's without the ``hidden`` variables (the API keys),
+    in ``cwd``, with pagers and prompts off (nobody can answer them)."""
+    return {
+        **{k: v for k, v in os.environ.items() if k not in hidden},
+        "PWD": str(cwd),
+        "PAGER": "cat",
+        "GIT_PAGER": "cat",
+        "TERM": "dumb",
+        "GIT_TERMINAL_PROMPT": "0",
+        "DEBIAN_FRONTEND": "noninteractive",
+    }
+
+
+async def spawn(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    capture: Capture,
+    live: LiveOutput | None,
+) -> Spawned:
+    """Start ``argv`` unconfined in ``cwd`` with exactly ``env``, stdin on /dev/null and
+    stderr merged into stdout, in a session (and process group) of its own.
+
+    Raises:
+        OSError: it could not be started.
+    """
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.subprocess_exec(
+        lambda: BashProcess(capture, loop, live),
+        *argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        cwd=cwd,
+        env=dict(env),
+        start_new_session=True,
+    )
+    return Spawned(transport, protocol)
 
 
 def killpg(pgid: int, sig: int) -> None:

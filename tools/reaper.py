@@ -6,7 +6,9 @@ that: a one-line shell loop would go on forever. So a small watchdog process, st
 first command and not part of any terminal's process group, keeps the list of running groups
 (reefline tells it ``+ pgid start`` / ``- pgid`` on a pipe only reefline holds) and, when
 that pipe closes — reefline exited or died — kills every group still listed whose leader has
-not been replaced by another process under the same number (numbers are reused).
+not been replaced by another process under the same number (numbers are reused). A
+sandbox (:mod:`tools.jail`) is one such group for as long as it lives, led by its bwrap:
+killing it kills the sandbox's PID 1, so everything inside.
 """
 
 from __future__ import annotations

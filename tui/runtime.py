@@ -117,8 +117,10 @@ class Runtime:
         return self.model_name
 
     def close(self) -> None:
-        """Stop observing and close the log (a session nothing happened in is removed, see
-        :meth:`Session.close_or_discard`). The HTTP client needs a loop: see :meth:`aclose`."""
+        """End the bash tool's sandbox, stop observing and close the log (a session nothing
+        happened in is removed, see :meth:`Session.close_or_discard`). The HTTP client needs
+        a loop: see :meth:`aclose`."""
+        self.bash.close()
         self.meter.close()
         self.compaction.close()
         self.session.close_or_discard()

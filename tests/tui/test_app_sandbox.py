@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import io
+import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -109,6 +111,38 @@ async def test_plain_asks_with_the_sandbox_said(bwrap: str, ui: UI) -> None:
     assert "this one unsandboxed, the next ones sandboxed (workspace-write, no network)" in text
     modes = [e.data.sandbox for e in runtime.session.events if isinstance(e, ToolResult)]
     assert modes[0] == "off" and set(modes[1:]) == {"workspace-write"} and len(modes) > 1
+
+
+async def test_a_session_that_ends_takes_its_sandbox_with_it(bwrap: str, ui: UI) -> None:
+    """A server a sandboxed command left running in the background lives on in the session's
+    sandbox, and ends when the session does (``/new``, ``/resume`` and quitting close it)."""
+    marker = f"{1000 + uuid.uuid4().int % 1000}.{uuid.uuid4().int % 10**6:06d}"
+    runtime = ui.runtime(approve="auto")
+    out = await runtime.bash.run({"command": f"setsid sleep {marker} > /dev/null 2>&1 &"})
+    assert out.sandbox == "workspace-write"
+    deadline = time.monotonic() + 5
+    while not sleepers(marker) and time.monotonic() < deadline:  # it starts in the background
+        await asyncio.sleep(0.05)
+    assert sleepers(marker)
+    runtime.close()
+    deadline = time.monotonic() + 5
+    while sleepers(marker) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert sleepers(marker) == []
+
+
+def sleepers(marker: str) -> list[str]:
+    """Live ``sleep MARKER`` processes (zombies are dead), by PID."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if cmdline == f"sleep\0{marker}\0".encode() and state not in ("Z", "X"):
+            found.append(entry.name)
+    return found
 
 
 async def test_without_bwrap_the_app_says_so(

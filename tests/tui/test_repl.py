@@ -7,6 +7,7 @@ import io
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from prompt_toolkit.application import create_app_session
@@ -104,6 +105,12 @@ async def test_prompt_session_with_a_pipe_input(ui: UI) -> None:
         task = asyncio.create_task(repl.run())
         for chunk in ["hello there\r", "/tim", "\t", "\r", "/approve\r", "/quit\r"]:
             await asyncio.sleep(0.3 if chunk.endswith("\r") else 0.1)
+            if chunk == "/tim":  # typed at the prompt, once the turn is over: not a fixed time
+                # (its first command starts the sandbox, longer on a loaded machine)
+                deadline = time.monotonic() + 10
+                while "I looked at" not in out.getvalue() and time.monotonic() < deadline:
+                    await asyncio.sleep(0.05)
+                await asyncio.sleep(0.3)
             pipe.send_text(chunk)
         assert await asyncio.wait_for(task, 10) == 0
     text = out.getvalue()
