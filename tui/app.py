@@ -79,9 +79,7 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
         super().__init__()
         self.runtime = runtime
         self.scripted_delay_s = scripted_delay_s
-        self.view = LogView()
-        """The human fold of the open session's log: the transcript and the timeline panel
-        render it."""
+        self.view = LogView()  # the open session's log as people see it (transcript, timeline)
         self.bridge: RuntimeBridge | None = None
         self.approval_arm_s = ARM_S
         """How long the approval dialog ignores keys after it opens (typed-ahead text goes
@@ -165,6 +163,7 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
 
     async def _open(self, runtime: Runtime) -> None:
         """Show ``runtime``'s session: banner, notices, existing events, timeline, gauge."""
+        first = self.bridge is None
         self.runtime = runtime
         runtime.bash.approver = self._approve
         self.view = LogView(price=lambda event: runtime.meter.price(event.seq))
@@ -178,14 +177,16 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
         )
         transcript = self.transcript
         await transcript.clear_all()
+        heap.release_loaded()  # what the session shown before kept may go now
         if runtime.is_demo:
             await transcript.add_notice(DEMO_BANNER, "info")
         for notice in runtime.notices:
             if not (runtime.is_demo and notice == runtime.provider.notice):
                 await transcript.add_notice(notice, "warning")
         self.view.feed_all(runtime.session.events)
+        if first:  # its log and their view live as long as the session (see tui.heap)
+            heap.keep_loaded()
         await transcript.replay(self.view)
-        self.call_after_refresh(heap.keep_loaded)  # the session shown before is gone by then
         self._timeline_changed()
         self._update_gauge()
         self.status.policy = runtime.bash.policy
