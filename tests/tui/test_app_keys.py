@@ -61,7 +61,10 @@ async def test_a_toast_does_not_cover_the_prompt(ui: UI) -> None:
     app = ui.app()
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
         app.notify("Copied the last answer to the clipboard.")
-        await ui.until(pilot, lambda: bool(app.screen.query(Toast)))
+        # Until it is laid out (mounted first, placed at the next layout pass).
+        await ui.until(
+            pilot, lambda: bool(app.screen.query(Toast) and app.screen.query_one(Toast).region)
+        )
         toast = app.screen.query_one(Toast)
         prompt = app.query_one(PromptArea)
         assert toast.region.height > 0
