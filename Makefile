@@ -21,13 +21,18 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 run: $(VENV)/.installed-run
 	$(BIN)/reefline $(ARGS)
 
-# Tests run in parallel, a worker per CPU (pytest-xdist); each test has its own temp home.
-# Long soak variants: pytest -m soak. A single file runs serially: pytest tests/x.py -p no:xdist
+# Tests run in parallel (pytest-xdist), two workers per CPU: most tests spend part of their
+# time waiting on the processes they start. Each test has its own temp home. The sources are
+# compiled first: where PYTHONDONTWRITEBYTECODE is set, every reefline process a test starts
+# would compile them again. Long soak variants: pytest -m soak. A single file runs serially:
+# pytest tests/x.py -p no:xdist
+JOBS ?= $(shell echo $$(( 2 * $$(nproc 2>/dev/null || echo 1) )))
 test: $(VENV)/.installed-dev
 	$(BIN)/lint-imports
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q -rs -n auto
+	$(BIN)/python -m compileall -q agent compact tools tui tests >/dev/null
+	$(BIN)/python -m pytest -q -rs -n $(JOBS)
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
