@@ -12,10 +12,6 @@ When another session replaces it (``/new``, ``/resume``), the freeze is lifted a
 old one left is collected; the new session is not frozen. Freezing it safely would need the
 moment when nothing refers to the old widgets any more (Textual's layout keeps them until
 its next pass), and a freeze before that moment would keep them forever.
-
-A page of history scrolled past and unmounted is freed only by a full pass. While the heap
-is frozen that pass is small, and it is made as each page is dropped (every page costs a
-little more, none stalls: left to the collector, the pass came every three or four pages).
 """
 
 from __future__ import annotations
@@ -32,10 +28,4 @@ def release_loaded() -> None:
     """Lift the freeze (if there is one) and collect what is garbage now."""
     if gc.get_freeze_count():
         gc.unfreeze()
-        gc.collect()
-
-
-def collect_dropped() -> None:
-    """Free what was just unmounted, while the heap is frozen (the pass is small then)."""
-    if gc.get_freeze_count():
         gc.collect()

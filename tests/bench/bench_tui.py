@@ -341,8 +341,19 @@ def keystroke_figures(home: Path) -> list[Figure]:
         ),
         Figure(
             GROUP,
-            f'"show earlier": one page of {PAGE} entries mounted and drawn, slowest '
+            f'"show earlier": one page of {PAGE} entries mounted and drawn, median '
             f"of the {(entries - REPLAY_WINDOW) // PAGE} pages",
+            loaded["page_ms"],
+            "ms",
+            "the first page",
+            loaded["page_first_ms"],
+            target="≤ 100 ms",
+            ok=loaded["page_ms"] <= 100,
+        ),
+        Figure(
+            GROUP,
+            '"show earlier": the slowest of those pages (a full pass of the garbage '
+            "collector lands in about one page of four)",
             loaded["page_max_ms"],
             "ms",
             "the first page",

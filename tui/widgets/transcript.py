@@ -22,7 +22,6 @@ from textual.widgets import Static
 
 from agent.replies import Notice as StreamNotice
 from agent.replies import ReasoningDelta, Retrying, StreamEvent, TextDelta, ToolOutputDelta
-from tui import heap
 from tui.view.fold import Change, LogView
 from tui.view.items import (
     Answer,
@@ -40,9 +39,9 @@ from tui.widgets.tool_card import ToolCard
 
 REPLAY_WINDOW = 40
 """Entries mounted when a long session is opened; earlier ones mount a page at a time."""
-PAGE = 20
+PAGE = 10
 """Entries one "show earlier" (or "show later") mounts."""
-MOUNTED_PAGES = 2
+MOUNTED_PAGES = 4
 """Pages of history mounted at once, besides the newest entries."""
 
 
@@ -172,7 +171,6 @@ class Transcript(VerticalScroll):
             if isinstance(widget, ToolCard):
                 self._cards.pop(widget.call_id, None)
         await self.remove_children(widgets)
-        heap.collect_dropped()
 
     async def _label(self, button: _PageButton, pending: list[int]) -> None:
         if not pending:
