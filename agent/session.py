@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from agent.bulk_load import without_collector
 from agent.events import Event, SessionStart, SessionStartData, SurfaceAppend, SurfaceReplace
 from agent.load_report import LoadReport, ReentrantAppend, SessionError, SessionLoadError
 from agent.messages import ChatMessage, event_message
@@ -131,8 +132,7 @@ class Session:
             FileNotFoundError: no such session.
             SessionLoadError: a line other than the last is bad (file untouched).
             SessionBusy: another process holds the log open for writing.
-        It is one function because the steps must run in this order under the lock: read, repair
-        a torn tail, replay, close an interrupted turn, append the resume.
+        One function, in this order under the lock: read, cut a torn tail, replay, close, resume.
         """
         home = Path(home) if home is not None else default_home()
         path = session_path(home, session_id)
@@ -213,6 +213,7 @@ class Session:
         """Sessions on disk under ``home``, most recently modified first."""
         return list_sessions(Path(home) if home is not None else default_home())
 
+    @without_collector
     def _replay(self, lines: Iterable[bytes]) -> tuple[int, bytes]:
         """Fold every complete line into memory; return the byte offset where a torn
         (unterminated) last line begins and that line's bytes (empty when none)."""

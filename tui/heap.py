@@ -8,10 +8,11 @@ earlier" — a visible stall. So the session the app opens with is frozen once i
 before any widget is built: widgets form reference cycles, and a frozen cycle is never
 freed.
 
-When another session replaces it (``/new``, ``/resume``), the freeze is lifted and what the
-old one left is collected; the new session is not frozen. Freezing it safely would need the
-moment when nothing refers to the old widgets any more (Textual's layout keeps them until
-its next pass), and a freeze before that moment would keep them forever.
+When another session replaces it (``/new``, ``/resume``), or the app ends, the freeze is
+lifted, so what the old one left can be collected; the new session is not frozen. Freezing
+it safely would need the moment when nothing refers to the old widgets any more (Textual's
+layout keeps them until its next pass), and a freeze before that moment would keep them
+forever.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ def keep_loaded() -> None:
 
 
 def release_loaded() -> None:
-    """Lift the freeze (if there is one) and collect what is garbage now."""
-    if gc.get_freeze_count():
-        gc.unfreeze()
-        gc.collect()
+    """Lift the freeze: what was frozen is the collector's again (its next full pass frees
+    what is garbage; no pass is forced here, where a person waits)."""
+    gc.unfreeze()
