@@ -286,22 +286,25 @@ class TokenMeter:
             window=self.windows.current,
         )
 
-    def bound(self, envelope: Envelope) -> int:
+    def bound(self, envelope: Envelope, *, warm_at: int = 0) -> int:
         """At least ``measure(envelope).total``, without waiting for the tokenizer.
 
         Once the tokenizer is loaded this is the measurement itself. Before, it is the byte
         bound of the envelope's header and of every message on the surface (nothing has been
-        priced or anchored yet: any pricing loads the tokenizer), and the tokenizer starts
-        loading in the background, so a caller that only needs to know the context is below a
-        mark (the pre-step check, the output cap) need not wait for it on a short history."""
+        priced or anchored yet: any pricing loads the tokenizer), so a caller that only needs
+        to know the context is below a mark (the pre-step check) need not wait for it on a
+        short history. Once the bound reaches ``warm_at`` the tokenizer starts loading in the
+        background, to be ready when the mark comes near; below it, a short run (``-p`` on
+        a small task) never spends the load (about 0.2 s of CPU)."""
         if self.estimator.ready:
             return self.measure(envelope).total
-        self.estimator.warm()
         total = self.estimator.header_bound(envelope.system, envelope.tools)
         for seq in self.session.surface:
             message = event_message(self.session.events[seq])
             if message is not None:
                 total += self.estimator.message_bound(message)
+        if total >= warm_at:
+            self.estimator.warm()
         return total
 
     @property

@@ -189,8 +189,11 @@ class BasicCompactService(CompactService):
         if window is None:
             return None
         threshold = self.settings.threshold(window)
-        if self.meter.bound(envelope) < self.settings.prune_at(window):
-            return None  # far below the marks: decided without waiting for the tokenizer
+        prune_at = self.settings.prune_at(window)
+        # Far below the marks: decided without waiting for the tokenizer, which starts
+        # loading once the history is halfway there.
+        if self.meter.bound(envelope, warm_at=prune_at // 2) < prune_at:
+            return None
         total = self.meter.measure(envelope).total
         if total < self.settings.prune_at(window):
             return None

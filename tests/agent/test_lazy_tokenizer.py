@@ -45,7 +45,7 @@ def test_the_bound_is_never_below_the_count(text: str) -> None:
 
 
 FRESH_PROCESS = r"""
-import json, sys, time
+import json, sys, threading, time
 from pathlib import Path
 from agent import vocab
 from agent.envelope import Envelope
@@ -61,7 +61,11 @@ session.append("user/message", {"content": "list the files, then read README.md"
 envelope = Envelope(provider="p", model="m", system="You are a coding agent.", tools=[],
                     window=16_000)
 out = {"loaded_at_start": vocab.loaded(estimator.encoding_name)}
-out["bound"] = meter.bound(envelope)
+out["bound_below"] = meter.bound(envelope, warm_at=10_000)
+time.sleep(0.2)
+loading = any(t.name == "tokenizer" for t in threading.enumerate())
+out["warming_below"] = loading or vocab.loaded(estimator.encoding_name)
+out["bound"] = meter.bound(envelope, warm_at=out["bound_below"])
 out["loaded_by_bound"] = vocab.loaded(estimator.encoding_name)
 deadline = time.monotonic() + 60
 while not estimator.ready and time.monotonic() < deadline:
@@ -86,7 +90,8 @@ def test_a_fresh_process_answers_the_first_checks_without_loading_the_tokenizer(
     assert run.returncode == 0, run.stderr
     out = json.loads(run.stdout)
     assert out["loaded_at_start"] is False  # making an estimator and a meter loads nothing
-    assert out["loaded_by_bound"] is False  # the bound did not load it on the spot...
+    assert out["warming_below"] is False  # far below the mark: no load started at all
+    assert out["loaded_by_bound"] is False  # at the mark, the bound did not load it...
     assert out["warmed"] is True  # ...it started the load in the background
     assert out["bound"] >= out["exact"] > 0
     assert out["bound_after"] == out["exact"]  # once loaded, the bound is the measurement
