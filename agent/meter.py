@@ -48,6 +48,10 @@ _SURFACE_CATEGORIES = ("checkpoints", "user", "assistant", "tool_results")
 HeaderKey = tuple[str, str, str, str]
 
 
+WARM_AT_MESSAGES = 100
+"""A surface this long is a session long enough for the tokenizer to pay for its load."""
+
+
 @dataclass(frozen=True)
 class _Anchor:
     total: int
@@ -294,16 +298,19 @@ class TokenMeter:
         priced or anchored yet: any pricing loads the tokenizer), so a caller that only needs
         to know the context is below a mark (the pre-step check) need not wait for it on a
         short history. Once the bound reaches ``warm_at`` the tokenizer starts loading in the
-        background, to be ready when the mark comes near; below it, a short run (``-p`` on
-        a small task) never spends the load (about 0.2 s of CPU)."""
+        background, to be ready when the mark comes near, and so it does once the surface
+        holds more than :data:`WARM_AT_MESSAGES` messages; below both, a short run (``-p``
+        on a small task) never spends the load (about 0.2 s of CPU)."""
         if self.estimator.ready:
             return self.measure(envelope).total
+        surface = self.session.surface
         total = self.estimator.header_bound(envelope.system, envelope.tools)
-        for seq in self.session.surface:
+        for seq in surface:
             message = event_message(self.session.events[seq])
             if message is not None:
                 total += self.estimator.message_bound(message)
-        if total >= warm_at:
+        # A long surface warms it too: this walk is linear, the measurement is not.
+        if total >= warm_at or len(surface) > WARM_AT_MESSAGES:
             self.estimator.warm()
         return total
 
