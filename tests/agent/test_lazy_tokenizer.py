@@ -120,3 +120,38 @@ def test_the_output_cap_is_counted_exactly_when_the_bound_is_too_coarse() -> Non
     assert cap == 4_000 and calls == [1]
     cap = clamp_output(_request("hi"), 16_000, 4_000, lambda m: 14_000, bound=lambda m: 15_000)
     assert cap == 2_000
+
+
+LONG_SURFACE = r"""
+import json, sys, threading
+from pathlib import Path
+from agent.envelope import Envelope
+from agent.meter import WARM_AT_MESSAGES, TokenMeter
+from agent.session import Session
+from agent.tokens import Estimator
+
+home = Path(sys.argv[1])
+session = Session.create(home, cwd=str(home))
+estimator = Estimator()
+meter = TokenMeter(session, estimator, 1_000_000)
+envelope = Envelope(provider="p", model="m", system="s", tools=[], window=1_000_000)
+out = {}
+for count in (WARM_AT_MESSAGES, WARM_AT_MESSAGES + 1):
+    while len(session.surface) < count:
+        session.append("user/message", {"content": "hi"})
+    meter.bound(envelope, warm_at=10**9)
+    out[str(count)] = any(t.name == "tokenizer" for t in threading.enumerate()) or estimator.ready
+print(json.dumps(out))
+"""
+
+
+def test_a_long_surface_warms_the_tokenizer_far_below_the_mark(tmp_path: Path) -> None:
+    """The bound walks the whole surface; once it is long, the exact (incremental) count is
+    made ready even though the history is far below any mark."""
+    run = subprocess.run(
+        [sys.executable, "-c", LONG_SURFACE, str(tmp_path)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    assert list(out.values()) == [False, True], out
