@@ -32,6 +32,7 @@ command line is readable by every user of the machine in ``/proc/<pid>/cmdline``
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,6 +70,9 @@ class Jail:
         mounts = [(self.workspace, bind), (self.spill_dir.resolve(), bind)]
         if not writable:
             mounts.append((Path(os.path.realpath(cwd_dir)), "--bind"))
+        # The interpreter that runs the jail's first process, where the private /tmp or a
+        # hidden folder would cover it (a virtualenv made under /tmp): shown read-only.
+        mounts += [(p, "--ro-bind") for p in _runtime_dirs() if _covered(p, self.secrets)]
         exposed = {path for path, _ in mounts}
         # A secret that is itself what is exposed (reefline started in ~/.ssh) is the
         # user's choice: shown.
@@ -99,3 +103,13 @@ def _hide(path: Path) -> list[str]:
     if os.path.isdir(path):
         return ["--tmpfs", str(path)]
     return ["--ro-bind", "/dev/null", str(path)]
+
+
+def _runtime_dirs() -> list[Path]:
+    """The folders the jail's first process needs: this interpreter's and its base's."""
+    return sorted({Path(os.path.realpath(sys.prefix)), Path(os.path.realpath(sys.base_prefix))})
+
+
+def _covered(path: Path, secrets: Sequence[Path]) -> bool:
+    """Whether ``path`` lies under the jail's private ``/tmp`` or a hidden secret."""
+    return any(path == top or top in path.parents for top in (Path("/tmp"), *secrets))
