@@ -43,8 +43,9 @@ from tui.runtime import Runtime, StartupError
 
 
 def _compaction_source() -> str:
-    """Where the compaction settings came from, for an error message."""
-    if any(name.startswith("REEFLINE_COMPACTION__") for name in os.environ):
+    """Where the compaction settings came from, for an error message (variable names in any
+    case, as the settings read them)."""
+    if any(name.upper().startswith("REEFLINE_COMPACTION__") for name in os.environ):
         return "REEFLINE_COMPACTION__* environment"
     path = config_path()
     try:
