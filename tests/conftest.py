@@ -48,15 +48,35 @@ def workdir(tmp_path: Path) -> Path:
     return d
 
 
-# The longest tests, started first so a parallel run does not end waiting on one of them.
+# The longest tests, longest first (the SIGKILL test alone takes over a third of the run).
 _LONGEST = (
     "test_sigkill_at_many_points_loses_nothing",
-    "test_log_stops_accepting_writes_at_every_point_of_a_turn",
     "test_timeline_compact_and_export",
     "test_crash_during_a_summary_is_harmless",
+    "test_log_stops_accepting_writes_at_every_point_of_a_turn",
     "test_long_session_compacts_and_keeps_the_first_fact",
+    "test_what_reaches_a_terminal_is_written_out_never_obeyed",
+    "test_injected_tool_output_does_not_change_the_summary_instruction",
 )
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist, hand out tests two at a time (not in chunks of a quarter of
+    each worker's share), so the longest tests start at once on different workers and the
+    rest flows to whichever worker is free: a parallel run does not end waiting on one."""
+    if getattr(config.option, "maxschedchunk", "absent") is None:
+        config.option.maxschedchunk = 1
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: getattr(item, "originalname", item.name) not in _LONGEST)
+    """The longest tests first, each followed by an ordinary one (workers take two at a
+    time: two long ones must not land on the same worker)."""
+    rank = {name: i for i, name in enumerate(_LONGEST)}
+
+    def name(item: pytest.Item) -> str:
+        return getattr(item, "originalname", item.name)
+
+    longest = sorted((i for i in items if name(i) in rank), key=lambda i: rank[name(i)])
+    others = [i for i in items if name(i) not in rank]
+    head = [x for pair in zip(longest, others, strict=False) for x in pair]
+    items[:] = head + others[len(longest) :]

@@ -82,8 +82,7 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
         self.view = LogView()  # the open session's log as people see it (transcript, timeline)
         self.bridge: RuntimeBridge | None = None
         self.approval_arm_s = ARM_S
-        """How long the approval dialog ignores keys after it opens (typed-ahead text goes
-        to the prompt meanwhile)."""
+        """How long the approval dialog ignores keys (typed-ahead text goes to the prompt)."""
         self.history = PromptHistory(history_path(runtime.home))
         self.turn_worker: Worker[TurnResult | None] | None = None
         self.compact_worker: Worker[None] | None = None
@@ -397,4 +396,5 @@ def run_app(runtime: Runtime) -> int:
         app.run()
     finally:
         app.runtime.close()
+        heap.resume_collection()  # if the app ended before it showed the session
     return app.return_code or 0

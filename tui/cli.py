@@ -29,10 +29,13 @@ def run_interactive(settings: Settings, args: argparse.Namespace) -> int:
     import asyncio
 
     from agent.settings import SettingsError
+    from tui import heap
     from tui.runtime import StartupError
     from tui.wiring import build_runtime
 
     plain = args.plain or not (sys.stdin.isatty() and sys.stdout.isatty())
+    if not plain:
+        heap.defer_collection()  # until the app has the session loaded (see tui.heap)
     try:
         runtime = build_runtime(
             settings,
@@ -42,9 +45,11 @@ def run_interactive(settings: Settings, args: argparse.Namespace) -> int:
             scripted_delay_s=0.0 if plain else 0.02,
         )
     except (StartupError, SettingsError) as exc:
+        heap.resume_collection()
         print(f"reefline: {clean(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:
+        heap.resume_collection()
         print(f"reefline: cannot open the session log: {clean(str(exc))}", file=sys.stderr)
         return EXIT_ERROR
     if plain:

@@ -3,8 +3,10 @@ transcript, and keeping up with a streamed reply. Each figure sits next to a bas
 the same run.
 
 * **Resume**: ``build_runtime(resume=…)`` + ``App.run_test`` until the transcript is mounted
-  and the first frame is drawn (``pilot.pause()`` after mount), against the core part alone
-  (``Session.open`` + the ``TokenMeter`` fold of the same log).
+  and the first frame is drawn (``pilot.pause()`` after mount), with the collector deferred as
+  ``reefline`` defers it (:mod:`tui.heap`), against the core part alone (``Session.open`` +
+  the ``TokenMeter`` fold of the same log). Each run, app and core alike, starts from a
+  collected heap, as a fresh process would: not amid what the previous run left.
 * **Keystrokes**: a session of ~2,000 transcript entries, every one mounted ("show earlier"
   until none is left), in a fresh process (so its peak RSS is its own); an empty session in
   another fresh process is the baseline. A key is timed from the moment it is posted to the
@@ -30,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import gc
 import json
 import math
 import os
@@ -57,6 +60,7 @@ from compact.registry import build_registry
 from tests.bench.bench_session import build
 from tests.bench.report import Figure
 from tests.openai_server import ScriptedResponse
+from tui import heap
 from tui.app import ReeflineApp
 from tui.widgets.prompt import PromptArea
 from tui.widgets.reply import AssistantEntry
@@ -122,6 +126,7 @@ def settings(base_url: str = "http://127.0.0.1:9/v1") -> Settings:
 async def _resume_app(session_id: str) -> tuple[float, int]:
     """Seconds from nothing to the resumed session on screen; entries mounted."""
     started = time.perf_counter()
+    heap.defer_collection()  # as tui.cli does before it opens a session for the app
     runtime = build_runtime(settings(), resume=session_id)
     app = ReeflineApp(runtime)
     try:
@@ -155,8 +160,10 @@ def resume_figure(home: Path) -> Figure:
     for run in range(RESUME_RUNS + 1):  # run 0 warms imports, CSS and the tokenizer up
         # Opening appends closers and session/resume: start from the same bytes every time.
         session.path.write_bytes(pristine)
+        gc.collect()
         app_s, mounted = asyncio.run(_resume_app(session.id))
         session.path.write_bytes(pristine)
+        gc.collect()
         core_s = _resume_core(home, session.id)
         if run:
             apps.append(app_s)
@@ -245,6 +252,7 @@ async def _type_keys(app: ReeflineApp, count: int) -> list[float]:
 
 
 async def _keys(session_id: str) -> dict[str, float]:
+    heap.defer_collection()  # as tui.cli does
     runtime = build_runtime(settings(), resume=session_id)
     app = ReeflineApp(runtime)
     try:

@@ -74,6 +74,17 @@ async def read_pids(path: Path, count: int, reaper: list[int]) -> list[int]:
     raise AssertionError(f"command never wrote {count} pids to {path}")
 
 
+async def until_running(tool: BashTool) -> None:
+    """Wait until ``tool.run`` holds the command it started. A command can write its PIDs
+    before the event loop hands the started process back to the tool; a cancel in between
+    is a cancel during start-up (killed at once, no SIGTERM grace), not the case tested."""
+    for _ in range(250):
+        if tool.running:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the tool never reported the command as running")
+
+
 def body(content: str) -> str:
     """The content without its footer line."""
     text, _, footer = content.rpartition("\n")
@@ -265,7 +276,7 @@ async def test_cancel_kills_the_group_and_propagates(
     command = "sleep 100 & echo $! > pids; echo $$ >> pids; sleep 100"
     task = asyncio.create_task(tool.run({"command": command}))
     pids = await read_pids(work / "pids", 2, reaper)
-    assert tool.running
+    await until_running(tool)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -279,11 +290,12 @@ async def test_cancel_kills_commands_that_ignore_sigterm(
     command = "trap '' TERM; sleep 100 & echo $! > pids; echo $$ >> pids; wait; wait; sleep 100"
     task = asyncio.create_task(tool.run({"command": command}))
     pids = await read_pids(work / "pids", 2, reaper)
-    started = time.monotonic()
+    await until_running(tool)
+    cancelled_at = time.monotonic()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    elapsed = time.monotonic() - started
+    elapsed = time.monotonic() - cancelled_at
     assert 0.4 <= elapsed < 3  # SIGTERM was ignored, so the SIGKILL after the grace did it
     assert await survivors(pids) == []
 

@@ -11,6 +11,7 @@ import pytest
 from agent.session import Session
 from compact.registry import build_registry
 from tests.tui.conftest import UI
+from tui import heap
 from tui.widgets.entries import UserEntry
 from tui.widgets.gauge import TokenGauge
 from tui.widgets.header import AppHeader
@@ -261,3 +262,50 @@ async def test_a_session_on_screen_is_frozen_and_let_go_when_another_replaces_it
         assert gc.get_freeze_count() == 0
         gc.collect()
         assert old_widget() is None, "the replaced session's widgets were kept"
+
+
+async def test_the_collector_is_off_until_the_first_session_is_loaded_and_frozen(
+    ui: UI,
+) -> None:
+    """As ``reefline`` opens a session for the app, the collector is deferred: no young pass
+    scans what the log's load makes. Once the session is shown, its events are frozen
+    (in none of the collector's generations) and the collector is on again."""
+    app = ui.app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ui.send(pilot, "a session to resume")
+    app.runtime.close()
+    sid = app.runtime.session.id
+    gc.collect()
+    before = [g["collections"] for g in gc.get_stats()]
+    heap.defer_collection()
+    try:
+        runtime = ui.runtime(resume=sid)
+        assert not gc.isenabled()
+        assert [g["collections"] for g in gc.get_stats()] == before
+        resumed = ui.app(runtime)
+        async with resumed.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            assert gc.isenabled() and gc.get_freeze_count() > 0
+            tracked = {id(o) for o in gc.get_objects()}
+            loaded = [e for e in runtime.session.events if gc.is_tracked(e)]
+            assert loaded and not any(id(e) in tracked for e in loaded)
+    finally:
+        heap.resume_collection()
+    assert gc.isenabled()
+
+
+def test_a_deferred_collector_comes_back_once_and_only_if_reefline_turned_it_off() -> None:
+    heap.defer_collection()
+    assert not gc.isenabled()
+    heap.resume_collection()
+    heap.resume_collection()
+    assert gc.isenabled()
+    gc.disable()  # someone else's pause: not ours to end
+    try:
+        heap.defer_collection()
+        heap.keep_loaded()
+        heap.release_loaded()
+        heap.resume_collection()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
