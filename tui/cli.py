@@ -95,6 +95,7 @@ def run_headless(settings: Settings, args: argparse.Namespace) -> int:
     import asyncio
 
     from agent.settings import SettingsError
+    from tui import heap
     from tui.headless import run_prompt
     from tui.runtime import StartupError
     from tui.wiring import build_runtime
@@ -112,6 +113,7 @@ def run_headless(settings: Settings, args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"reefline: cannot open the session log: {clean(str(exc))}", file=sys.stderr)
         return EXIT_ERROR
+    heap.keep_loaded()  # the libraries and the session live as long as this process
 
     async def headless() -> int:
         try:

@@ -15,6 +15,7 @@ def main() -> int:
     else:
         names = secret_env.key_names(sys.argv[1:], os.environ)
         secret_env.reexec_without(names, sys.argv)  # does not return when a key is set
+    from tui import heap
     from tui.cli import main as cli_main
 
     try:
@@ -34,3 +35,5 @@ def main() -> int:
             file=sys.stderr,
         )
         return 1
+    finally:
+        heap.freeze_for_exit()
