@@ -4,6 +4,7 @@ against the loopback server, each failing without its fix."""
 from __future__ import annotations
 
 import os
+import random
 import shlex
 import subprocess
 import sys
@@ -311,11 +312,17 @@ def _wait_screen(name: str, text: str, timeout: float = 20) -> str:
 
 # --- termination: SIGTERM, SIGHUP (the terminal closed), SIGKILL --------------------------------
 
-SLEEP = "sleep 313"
+
+@pytest.fixture
+def nap() -> str:
+    """A ``sleep`` only this test runs: tests run in parallel, and one's cleanup (kill every
+    sleeper left) must not find another's command."""
+    return f"sleep 313.{random.randrange(10**6):06d}"
 
 
-def sleepers() -> list[int]:
-    out = subprocess.run(["pgrep", "-f", f"^{SLEEP}$"], capture_output=True, text=True)
+def sleepers(command: str) -> list[int]:
+    pattern = "^" + command.replace(".", "[.]") + "$"
+    out = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
     return [int(p) for p in out.stdout.split()]
 
 
@@ -339,7 +346,7 @@ def reefline_pid(name: str) -> int:
     "how", ["SIGTERM", "SIGHUP (terminal closed)", "SIGTERM --plain", "SIGHUP --plain"]
 )
 def test_the_app_closes_the_turn_and_kills_bash_on_termination(
-    openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path, how: str
+    openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path, how: str, nap: str
 ) -> None:
     import shutil
 
@@ -348,7 +355,7 @@ def test_the_app_closes_the_turn_and_kills_bash_on_termination(
     openai_server.push(
         {
             "text": "Working on it. ",
-            "tool_calls": [{"name": "bash", "arguments": {"command": SLEEP}}],
+            "tool_calls": [{"name": "bash", "arguments": {"command": nap}}],
         }
     )
     name = f"term-{os.getpid()}-{how[:6]}-{'plain' in how}"
@@ -366,7 +373,7 @@ def test_the_app_closes_the_turn_and_kills_bash_on_termination(
         _wait_screen(name, "/quit leaves" if plain else "Message reefline")
         subprocess.run(["tmux", "send-keys", "-t", name, "-l", "nap"], check=True)
         subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
-        wait_for(lambda: sleepers() != [], what="the command to start")
+        wait_for(lambda: sleepers(nap) != [], what="the command to start")
         pid = reefline_pid(name)
         if how.startswith("SIGTERM"):
             os.kill(pid, 15)
@@ -379,7 +386,7 @@ def test_the_app_closes_the_turn_and_kills_bash_on_termination(
             info = [(t.name, (t / "wchan").read_text(), (t / "comm").read_text().strip(),
                      (t / "stat").read_text().split()[2]) for t in tasks.iterdir()]  # fmt: skip
             raise AssertionError(f"still alive: {info}") from None
-        wait_for(lambda: sleepers() == [], what="the bash group to be killed")
+        wait_for(lambda: sleepers(nap) == [], what="the bash group to be killed")
         if how == "SIGTERM":
             flags = subprocess.run(
                 ["tmux", "display", "-p", "-t", name,
@@ -389,7 +396,7 @@ def test_the_app_closes_the_turn_and_kills_bash_on_termination(
             assert flags == ["0", "1", "0"]  # normal screen, cursor shown, no mouse tracking
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
-        for p in sleepers():
+        for p in sleepers(nap):
             os.kill(p, 9)
     events = [e for e in only_session(cli_env).read_text().splitlines() if e]
     import json
@@ -443,21 +450,21 @@ def test_what_streamed_before_sigterm_is_kept(
 
 
 def test_bash_dies_with_reefline_even_by_sigkill(
-    openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
+    openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path, nap: str
 ) -> None:
-    openai_server.push({"tool_calls": [{"name": "bash", "arguments": {"command": SLEEP}}]})
+    openai_server.push({"tool_calls": [{"name": "bash", "arguments": {"command": nap}}]})
     proc = subprocess.Popen(
         [REEFLINE, "-p", "nap", "--approve", "auto", "--base-url", openai_server.base_url,
          "--model", "m"], cwd=workdir, env=cli_env,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        wait_for(lambda: sleepers() != [], what="the command to start")
+        wait_for(lambda: sleepers(nap) != [], what="the command to start")
         proc.kill()
         proc.wait(10)
-        wait_for(lambda: sleepers() == [], what="the bash group to die with reefline")
+        wait_for(lambda: sleepers(nap) == [], what="the bash group to die with reefline")
     finally:
-        for p in sleepers():
+        for p in sleepers(nap):
             os.kill(p, 9)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import itertools
 import weakref
+from collections.abc import Iterator
 
 import pytest
 
@@ -264,8 +265,19 @@ async def test_a_session_on_screen_is_frozen_and_let_go_when_another_replaces_it
         assert old_widget() is None, "the replaced session's widgets were kept"
 
 
+@pytest.fixture
+def collector_on() -> Iterator[None]:
+    """The collector on at the start (a session another test built in a thread may have
+    paused it meanwhile), and as it was at the end."""
+    was = gc.isenabled()
+    gc.enable()
+    yield
+    if not was:
+        gc.disable()
+
+
 async def test_the_collector_is_off_until_the_first_session_is_loaded_and_frozen(
-    ui: UI,
+    ui: UI, collector_on: None
 ) -> None:
     """As ``reefline`` opens a session for the app, the collector is deferred: no young pass
     scans what the log's load makes. Once the session is shown, its events are frozen
@@ -294,7 +306,9 @@ async def test_the_collector_is_off_until_the_first_session_is_loaded_and_frozen
     assert gc.isenabled()
 
 
-def test_a_deferred_collector_comes_back_once_and_only_if_reefline_turned_it_off() -> None:
+def test_a_deferred_collector_comes_back_once_and_only_if_reefline_turned_it_off(
+    collector_on: None,
+) -> None:
     heap.defer_collection()
     assert not gc.isenabled()
     heap.resume_collection()
