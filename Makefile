@@ -21,14 +21,14 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 run: $(VENV)/.installed-run
 	$(BIN)/reefline $(ARGS)
 
-# Tests run in parallel (pytest-xdist), one worker per CPU and one more: most tests spend
-# part of their time waiting on the processes they start, and more workers only add CPU (each
-# imports the libraries, and they contend). Tests are handed out two at a time, the longest
-# first (tests/conftest.py). Each test has its own temp home. The sources are compiled first:
-# where PYTHONDONTWRITEBYTECODE is set, every reefline process a test starts would compile them
+# Tests run in parallel (pytest-xdist), two workers per CPU: most tests spend part of their
+# time waiting on the processes they start (one worker per CPU and one more measured the same
+# here, within the machine's noise). Tests are handed out two at a time, the longest first
+# (tests/conftest.py). Each test has its own temp home. The sources are compiled first: where
+# PYTHONDONTWRITEBYTECODE is set, every reefline process a test starts would compile them
 # again. Long soak variants: pytest -m soak. A single file runs serially:
 # pytest tests/x.py -p no:xdist
-JOBS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
+JOBS ?= $(shell echo $$(( 2 * $$(nproc 2>/dev/null || echo 1) )))
 test: $(VENV)/.installed-dev
 	$(BIN)/lint-imports
 	$(BIN)/ruff check .

@@ -1,5 +1,5 @@
 """The test suite as ``make test`` runs it (the sources compiled, then ``pytest -q -rs -n
-JOBS``, one worker per CPU and one more), timed from pytest's start to its end, beside the longest single
+JOBS``, two workers per CPU), timed from pytest's start to its end, beside the longest single
 test of the same run (the floor of any parallel run: nothing ends before its slowest test).
 Run last: it takes a few minutes, and anything else loading the machine meanwhile slows it.
 """
@@ -25,7 +25,7 @@ def run() -> list[Figure]:
     sources = ["agent", "compact", "tools", "tui", "tests"]
     subprocess.run([sys.executable, "-m", "compileall", "-q", *sources], cwd=ROOT, check=True,
                    capture_output=True)  # fmt: skip
-    jobs = (os.cpu_count() or 1) + 1  # as the Makefile's JOBS
+    jobs = 2 * (os.cpu_count() or 1)  # as the Makefile's JOBS
     command = [sys.executable, "-m", "pytest", "-q", "-rs", "-n", str(jobs), "--durations=1"]
     started = time.perf_counter()
     done = subprocess.run(
