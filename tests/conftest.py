@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +26,17 @@ def openai_server() -> Iterator[OpenAIServer]:
     """A scripted OpenAI-compatible server on 127.0.0.1 (see tests/openai_server.py)."""
     with OpenAIServer() as server:
         yield server
+
+
+@pytest.fixture
+def collector_on() -> Iterator[None]:
+    """The garbage collector on at the start (a session another test built in a thread may
+    have paused it meanwhile), and as it was at the end."""
+    was = gc.isenabled()
+    gc.enable()
+    yield
+    if not was:
+        gc.disable()
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,15 +10,6 @@ import pytest
 from agent.bulk_load import without_collector
 from agent.session import Session
 from compact.registry import build_registry
-
-
-@pytest.fixture
-def collector_on() -> Iterator[None]:
-    was = gc.isenabled()
-    gc.enable()
-    yield
-    if not was:
-        gc.disable()
 
 
 def test_the_collector_is_paused_inside_and_restored_after(collector_on: None) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import gc
 import itertools
 import weakref
-from collections.abc import Iterator
 
 import pytest
 
@@ -263,17 +262,6 @@ async def test_a_session_on_screen_is_frozen_and_let_go_when_another_replaces_it
         assert gc.get_freeze_count() == 0
         gc.collect()
         assert old_widget() is None, "the replaced session's widgets were kept"
-
-
-@pytest.fixture
-def collector_on() -> Iterator[None]:
-    """The collector on at the start (a session another test built in a thread may have
-    paused it meanwhile), and as it was at the end."""
-    was = gc.isenabled()
-    gc.enable()
-    yield
-    if not was:
-        gc.disable()
 
 
 async def test_the_collector_is_off_until_the_first_session_is_loaded_and_frozen(
