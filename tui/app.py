@@ -186,12 +186,22 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
         if first:  # its log and their view live as long as the session (see tui.heap)
             heap.keep_loaded()
         await transcript.replay(self.view)
+        if first:  # and so does its first screen, once it is up
+            heap.settle_soon()
+            self.set_timer(heap.SETTLE_S, self._settle)
         self._timeline_changed()
         self._update_gauge()
         self.status.policy = runtime.bash.policy
         self.status.sandbox = sandbox_label(runtime.bash)
         self.status.set_activity("idle")
         self.run_worker(self._ask_window(runtime), group="window")
+
+    def _settle(self) -> None:
+        """Freeze the first screen once the app is idle: not what a turn has in flight."""
+        if self.busy:
+            self.set_timer(heap.SETTLE_S, self._settle)
+        else:
+            heap.settle()
 
     async def _ask_window(self, runtime: Runtime) -> None:
         """Ask the server its window while the first screen is up (the first step would
@@ -342,23 +352,6 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
             if runtime is self.runtime and self._main_mounted():
                 self.status.set_activity("idle")
                 self._update_gauge()
-
-    # --- crash report ---------------------------------------------------------------------------
-
-    def _fatal_error(self) -> None:
-        """Exit after an unhandled exception with a traceback that shows no local variables:
-        Textual's report prints every frame's locals, which hold what must not reach a screen
-        (a client with the API key, the user's text, a model's output). A private hook of
-        Textual's, the one place that report is built."""
-        from rich.segment import Segments
-        from rich.traceback import Traceback
-
-        self.bell()
-        traceback = Traceback(show_locals=False, width=None)
-        self._exit_renderables.append(
-            Segments(self.console.render(traceback, self.console.options))
-        )
-        self._close_messages_no_wait()
 
     # --- summaries ----------------------------------------------------------------------------
 

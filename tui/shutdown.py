@@ -1,4 +1,5 @@
-"""How the app ends when the system asks (a mixin of :class:`tui.app.ReeflineApp`).
+"""How the app ends when the system asks, or on an error nothing caught (a mixin of
+:class:`tui.app.ReeflineApp`).
 
 SIGTERM, or SIGHUP when the terminal closes, ends the app as Esc then quit would: the running
 turn or ``/compact`` is cancelled (the loop kills the bash group and closes the turn in the
@@ -60,3 +61,18 @@ class Shutdown:
                 self.runtime.close()
             os._exit(128 + sig)
         self.exit(return_code=EXIT_TERMINATED)
+
+    def _fatal_error(self: Any) -> None:
+        """Exit after an unhandled exception with a traceback that shows no local variables:
+        Textual's report prints every frame's locals, which hold what must not reach a screen
+        (a client with the API key, the user's text, a model's output). A private hook of
+        Textual's, the one place that report is built."""
+        from rich.segment import Segments
+        from rich.traceback import Traceback
+
+        self.bell()
+        traceback = Traceback(show_locals=False, width=None)
+        self._exit_renderables.append(
+            Segments(self.console.render(traceback, self.console.options))
+        )
+        self._close_messages_no_wait()

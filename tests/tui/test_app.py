@@ -247,9 +247,9 @@ async def test_an_entry_builds_only_the_parts_it_shows(ui: UI, openai_server) ->
 async def test_a_session_on_screen_is_frozen_and_let_go_when_another_replaces_it(
     ui: UI,
 ) -> None:
-    """What the first session loaded is left out of the collector's passes, its widgets are
-    not (they form reference cycles: frozen, they could never be freed); /new lifts the
-    freeze, and the old session's widgets are freed."""
+    """What the first session loaded, then its first screen, are left out of the
+    collector's passes; /new lifts the freeze, and the old session's widgets are freed
+    (they form reference cycles: left frozen, they could never be)."""
     app = ui.app()
     async with app.run_test(size=(100, 30)) as pilot:
         await ui.send(pilot, "first session")
@@ -309,5 +309,66 @@ def test_a_deferred_collector_comes_back_once_and_only_if_reefline_turned_it_off
         heap.release_loaded()
         heap.resume_collection()
         assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def _long_session(ui: UI, pages: int) -> str:
+    session = Session.create(ui.home, cwd=str(ui.workdir), registry=build_registry())
+    for n in range(REPLAY_WINDOW + PAGE * pages):
+        session.append("user/message", {"content": f"message {n}"})
+    session.close()
+    return session.id
+
+
+def _frozen(widget: object) -> bool:
+    return gc.is_tracked(widget) and all(o is not widget for o in gc.get_objects())
+
+
+async def test_the_first_screen_is_frozen_once_the_app_settles(ui: UI) -> None:
+    """The newest entries live as long as the session: once the first screen is up they
+    leave the collector's passes too, and a page "show earlier" mounts later does not."""
+    app = ui.app(ui.runtime(resume=_long_session(ui, 3)))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        newest = app.query(UserEntry).last()
+        assert not _frozen(newest)
+        await pilot.pause(heap.SETTLE_S + 0.3)
+        assert _frozen(newest)
+        await app.query_one(ShowEarlier).key_enter()
+        await pilot.pause()
+        assert not _frozen(app.query(UserEntry).first())  # the page just mounted
+
+
+async def test_the_first_page_freezes_the_first_screen_if_it_comes_sooner(ui: UI) -> None:
+    app = ui.app(ui.runtime(resume=_long_session(ui, 3)))
+    async with app.run_test(size=(100, 30)) as pilot:
+        newest = app.query(UserEntry).last()
+        await app.query_one(ShowEarlier).key_enter()  # before the app settles
+        await pilot.pause()
+        assert _frozen(newest)
+        assert not _frozen(app.query(UserEntry).first())
+
+
+async def test_a_page_scrolled_past_is_collected_once_paging_pauses(
+    ui: UI, collector_on: None
+) -> None:
+    """An unmounted page is garbage in reference cycles; with no automatic pass at all
+    (the collector off), the pause after paging still frees it."""
+    app = ui.app(ui.runtime(resume=_long_session(ui, MOUNTED_PAGES + 3)))
+    gc.disable()
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await app.query_one(ShowEarlier).key_enter()
+            await pilot.pause()
+            first_page = weakref.ref(app.query(UserEntry).first())
+            for _ in range(MOUNTED_PAGES):
+                await app.query_one(ShowEarlier).key_enter()
+                await pilot.pause()
+            widget = first_page()
+            assert widget is not None and not widget.is_attached  # scrolled past
+            del widget
+            await pilot.pause(heap.TIDY_S + 0.3)
+            assert first_page() is None
     finally:
         gc.enable()

@@ -69,6 +69,8 @@ class ToolCard(Vertical):
         if "\n" in raw or len(self.command) > 72 or has_unsafe(raw):
             yield Static(command_content(raw), classes="command")
         yield Static(classes="output")
+        if not self.running and self._long():  # a finished card: mounted with it, not after
+            yield ShowAll(classes="show-all")
 
     def on_mount(self) -> None:
         prefix = "$ " if self.tool_name == "bash" else f"{clean(self.tool_name)} "
@@ -177,7 +179,7 @@ class ToolCard(Vertical):
 
     def _render_body(self) -> None:
         output = self.query_one(".output", Static)
-        lines = self.output.rstrip("\n").split("\n") if self.output.strip() else []
+        lines = self._lines()
         output.display = bool(lines) or not self.running
         long = len(lines) > PREVIEW_LINES
         show_all = self._show_all(long)
@@ -194,6 +196,12 @@ class ToolCard(Vertical):
         show_all.update(
             Content.styled(f"▸ {label}" if not self.expanded else f"▾ {label}", "$text-accent")
         )
+
+    def _lines(self) -> list[str]:
+        return self.output.rstrip("\n").split("\n") if self.output.strip() else []
+
+    def _long(self) -> bool:
+        return len(self._lines()) > PREVIEW_LINES
 
     def _show_all(self, wanted: bool) -> ShowAll | None:
         """The "show all" toggle, mounted the first time it is ``wanted``; hidden (not

@@ -17,11 +17,13 @@ from textual import events
 from textual.await_remove import AwaitRemove
 from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
 from agent.replies import Notice as StreamNotice
 from agent.replies import ReasoningDelta, Retrying, StreamEvent, TextDelta, ToolOutputDelta
+from tui import heap
 from tui.view.fold import Change, LogView
 from tui.view.items import (
     Answer,
@@ -41,8 +43,9 @@ REPLAY_WINDOW = 40
 """Entries mounted when a long session is opened; earlier ones mount a page at a time."""
 PAGE = 10
 """Entries one "show earlier" (or "show later") mounts."""
-MOUNTED_PAGES = 4
-"""Pages of history mounted at once, besides the newest entries."""
+MOUNTED_PAGES = 2
+"""Pages of history mounted at once, besides the newest entries: what is mounted is laid out
+again with every page, and its objects are what the collector's full passes scan."""
 
 
 class _PageButton(Static, can_focus=True):
@@ -96,6 +99,7 @@ class Transcript(VerticalScroll):
         """Indices of the items between the mounted pages and the newest entries that are
         not mounted (pages scrolled past), oldest first."""
         self._last_answer = ""
+        self._tidy: Timer | None = None
 
     def on_mount(self) -> None:
         self.anchor()
@@ -127,6 +131,7 @@ class Transcript(VerticalScroll):
     async def show_earlier(self) -> None:
         """Mount the :data:`PAGE` entries before the first mounted one; unmount the lowest
         history page when more than :data:`MOUNTED_PAGES` are mounted."""
+        heap.settle()  # before the first page: what is on screen now stays (see tui.heap)
         page, self._hidden = self._hidden[-PAGE:], self._hidden[:-PAGE]
         with self.app.batch_update():
             button = self.query_one(ShowEarlier)
@@ -171,6 +176,11 @@ class Transcript(VerticalScroll):
             if isinstance(widget, ToolCard):
                 self._cards.pop(widget.call_id, None)
         await self.remove_children(widgets)
+        # The page is garbage now, in reference cycles: collect it once paging pauses, so the
+        # next page does not pay for it (see tui.heap.tidy).
+        if self._tidy is not None:
+            self._tidy.stop()
+        self._tidy = self.set_timer(heap.TIDY_S, heap.tidy)
 
     async def _label(self, button: _PageButton, pending: list[int]) -> None:
         if not pending:
@@ -179,6 +189,8 @@ class Transcript(VerticalScroll):
         button.update(_page_label(earlier=isinstance(button, ShowEarlier), count=len(pending)))
 
     def clear_all(self) -> AwaitRemove:
+        if self._tidy is not None:
+            self._tidy.stop()
         self._view = LogView()
         self._live = None
         self._built.clear()
