@@ -18,7 +18,7 @@ from tui.widgets.header import AppHeader
 from tui.widgets.prompt import PromptArea
 from tui.widgets.reply import AssistantEntry, Reasoning
 from tui.widgets.timeline import TimelinePanel
-from tui.widgets.tool_card import ShowAll, ToolCard
+from tui.widgets.tool_card import CardOutput, ToolCard
 from tui.widgets.transcript import (
     MOUNTED_PAGES,
     PAGE,
@@ -204,7 +204,7 @@ async def test_a_long_session_opens_with_the_newest_entries_and_shows_earlier(ui
 
 
 async def test_an_entry_builds_only_the_parts_it_shows(ui: UI, openai_server) -> None:
-    """The reasoning line and the "show all" toggle exist only where they show, live and
+    """The reasoning line and the "show all" line exist only where they show, live and
     resumed alike (every widget mounted is laid out again with each page of history), and
     appear when they are first needed."""
     openai_server.push(
@@ -220,8 +220,7 @@ async def test_an_entry_builds_only_the_parts_it_shows(ui: UI, openai_server) ->
 
     def parts(app) -> tuple[list[int], list[bool]]:
         reasoning = [len(e.query(Reasoning)) for e in app.query(AssistantEntry)]
-        toggles = [bool(c.query(ShowAll)) and c.query_one(ShowAll).display
-                   for c in app.query(ToolCard)]  # fmt: skip
+        toggles = [c.query_one(CardOutput).long for c in app.query(ToolCard)]
         return reasoning, toggles
 
     app = ui.app(runtime)
@@ -232,9 +231,18 @@ async def test_an_entry_builds_only_the_parts_it_shows(ui: UI, openai_server) ->
         [line] = app.query(Reasoning)
         assert line.display and "first I count" in line.render().plain
         long_card = list(app.query(ToolCard))[1]
-        long_card.query_one(ShowAll).key_enter()
+        output = long_card.query_one(CardOutput)
+        assert output.render().plain.endswith("30 lines · show all")
+        assert "30" not in output.render().plain.split("\n")[-2]  # the first lines only
+        assert len(long_card.children) == 1  # the toggle is the output's own last line
+        await pilot.click(output, offset=(2, 0))  # a click elsewhere on the output is not it
+        assert not long_card.expanded
+        await pilot.click(output, offset=(2, output.content_size.height - 1))
         await pilot.pause()
-        assert "30" in long_card.query_one(".output").render().plain  # expanded
+        assert output.render().plain.endswith("30\n▾ show less")  # expanded
+        output.key_enter()
+        await pilot.pause()
+        assert output.render().plain.endswith("show all")
         live = app.transcript.dump()
     runtime.close()
     resumed = ui.app(ui.runtime(**settings, context_window=32_000, resume=runtime.session.id))

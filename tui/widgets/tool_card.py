@@ -24,15 +24,23 @@ once it comes, is the output as the model sees it)."""
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
-class ShowAll(Static, can_focus=True):
-    """The "N lines · show all" toggle under a long output."""
+class CardOutput(Static):
+    """A card's output. A long one ends in the "N lines · show all" line, which a click or
+    Enter toggles (the output is focusable then). One widget, not two: a resumed session
+    mounts its cards a page at a time, and every widget is laid out again with each page."""
+
+    long = False
 
     def on_click(self, event: events.Click) -> None:
-        event.stop()
-        card = next(a for a in self.ancestors if isinstance(a, ToolCard))
-        card.expanded = not card.expanded
+        if self.long and event.y >= self.content_size.height - 1:
+            event.stop()
+            self._toggle()
 
     def key_enter(self) -> None:
+        if self.long:
+            self._toggle()
+
+    def _toggle(self) -> None:
         card = next(a for a in self.ancestors if isinstance(a, ToolCard))
         card.expanded = not card.expanded
 
@@ -68,9 +76,7 @@ class ToolCard(Vertical):
         raw = self.raw_command
         if "\n" in raw or len(self.command) > 72 or has_unsafe(raw):
             yield Static(command_content(raw), classes="command")
-        yield Static(classes="output")
-        if not self.running and self._long():  # a finished card: mounted with it, not after
-            yield ShowAll(classes="show-all")
+        yield CardOutput(classes="output")
 
     def on_mount(self) -> None:
         prefix = "$ " if self.tool_name == "bash" else f"{clean(self.tool_name)} "
@@ -178,39 +184,21 @@ class ToolCard(Vertical):
             self._render_body()
 
     def _render_body(self) -> None:
-        output = self.query_one(".output", Static)
+        output = self.query_one(CardOutput)
         lines = self._lines()
         output.display = bool(lines) or not self.running
         long = len(lines) > PREVIEW_LINES
-        show_all = self._show_all(long)
+        output.long = output.can_focus = long
         if not lines:
             output.update(Content.styled("(no output)" if not self.running else "", "$text-muted"))
             return
         # While it runs the newest lines matter (as in a terminal); after, the first ones.
         preview = lines[-PREVIEW_LINES:] if self.running else lines[:PREVIEW_LINES]
-        shown = lines if self.expanded or not long else preview
-        output.update(Content("\n".join(shown)))
-        if show_all is None:
-            return
-        label = "show less" if self.expanded else f"{len(lines)} lines · show all"
-        show_all.update(
-            Content.styled(f"▸ {label}" if not self.expanded else f"▾ {label}", "$text-accent")
-        )
+        shown = Content("\n".join(lines if self.expanded or not long else preview))
+        if long:
+            label = "▾ show less" if self.expanded else f"▸ {len(lines)} lines · show all"
+            shown = Content.assemble(shown, "\n", Content.styled(label, "$text-accent"))
+        output.update(shown)
 
     def _lines(self) -> list[str]:
         return self.output.rstrip("\n").split("\n") if self.output.strip() else []
-
-    def _long(self) -> bool:
-        return len(self._lines()) > PREVIEW_LINES
-
-    def _show_all(self, wanted: bool) -> ShowAll | None:
-        """The "show all" toggle, mounted the first time it is ``wanted``; hidden (not
-        removed: it may have focus) when no longer."""
-        found = self.query(ShowAll)
-        toggle = found.first() if found else None
-        if wanted and toggle is None:
-            toggle = ShowAll(classes="show-all")
-            self.mount(toggle)
-        elif toggle is not None:
-            toggle.display = wanted
-        return toggle if wanted else None
