@@ -219,7 +219,8 @@ async def test_an_entry_builds_only_the_parts_it_shows(ui: UI, openai_server) ->
     runtime = ui.runtime(**settings, context_window=32_000)
 
     def parts(app) -> tuple[list[int], list[bool]]:
-        reasoning = [len(e.query(Reasoning)) for e in app.query(AssistantEntry)]
+        reasoning = [int(e.line is not None) for e in app.query(AssistantEntry)]
+        assert len(app.query(Reasoning)) == sum(reasoning)  # no line but those
         toggles = [c.query_one(CardOutput).long for c in app.query(ToolCard)]
         return reasoning, toggles
 
@@ -230,6 +231,10 @@ async def test_an_entry_builds_only_the_parts_it_shows(ui: UI, openai_server) ->
         assert reasoning == [1, 0] and toggles == [False, True]
         [line] = app.query(Reasoning)
         assert line.display and "first I count" in line.render().plain
+        answer = app.query(AssistantEntry).first()
+        assert line.parent is answer.parent  # just above the answer it belongs to
+        siblings = list(answer.parent.children)
+        assert siblings.index(line) + 1 == siblings.index(answer)
         long_card = list(app.query(ToolCard))[1]
         output = long_card.query_one(CardOutput)
         assert output.render().plain.endswith("30 lines · show all")

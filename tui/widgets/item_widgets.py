@@ -57,7 +57,7 @@ def widgets_for(item: ViewItem) -> list[Widget]:
     if isinstance(item, Prompt):
         return [UserEntry(item.text, steering=item.steering)]
     if isinstance(item, Answer):
-        entry: list[Widget] = [] if item.empty else [AssistantEntry(item.text, item.reasoning)]
+        entry = [] if item.empty else AssistantEntry(item.text, item.reasoning).widgets()
         return entry + cut_notice(item)
     if isinstance(item, ToolRun):
         card = ToolCard(item.call_id, item.name, item.command, started=item.started)

@@ -8,11 +8,10 @@ first (:func:`tui.text.clean`), like everything a model wrote.
 from __future__ import annotations
 
 from textual import events
-from textual.app import ComposeResult
-from textual.containers import Vertical
 from textual.content import Content
 from textual.reactive import reactive
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
@@ -56,65 +55,67 @@ class Reasoning(Static, can_focus=True):
         self.expanded = not self.expanded
 
 
-class AssistantEntry(Vertical):
-    """One assistant reply: reasoning (collapsed) and the answer as streamed Markdown.
+class AssistantEntry(Markdown):
+    """One assistant reply: the answer as streamed Markdown, and its reasoning as a
+    :class:`Reasoning` line mounted just above it (a sibling, made only when there is
+    reasoning: one widget per reply where most have none; a resumed session mounts its
+    entries a page at a time, and each widget is laid out again with every page).
 
     Deltas go through a :class:`MarkdownStream` (it batches when rendering lags); the final
     text from the logged ``assistant/message`` then replaces the streamed one if they differ.
     """
 
     def __init__(self, text: str = "", reasoning: str | None = None) -> None:
-        super().__init__()
-        self._initial = shown_answer(text)
+        initial = shown_answer(text)
+        super().__init__(initial)
+        self.display = bool(initial.strip())
+        self._initial = initial
         self._reasoning = reasoning or ""
+        self.line = Reasoning(self._reasoning) if self._reasoning.strip() else None
+        """The reasoning line above the answer, once there is reasoning."""
         self._stream: MarkdownStream | None = None
         self._pending: list[str] = []
         self._flush_timer: Timer | None = None
         self._head = StreamedHead()
+        self._set_line_class()
 
-    def compose(self) -> ComposeResult:
-        # The reasoning line only when there is reasoning (most replies have none): a
-        # resumed session mounts its entries a page at a time, and each widget is laid
-        # out again with every page.
-        if self._reasoning.strip():
-            yield Reasoning(self._reasoning)
-        markdown = Markdown(self._initial)
-        markdown.display = bool(self._initial.strip())
-        yield markdown
+    def widgets(self) -> list[Widget]:
+        """What the transcript mounts for this reply, top first."""
+        return [self.line, self] if self.line is not None else [self]
 
-    @property
-    def markdown(self) -> Markdown:
-        return self.query_one(Markdown)
+    def _set_line_class(self) -> None:
+        # The reasoning line carries the gap above the reply; the answer then sits under it.
+        shown = self.line is not None and self.line.display
+        self.set_class(shown, "-under-reasoning", update=self.is_mounted)
 
     @property
     def reasoning(self) -> Reasoning:
         """The reasoning line, mounted above the answer the first time it is asked for."""
-        found = self.query(Reasoning)
-        if found:
-            return found.first()
-        reasoning = Reasoning()
-        reasoning.display = False
-        self.mount(reasoning, before=0)
-        return reasoning
+        if self.line is None:
+            self.line = Reasoning()
+            self.line.display = False
+            assert self.parent is not None
+            self.parent.mount(self.line, before=self)
+        return self.line
 
     @property
     def _reasoning_text(self) -> str:
-        found = self.query(Reasoning)
-        return found.first().text if found else ""
+        return self.line.text if self.line is not None else ""
 
     @property
     def text(self) -> str:
-        return self.markdown.source
+        return self.source
 
     def parts(self) -> tuple[str, str]:
         """(answer, reasoning) as shown, stripped; also before the entry is mounted."""
         if not self.is_mounted:
             return self._initial.strip(), clean(drawn(self._reasoning).joined()).strip()
-        return self.markdown.source.strip(), self._reasoning_text.strip()
+        return self.source.strip(), self._reasoning_text.strip()
 
     def add_reasoning(self, fragment: str) -> None:
         self.reasoning.append(fragment)
         self.reasoning.display = bool(self.reasoning.text.strip())
+        self._set_line_class()
 
     async def write(self, fragment: str) -> None:
         """Add streamed text. Fragments are gathered for up to :data:`FLUSH_S` and handed to
@@ -133,8 +134,8 @@ class AssistantEntry(Vertical):
             return
         text, self._pending = "".join(self._pending), []
         if self._stream is None:
-            self._stream = Markdown.get_stream(self.markdown)
-        self.markdown.display = True
+            self._stream = Markdown.get_stream(self)
+        self.display = True
         await self._stream.write(text)
 
     async def _stop_stream(self) -> None:
@@ -155,22 +156,23 @@ class AssistantEntry(Vertical):
         """Settle on the logged reply (the stream may have been partial or absent)."""
         await self._stop_stream()
         text = shown_answer(text)
-        if text != self.markdown.source:
-            await self.markdown.update(text)
-        self.markdown.display = bool(text.strip())
+        if text != self.source:
+            await self.update(text)
+        self.display = bool(text.strip())
         shown_reasoning = clean(drawn(reasoning).joined()) if reasoning else ""
         if shown_reasoning.strip() and shown_reasoning != self._reasoning_text:
             line = self.reasoning
             line.text = shown_reasoning
             line.refresh(layout=True)
-        shows_reasoning = bool(self._reasoning_text.strip())
-        if self.query(Reasoning):
-            self.reasoning.display = shows_reasoning
-        self.display = self.markdown.display or shows_reasoning
+        if self.line is not None:
+            self.line.display = bool(self._reasoning_text.strip())
+        self._set_line_class()
 
     async def discard(self) -> None:
         """Forget a partial stream (the request is being retried)."""
         await self._stop_stream()
+        if self.line is not None:
+            await self.line.remove()
         await self.remove()
 
 
