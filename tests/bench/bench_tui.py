@@ -547,7 +547,7 @@ async def _stream_app(base_url: str, text: str) -> tuple[float, float, list[floa
             if not received:
                 continue
             streaming = streaming or live is not None
-            length = len(live.markdown.source) if live is not None and live.is_mounted else 0
+            length = len(live.source) if live is not None and live.is_mounted else 0
             if length < received[-1][1]:
                 # The oldest text not handed to the Markdown widget yet: its age.
                 shown_at = next(t for t, n in received if n > length)
@@ -559,7 +559,7 @@ async def _stream_app(base_url: str, text: str) -> tuple[float, float, list[floa
             not app.busy
             and app.transcript._live is None
             and bool(entries)
-            and entries.last().markdown.source.strip() == text.strip()
+            and entries.last().source.strip() == text.strip()
         )
 
     try:
