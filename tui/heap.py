@@ -26,10 +26,11 @@ every page or two). A full collection first frees what building the screen left 
 objects), so no garbage is frozen.
 
 Paging back through history unmounts a page for each one it mounts, and the widgets it
-unmounts are garbage in reference cycles: 15,000-25,000 objects for the collector every few
-pages, whose freeing took most of the slowest page (20-60 ms). Once paging pauses for
-:data:`TIDY_S`, :func:`tidy` collects them, so a person reading page by page does not pay
-for the page before; a held key still does, now and then.
+unmounts are garbage in reference cycles. Left to the collector, three or four pages of it
+piled up into one full pass that freed 15,000-25,000 objects inside some later page (20-60
+ms, most of the slowest page). So each page's garbage is collected on its own
+(:func:`tidy`, about 5 ms): once paging pauses for :data:`TIDY_S`, so a person reading page
+by page never pays for the page before, or else (a held key) at the start of the next page.
 
 When another session replaces it (``/new``, ``/resume``), or the app ends, the freeze is
 lifted, so what the old one left can be collected; the new session is not frozen. Freezing

@@ -385,3 +385,27 @@ async def test_a_page_scrolled_past_is_collected_once_paging_pauses(
             assert first_page() is None
     finally:
         gc.enable()
+
+
+async def test_a_held_key_collects_each_page_scrolled_past_at_the_next_page(
+    ui: UI, collector_on: None
+) -> None:
+    """Pages asked for back to back: the page scrolled past is collected at the start of
+    the next one (a page's garbage at a time), not left to pile up into a full pass."""
+    app = ui.app(ui.runtime(resume=_long_session(ui, MOUNTED_PAGES + 3)))
+    gc.disable()
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await app.query_one(ShowEarlier).key_enter()
+            await pilot.pause()
+            first_page = weakref.ref(app.query(UserEntry).first())
+            for _ in range(MOUNTED_PAGES):
+                await app.query_one(ShowEarlier).key_enter()
+            await pilot.pause()  # drawn (the layout lets go of what was unmounted)
+            widget = first_page()
+            assert widget is not None and not widget.is_attached  # scrolled past
+            del widget
+            await app.query_one(ShowEarlier).key_enter()  # at once: no pause to tidy in
+            assert first_page() is None
+    finally:
+        gc.enable()

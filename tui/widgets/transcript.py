@@ -132,6 +132,7 @@ class Transcript(VerticalScroll):
         """Mount the :data:`PAGE` entries before the first mounted one; unmount the lowest
         history page when more than :data:`MOUNTED_PAGES` are mounted."""
         heap.settle()  # before the first page: what is on screen now stays (see tui.heap)
+        self._tidy_up()
         page, self._hidden = self._hidden[-PAGE:], self._hidden[:-PAGE]
         with self.app.batch_update():
             button = self.query_one(ShowEarlier)
@@ -152,6 +153,7 @@ class Transcript(VerticalScroll):
     async def show_later(self) -> None:
         """Mount the :data:`PAGE` entries after the lowest history page; unmount the top
         one when more than :data:`MOUNTED_PAGES` are mounted."""
+        self._tidy_up()
         page, self._later = self._later[:PAGE], self._later[PAGE:]
         with self.app.batch_update():
             button = self.query_one(ShowLater)
@@ -176,11 +178,20 @@ class Transcript(VerticalScroll):
             if isinstance(widget, ToolCard):
                 self._cards.pop(widget.call_id, None)
         await self.remove_children(widgets)
-        # The page is garbage now, in reference cycles: collect it once paging pauses, so the
-        # next page does not pay for it (see tui.heap.tidy).
+        # The page is garbage now, in reference cycles: collect it once paging pauses (see
+        # tui.heap.tidy), or at the start of the next page if that comes first.
         if self._tidy is not None:
             self._tidy.stop()
-        self._tidy = self.set_timer(heap.TIDY_S, heap.tidy)
+        self._tidy = self.set_timer(heap.TIDY_S, self._tidy_up)
+
+    def _tidy_up(self) -> None:
+        """Collect what the last unmounted page left, if that is still to be done: one
+        page's garbage now is a few milliseconds; left to pile up, it makes a full pass of
+        the collector that lands in some later page whole."""
+        if self._tidy is not None:
+            self._tidy.stop()
+            self._tidy = None
+            heap.tidy()
 
     async def _label(self, button: _PageButton, pending: list[int]) -> None:
         if not pending:
@@ -191,6 +202,7 @@ class Transcript(VerticalScroll):
     def clear_all(self) -> AwaitRemove:
         if self._tidy is not None:
             self._tidy.stop()
+            self._tidy = None
         self._view = LogView()
         self._live = None
         self._built.clear()
