@@ -409,3 +409,29 @@ async def test_a_held_key_collects_each_page_scrolled_past_at_the_next_page(
             assert first_page() is None
     finally:
         gc.enable()
+
+
+async def test_a_retried_reply_leaves_neither_its_partial_text_nor_its_reasoning(
+    ui: UI, openai_server
+) -> None:
+    """A reply cut by the provider mid-stream is discarded, reasoning line and all, and the
+    retried one is shown in its place."""
+    openai_server.push(
+        {
+            "reasoning": "a first thought",
+            "text": "partial words that never finish",
+            "error_after": 3,
+            "message": "overloaded",
+            "type": "server_error",
+        },
+        {"reasoning": "a second thought", "text": "second try"},
+    )
+    settings = {"base_url": openai_server.base_url, "model": "m", "demo": False}
+    app = ui.app(ui.runtime(**settings, context_window=32_000))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ui.send(pilot, "hi")
+        lines = [line.text for line in app.query(Reasoning)]
+        answers = [e.parts()[0] for e in app.query(AssistantEntry)]
+        assert lines == ["a second thought"] and answers == ["second try"]
+        assert not any("partial" in line or "first thought" in line
+                       for line in app.transcript.dump())  # fmt: skip
