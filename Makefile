@@ -21,16 +21,17 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 run: $(VENV)/.installed-run
 	$(BIN)/reefline $(ARGS)
 
-# Tests run in parallel (pytest-xdist), two workers per CPU: most tests spend part of their
-# time waiting on the processes they start (one worker per CPU and one more measured the same
-# here, within the machine's noise). Tests are handed out two at a time, the longest first
+# Tests run in parallel (pytest-xdist), one worker per CPU and one more: most tests spend part
+# of their time waiting on the processes they start. Run back to back here, 3 workers took
+# 191-198 s and 270-318 s of CPU, 4 workers 205 s and 354 s of CPU (more workers only spin
+# more in their waits), 2 workers 213 s. Tests are handed out two at a time, the longest first
 # (tests/conftest.py). Each test has its own temp home. The sources are compiled first: where
 # PYTHONDONTWRITEBYTECODE is set, every reefline process a test starts would compile them
 # again. For the same reason pytest runs with it unset: each worker would otherwise rewrite
 # the asserts of every test module again (about 4 s of CPU per worker); the rewritten modules
 # are cached once, by a collection that runs beside mypy. Long soak variants: pytest -m soak.
 # A single file runs serially: pytest tests/x.py -p no:xdist
-JOBS ?= $(shell echo $$(( 2 * $$(nproc 2>/dev/null || echo 1) )))
+JOBS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 test: $(VENV)/.installed-dev
 	$(BIN)/lint-imports
 	$(BIN)/ruff check .

@@ -1,5 +1,6 @@
-"""The test suite as ``make test`` runs it (the sources compiled, then ``pytest -q -rs -n
-JOBS``, two workers per CPU), timed from pytest's start to its end, beside the longest single
+"""The test suite as ``make test`` runs it (the sources compiled, the test modules' rewritten
+asserts cached by a collection, then ``pytest -q -rs -n JOBS``, one worker per CPU and one
+more, bytecode writing on), timed from pytest's start to its end, beside the longest single
 test of the same run (the floor of any parallel run: nothing ends before its slowest test).
 Run last: it takes a few minutes, and anything else loading the machine meanwhile slows it.
 """
@@ -25,11 +26,14 @@ def run() -> list[Figure]:
     sources = ["agent", "compact", "tools", "tui", "tests"]
     subprocess.run([sys.executable, "-m", "compileall", "-q", *sources], cwd=ROOT, check=True,
                    capture_output=True)  # fmt: skip
-    jobs = 2 * (os.cpu_count() or 1)  # as the Makefile's JOBS
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": ""}  # as make test runs pytest
+    subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:xdist"],
+                   cwd=ROOT, env=env, capture_output=True, check=False)  # fmt: skip
+    jobs = (os.cpu_count() or 1) + 1  # as the Makefile's JOBS
     command = [sys.executable, "-m", "pytest", "-q", "-rs", "-n", str(jobs), "--durations=1"]
     started = time.perf_counter()
     done = subprocess.run(
-        command, cwd=ROOT, capture_output=True, text=True, timeout=3600, check=False
+        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600, check=False
     )
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
