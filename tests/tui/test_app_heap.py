@@ -5,13 +5,21 @@ from __future__ import annotations
 
 import gc
 import weakref
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
 
 from agent.session import Session
 from compact.registry import build_registry
 from tests.tui.conftest import UI
 from tui import heap
+from tui.app import ReeflineApp
 from tui.widgets.entries import UserEntry
 from tui.widgets.transcript import MOUNTED_PAGES, PAGE, REPLAY_WINDOW, ShowEarlier
+
+Ref = weakref.ReferenceType[Any]
 
 
 async def test_a_session_on_screen_is_frozen_and_let_go_when_another_replaces_it(
@@ -120,49 +128,50 @@ async def test_the_first_page_freezes_the_first_screen_if_it_comes_sooner(ui: UI
         assert not _frozen(app.query(UserEntry).first())
 
 
+@pytest.fixture
+def collector_off(collector_on: None) -> Iterator[None]:
+    """No automatic pass at all: what is freed is freed by the app's own collections."""
+    gc.disable()
+    yield
+    gc.enable()
+
+
+async def _scroll_first_page_past(app: ReeflineApp, pilot: Pilot[None], *, pause: bool) -> Ref:
+    """Mount a first page of history, then as many more as to unmount it (with a ``pause``
+    after each, or back to back), then let a frame be drawn (the layout lets go of what was
+    unmounted). Returns a reference to one of its widgets, checked to be scrolled past."""
+    await app.query_one(ShowEarlier).key_enter()
+    await pilot.pause()
+    first_page = weakref.ref(app.query(UserEntry).first())
+    for _ in range(MOUNTED_PAGES):
+        await app.query_one(ShowEarlier).key_enter()
+        if pause:
+            await pilot.pause()
+    await pilot.pause()
+    widget = first_page()
+    assert widget is not None and not widget.is_attached  # scrolled past
+    return first_page
+
+
 async def test_a_page_scrolled_past_is_collected_once_paging_pauses(
-    ui: UI, collector_on: None
+    ui: UI, collector_off: None
 ) -> None:
     """An unmounted page is garbage in reference cycles; with no automatic pass at all
     (the collector off), the pause after paging still frees it."""
     app = ui.app(ui.runtime(resume=_long_session(ui, MOUNTED_PAGES + 3)))
-    gc.disable()
-    try:
-        async with app.run_test(size=(100, 30)) as pilot:
-            await app.query_one(ShowEarlier).key_enter()
-            await pilot.pause()
-            first_page = weakref.ref(app.query(UserEntry).first())
-            for _ in range(MOUNTED_PAGES):
-                await app.query_one(ShowEarlier).key_enter()
-                await pilot.pause()
-            widget = first_page()
-            assert widget is not None and not widget.is_attached  # scrolled past
-            del widget
-            await pilot.pause(heap.TIDY_S + 0.3)
-            assert first_page() is None
-    finally:
-        gc.enable()
+    async with app.run_test(size=(100, 30)) as pilot:
+        first_page = await _scroll_first_page_past(app, pilot, pause=True)
+        await pilot.pause(heap.TIDY_S + 0.3)
+        assert first_page() is None
 
 
 async def test_a_held_key_collects_each_page_scrolled_past_at_the_next_page(
-    ui: UI, collector_on: None
+    ui: UI, collector_off: None
 ) -> None:
     """Pages asked for back to back: the page scrolled past is collected at the start of
     the next one (a page's garbage at a time), not left to pile up into a full pass."""
     app = ui.app(ui.runtime(resume=_long_session(ui, MOUNTED_PAGES + 3)))
-    gc.disable()
-    try:
-        async with app.run_test(size=(100, 30)) as pilot:
-            await app.query_one(ShowEarlier).key_enter()
-            await pilot.pause()
-            first_page = weakref.ref(app.query(UserEntry).first())
-            for _ in range(MOUNTED_PAGES):
-                await app.query_one(ShowEarlier).key_enter()
-            await pilot.pause()  # drawn (the layout lets go of what was unmounted)
-            widget = first_page()
-            assert widget is not None and not widget.is_attached  # scrolled past
-            del widget
-            await app.query_one(ShowEarlier).key_enter()  # at once: no pause to tidy in
-            assert first_page() is None
-    finally:
-        gc.enable()
+    async with app.run_test(size=(100, 30)) as pilot:
+        first_page = await _scroll_first_page_past(app, pilot, pause=False)
+        await app.query_one(ShowEarlier).key_enter()  # at once: no pause to tidy in
+        assert first_page() is None
