@@ -67,8 +67,9 @@ def one_line(text: str, limit: int | None = None) -> str:
     return flat
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``n`` and ``word``, or its plural (``many``, else ``word`` + "s") when n is not 1."""
+    return f"{n} {word}" if n == 1 else f"{n} {many or word + 's'}"
 
 
 CompactionNews = tuple[Literal["start", "progress", "end"], TimelineRecord]
@@ -116,13 +117,13 @@ def describe(record: TimelineRecord) -> str:
         return f"{head} · failed: {one_line(record.error or 'unknown error', 200)}"
     parts = [head, record.status]
     if record.kind == "prune":
-        parts.append(_plural(record.items_before, "result"))
+        parts.append(plural(record.items_before, "result"))
         saved = record.saved_tokens
         if saved is not None:
             parts.append(f"−{fmt_tokens(saved)} tokens")
     else:
         if record.items_before:
-            parts.append(_plural(record.items_before, "item"))
+            parts.append(plural(record.items_before, "item"))
         if record.status == "done" and record.tokens_after is not None:
             parts.append(
                 f"{fmt_tokens(record.tokens_before)} → {fmt_tokens(record.tokens_after)} tokens"

@@ -146,6 +146,23 @@ def test_a_turn_explores_then_answers_from_what_it_saw(model: ScriptedModel, pro
     assert "40 lines" in final.text  # wc -l of src/app.py
 
 
+def test_counts_agree_with_their_nouns(model: ScriptedModel, tmp_path: Path) -> None:
+    """One of a thing is singular, several plural; no "(s)" left for the reader."""
+    one = tmp_path / "one"
+    one.mkdir()
+    (one / "a.txt").write_text("hello\n")
+    replies, _ = turn(model, [SYSTEM, {"role": "user", "content": "what is in a.txt?"}], one)
+    text = replies[-1].text
+    assert "(s)" not in text
+    assert "1 entry at the top level" in text and "1 file within two levels" in text
+    assert "`a.txt`: 1 line\n" in text + "\n"
+    assert f"with {len(commands(replies))} read-only commands." in text
+    (one / "b.txt").write_text("x\ny\n")
+    replies, _ = turn(model, [SYSTEM, {"role": "user", "content": "look around"}], one)
+    text = replies[-1].text
+    assert "2 entries at the top level" in text and "2 files within two levels" in text
+
+
 def test_a_mentioned_file_is_the_one_it_reads(model: ScriptedModel, project: Path) -> None:
     replies, _ = turn(
         model, [SYSTEM, {"role": "user", "content": "What does guide.md say?"}], project

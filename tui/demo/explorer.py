@@ -11,6 +11,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from compact.checkpoint import checkpoint_sections
+from compact.wording import plural
 from tui.demo.reading import (
     _CMD,
     _ERROR,
@@ -175,7 +176,8 @@ def _answer(scene: _Scene, tools_available: bool) -> str:
     refused = [o for o in scene.obs if o.refused]
     if refused and len(refused) == len(scene.obs):
         out += [
-            f"I could not look at anything: {len(refused)} command(s) were not run.",
+            f"I could not look at anything: {plural(len(refused), 'command')} "
+            f"{'was' if len(refused) == 1 else 'were'} not run.",
             "",
             f"> {_one_line(refused[0].lines[0], 300)}",
             "",
@@ -184,19 +186,19 @@ def _answer(scene: _Scene, tools_available: bool) -> str:
         return "\n".join(out)
     where = f"`{scene.cwd}`" if scene.cwd else "the working directory"
     out.append(
-        f"I looked at {where} with {len(commands)} read-only command(s). "
+        f"I looked at {where} with {plural(len(commands), 'read-only command')}. "
         "*(Offline demo model: scripted and deterministic.)*"
     )
     if scene.top_entries or scene.files:
         out += ["", "**What is here**"]
         if scene.top_entries:
-            out.append(f"- {scene.top_entries} entries at the top level.")
+            out.append(f"- {plural(scene.top_entries, 'entry', 'entries')} at the top level.")
         if scene.files:
             shown = ", ".join(f"`{f}`" for f in scene.files[:12])
             more = f" and {len(scene.files) - 12} more" if len(scene.files) > 12 else ""
-            out.append(f"- {len(scene.files)} file(s) within two levels: {shown}{more}.")
+            out.append(f"- {plural(len(scene.files), 'file')} within two levels: {shown}{more}.")
     if counts := _line_counts(scene):
-        rows = (f"- `{f}`: {n} line{'' if n == 1 else 's'}" for f, n in counts)
+        rows = (f"- `{f}`: {plural(n, 'line')}" for f, n in counts)
         out += ["", "**Line counts**", *rows]
     for obs in scene.obs:
         if obs.kind == "head":
