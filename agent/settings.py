@@ -81,11 +81,19 @@ class Settings(BaseModel):
     """Compaction settings, validated by the compaction backend."""
 
 
-def describe_errors(exc: ValidationError, source: str) -> str:
+def describe_errors(
+    exc: ValidationError, source: str, origins: Mapping[str, str] | None = None
+) -> str:
+    """One line per error: the flag or variable that set the setting when ``origins`` (top-level
+    key → where its value came from) knows it, else ``source`` and the key."""
     lines = []
     for err in exc.errors():
         key = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        lines.append(f"{source}: key `{key}`: {err['msg']}")
+        where = (origins or {}).get(str(err["loc"][0])) if err["loc"] else None
+        if where is None:
+            lines.append(f"{source}: key `{key}`: {err['msg']}")
+        else:
+            lines.append(f"{where} (setting `{key}`): {err['msg']}")
     return "\n".join(lines)
 
 
@@ -106,13 +114,16 @@ def load_settings(flags: Mapping[str, Any] | None = None) -> Settings:
         SettingsError: naming the config file and key, or the flag / variable at fault.
     """
     merged = load_config_file(checked_config_path())
-    for layer in (environment_settings(os.environ), flags or {}):
-        merged = _deep_merge(merged, {k: v for k, v in layer.items() if v is not None})
+    given = {k: v for k, v in (flags or {}).items() if v is not None}
+    origins = _environment_origins(os.environ)
+    origins.update({key: f"--{key.replace('_', '-')} {value}" for key, value in given.items()})
+    for layer in (environment_settings(os.environ), given):
+        merged = _deep_merge(merged, layer)
     try:
         settings = Settings.model_validate(merged)
     except ValidationError as exc:
         raise SettingsError(
-            describe_errors(exc, "settings (command-line flags or REEFLINE_* environment)")
+            describe_errors(exc, "settings (command-line flags or REEFLINE_* environment)", origins)
         ) from None
     if settings.base_url:
         check_base_url(settings.base_url, "--base-url")
@@ -160,6 +171,18 @@ def environment_settings(env: Mapping[str, str]) -> dict[str, Any]:
         elif not entry:
             found[key] = value
     return found
+
+
+def _environment_origins(env: Mapping[str, str]) -> dict[str, str]:
+    """For each setting the environment sets, the variables that set it, as a user would type
+    them (``REEFLINE_MAX_STEPS='many'``), so an error names the one to fix."""
+    names: dict[str, list[str]] = {}
+    for name in sorted(env):
+        if name.upper().startswith(ENV_PREFIX):
+            key = name[len(ENV_PREFIX) :].lower().partition("__")[0]
+            if key in Settings.model_fields:
+                names.setdefault(key, []).append(f"{name}={env[name]!r}")
+    return {key: ", ".join(found) for key, found in names.items()}
 
 
 _TABLES = frozenset(

@@ -93,3 +93,35 @@ def test_the_environment_layer_sits_between_the_file_and_the_flags(
     monkeypatch.setenv("REEFLINE_MAX_STEPS", "many")
     with pytest.raises(SettingsError, match="`max_steps`"):
         load_settings({})
+
+
+def test_a_bad_value_names_the_flag_or_variable_that_set_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file's errors name the file; a flag's name the flag and what was typed; a
+    variable's name the variable as it is spelled, and its value; a flag beats a variable."""
+    for name in [n for n in os.environ if n.upper().startswith("REEFLINE_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("REEFLINE_CONFIG", str(tmp_path / "none.toml"))
+    (tmp_path / "none.toml").write_text("")
+    with pytest.raises(SettingsError) as caught:
+        load_settings({"context_window": -5, "model": None})
+    assert str(caught.value).startswith("--context-window -5 (setting `context_window`): ")
+    assert "greater than 0" in str(caught.value)
+    monkeypatch.setenv("reefline_max_steps", "many")
+    monkeypatch.setenv("REEFLINE_CONTEXT_WINDOWS__M", "big")
+    with pytest.raises(SettingsError) as caught:
+        load_settings({})
+    lines = str(caught.value).splitlines()
+    for start in (
+        "reefline_max_steps='many' (setting `max_steps`): ",
+        "REEFLINE_CONTEXT_WINDOWS__M='big' (setting `context_windows.m`): ",
+    ):
+        assert any(line.startswith(start) for line in lines), (start, lines)
+    monkeypatch.delenv("REEFLINE_CONTEXT_WINDOWS__M")
+    monkeypatch.setenv("REEFLINE_CONTEXT_WINDOW", "0")
+    with pytest.raises(SettingsError) as caught:
+        load_settings({"context_window": -1})
+    assert "--context-window -1" in str(caught.value) and "REEFLINE_CONTEXT_WINDOW" not in str(
+        caught.value
+    )
