@@ -27,6 +27,7 @@ from agent.events import AssistantMessage, SurfaceReplace, ToolResult
 from agent.meter import TokenMeter
 from agent.session import Session
 from agent.store import ensure_private_dir
+from compact.wording import plural
 from tools import footer
 from tools.bash_call import command_of
 
@@ -120,7 +121,7 @@ class Pruner:
         path = self._path(seq)
         if kind == "trim":
             return head_tail(data.content, self.keep_head, self.keep_tail, path)
-        lines = data.content.count("\n") + 1
+        lines = footer.output_lines(data.content)
         exit_code = data.exit_code
         if exit_code is None:
             exit_code = footer.last_exit(data.content)
@@ -128,7 +129,7 @@ class Pruner:
         if data.is_error:
             status = "failed"
         return (
-            f"{MASK_PREFIX}: `{self._command(data.call_id)}` {status}, {lines} lines; "
+            f"{MASK_PREFIX}: `{self._command(data.call_id)}` {status}, {plural(lines, 'line')}; "
             f"full output: {path}]"
         )
 

@@ -45,6 +45,13 @@ def last_exit(text: str) -> int | None:
     return int(codes[-1]) if codes else None
 
 
+def output_lines(content: str) -> int:
+    """How many lines a result's ``content`` holds besides its exit footer (0: the command
+    printed nothing)."""
+    body = strip(content)
+    return body.count("\n") + 1 if body else 0
+
+
 def strip(output: str) -> str:
     """``output`` without its last line when that is an exit footer (a timeout's stays: it
     is news, not bookkeeping)."""

@@ -21,8 +21,9 @@ from agent.loop_settings import cut_text
 from agent.replies import Notice, StreamEvent, ToolOutputDelta
 from agent.turns import StreamListener, TurnCancelled, TurnResult
 from compact.contract import CompactNotice
-from compact.wording import compaction_news, describe, fmt_duration, progress_text
+from compact.wording import compaction_news, describe, fmt_duration, plural, progress_text
 from tools.base import ApprovalDecision
+from tools.footer import output_lines
 from tools.terminal import visible
 from tui.commands import (
     SLASH_COMMANDS,
@@ -33,7 +34,7 @@ from tui.gauge_reading import GaugeReading
 from tui.line_input import ReadLine, make_session, prompt_reader, stream_reader
 from tui.repl_commands import ReplCommands
 from tui.runtime import Runtime
-from tui.text import clean, command_shape, first_line, strip_footer
+from tui.text import clean, command_shape, first_line
 from tui.view.fold import Change, LogView
 from tui.view.items import Answer, CommandOutcome, RetryPlanned, ToolRun, TurnClosed
 
@@ -115,12 +116,11 @@ class PlainRepl(ReplCommands):
             self.say(clean(item.text))
 
     def _tool_result(self, data: ToolResultData) -> None:
-        lines = strip_footer(clean(data.content)).rstrip("\n").split("\n")
         if data.is_error and data.exit_code is None:
             self.say(f"  ! {first_line(data.content, 160)}")
             return
         took = f" · {fmt_duration(data.duration_s)}" if data.duration_s is not None else ""
-        self.say(f"  exit {data.exit_code}{took} · {len(lines)} lines")
+        self.say(f"  exit {data.exit_code}{took} · {plural(output_lines(data.content), 'line')}")
 
     def _on_notice(self, notice: CompactNotice) -> None:
         self.say(f"! {notice.text}")

@@ -8,7 +8,11 @@ from compact.prune import MASK_PREFIX, TRIM_MARK
 from tests.compact.conftest import Rig, add_turn
 
 
-def big_result(rig: Rig, turn: int, chars: int, spill: str | None = None) -> int:
+def big_result(
+    rig: Rig, turn: int, chars: int, spill: str | None = None, body: str | None = None
+) -> int:
+    """A turn whose one bash result is ``chars`` of numbered lines (or ``body``), then its
+    footer."""
     s = rig.session
     s.append("turn/start", {"turn": turn})
     s.append("user/message", {"content": f"show me file {turn}"})
@@ -25,7 +29,8 @@ def big_result(rig: Rig, turn: int, chars: int, spill: str | None = None) -> int
             ],
         },
     )
-    body = "".join(f"line {i:05d} of the log\n" for i in range(chars // 22 + 1))[:chars]
+    if body is None:
+        body = "".join(f"line {i:05d} of the log\n" for i in range(chars // 22 + 1))[:chars]
     seq = s.append(
         "tool/result",
         {
@@ -143,7 +148,8 @@ def test_a_trimmed_result_is_masked_later_and_its_placeholder_describes_the_orig
         and rig.session.events[n].data.call_id == "big1"
     ]
     assert placeholder.startswith(MASK_PREFIX)
-    assert f"{original.count(chr(10)) + 1} lines" in placeholder
+    printed = original.removesuffix("[exit 0 · 0.2s]").splitlines()
+    assert f", {len(printed)} lines; " in placeholder  # the footer is not a line it printed
     path = placeholder.split("full output: ")[1].rstrip("]")
     assert Path(path).read_text() == original
 
@@ -236,3 +242,21 @@ def test_every_view_states_the_same_saving(make_rig) -> None:
     whole.feed_all(rig.session.events)
     batches = [item.record for item in live.items if isinstance(item, PruneBatch)]
     assert live.items == whole.items and batches == plain.records
+
+
+def test_a_masked_placeholder_counts_the_lines_the_command_printed(make_rig) -> None:
+    """A minified file is one line: "1 line", not "2 lines" with the footer, nor "1 lines"."""
+    rig = make_rig(pruner=True)
+    big_result(rig, 1, 0, body="{" + '"k": 1, ' * 800 + "}\n")
+    add_turn(rig.session, 2)
+    rig.service.pruner.prune(
+        protect_from=len(rig.session.surface) - 3, done=lambda: False, trigger="pressure"
+    )
+    [placeholder] = [
+        rig.session.events[n].data.content
+        for n in rig.session.surface
+        if rig.session.events[n].type == "tool/result"
+        and rig.session.events[n].data.call_id == "big1"
+    ]
+    assert placeholder.startswith(MASK_PREFIX)
+    assert "`cat file1.log` exited 0, 1 line; full output: " in placeholder, placeholder

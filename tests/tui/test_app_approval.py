@@ -135,7 +135,7 @@ async def test_the_dialog_and_the_card_show_exactly_what_runs(
         card = app.query_one(ToolCard)
         assert card.query_one(".command").display
         assert "2 │ touch X\\x07" in card.query_one(".command").render().plain
-        assert card._border_title is not None and "+1 more lines" in card._border_title.plain
+        assert card._border_title is not None and "(+1 more line)" in card._border_title.plain
 
 
 async def test_empty_lines_cannot_push_the_command_out_of_sight(

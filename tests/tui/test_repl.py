@@ -164,6 +164,7 @@ def test_plain_prints_a_running_commands_output_as_it_comes(tmp_path: Path, work
     with OpenAIServer() as server:
         server.push(
             {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
+            {"tool_calls": [{"name": "bash", "arguments": {"command": "echo one"}}]},
             {"text": "all done"},
         )
         proc = subprocess.run(
@@ -179,6 +180,9 @@ def test_plain_prints_a_running_commands_output_as_it_comes(tmp_path: Path, work
     assert live[0] == "  │ first" and "  │ 19" in live  # as it came, numbered lines too
     assert "  │ 20" not in live and "  │ … (more output; the result says how much)" in live
     assert lines.index(live[0]) < next(i for i, x in enumerate(lines) if x.startswith("  exit 0"))
+    outcomes = [x for x in lines if x.startswith("  exit 0 · ")]
+    assert len(outcomes) == 2 and outcomes[0].endswith(" · 51 lines"), outcomes
+    assert outcomes[1].endswith(" · 1 line"), outcomes  # in number with its count
 
 
 def test_plain_rewind_lists_the_prompts_and_goes_back(tmp_path: Path, workdir: Path) -> None:

@@ -11,7 +11,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from compact.wording import fmt_duration
+from compact.wording import fmt_duration, plural
 from tools.terminal import has_unsafe, visible
 from tui.text import clean, first_line, strip_footer
 from tui.widgets.command import command_content
@@ -81,7 +81,7 @@ class ToolCard(Vertical):
     def on_mount(self) -> None:
         prefix = "$ " if self.tool_name == "bash" else f"{clean(self.tool_name)} "
         lines = self.raw_command.count("\n") + 1
-        more = f"  (+{lines - 1} more lines)" if lines > 1 else ""
+        more = f"  (+{plural(lines - 1, 'more line')})" if lines > 1 else ""
         self.border_title = Content(prefix + first_line(self.command, 72) + more)
         if self.running:
             self._render_body()
