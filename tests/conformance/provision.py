@@ -39,6 +39,37 @@ CMAKE_FLAGS = [
     "-DLLAMA_USE_PREBUILT_UI=OFF",
     "-DLLAMA_BUILD_APP=OFF",
 ]
+# ggml's default build is -march=native: it takes in every extension the CPU advertises,
+# and a virtual machine may advertise some it then traps on (AMX tiles and AVX-512 here: the
+# server died of SIGILL and SIGSEGV on its first matrix product). Build portably instead,
+# with only the long-standing x86 extensions the CPU lists.
+_CPU_EXTENSIONS = {"avx": "AVX", "avx2": "AVX2", "fma": "FMA", "f16c": "F16C", "bmi2": "BMI2"}
+
+
+def cpu_flags(cpuinfo: str | None = None) -> list[str]:
+    """The ggml cmake flags of a portable build for this CPU (``cpuinfo``: the text of
+    /proc/cpuinfo; read when None, empty where there is none)."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            cpuinfo = ""
+    listed = next(
+        (
+            line.split(":", 1)[1].split()
+            for line in cpuinfo.splitlines()
+            if line.startswith("flags")
+        ),
+        [],
+    )
+    wanted = [f"-DGGML_{name}=ON" for flag, name in _CPU_EXTENSIONS.items() if flag in listed]
+    return ["-DGGML_NATIVE=OFF", *wanted]
+
+
+def _built_with(stamp: Path, flags: list[str]) -> bool:
+    """True when the build behind ``stamp`` was made with ``flags`` (an older build, made
+    before its flags were recorded, is not trusted)."""
+    return stamp.exists() and stamp.read_text() == " ".join(flags)
 
 
 @dataclass(frozen=True)
@@ -121,18 +152,23 @@ def llama_server() -> Path:
     """Build (once) and return the ``llama-server`` binary."""
     build = cache_dir() / "llama-build"
     binary = build / "bin" / "llama-server"
-    if binary.exists():
+    flags = [*CMAKE_FLAGS, *cpu_flags()]
+    stamp = build / ".reefline-flags"
+    if binary.exists() and _built_with(stamp, flags):
         return binary
     src = llama_source()
+    stamp.unlink(missing_ok=True)
+    (build / "CMakeCache.txt").unlink(missing_ok=True)  # cmake keeps old options otherwise
     build.mkdir(parents=True, exist_ok=True)
     _say("building llama-server (about 10 minutes on 2 cores, cached afterwards)")
-    subprocess.run(["cmake", "-S", str(src), "-B", str(build), *CMAKE_FLAGS], check=True)
+    subprocess.run(["cmake", "-S", str(src), "-B", str(build), *flags], check=True)
     jobs = str(os.cpu_count() or 2)
     subprocess.run(
         ["cmake", "--build", str(build), "--target", "llama-server", "-j", jobs], check=True
     )
     if not binary.exists():
         raise RuntimeError(f"the build finished without {binary}")
+    stamp.write_text(" ".join(flags))
     return binary
 
 
@@ -141,27 +177,29 @@ def llama_cpp_python() -> Path:
     venv = cache_dir() / "llama-cpp-python-venv"
     python = venv / "bin" / "python"
     ready = venv / ".built"
-    if ready.exists():
+    flags = ["-DLLAMA_CURL=OFF", "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF"]
+    flags += cpu_flags()
+    if _built_with(ready, flags):
         return python
     failed = venv / ".failed"
-    if failed.exists():
-        raise RuntimeError(failed.read_text())
+    if failed.exists() and failed.read_text().startswith(" ".join(flags) + "\n"):
+        raise RuntimeError(failed.read_text().split("\n", 1)[1])
     _say("building llama-cpp-python[server] (4-15 minutes on 2 cores, cached afterwards)")
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
     env = dict(os.environ)
     env["CMAKE_BUILD_PARALLEL_LEVEL"] = str(os.cpu_count() or 2)
-    env["CMAKE_ARGS"] = "-DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF"
+    env["CMAKE_ARGS"] = " ".join(flags)
     result = subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", LLAMA_CPP_PYTHON],
+        [str(python), "-m", "pip", "install", "--quiet", "--no-cache-dir", LLAMA_CPP_PYTHON],
         env=env,
         capture_output=True,
         text=True,
     )
     if result.returncode != 0:
         reason = "llama-cpp-python did not build: " + result.stderr.strip()[-600:]
-        failed.write_text(reason)
+        failed.write_text(" ".join(flags) + "\n" + reason)
         raise RuntimeError(reason)
-    ready.touch()
+    ready.write_text(" ".join(flags))
     return python
 
 
