@@ -3,7 +3,9 @@
 A local server is often started with a smaller context than the weights support
 (llama.cpp's ``-c``, vLLM's ``--max-model-len``, Ollama's ``num_ctx``), so the built-in table
 is a guess there; the server knows. :func:`ask_window` tries, in order, within one short
-budget for them all, and is silent on failure:
+budget for them all, and is silent when the server says nothing usable (or is too slow),
+but raises :class:`Unreachable` when nothing listens there: then the first request fails
+with the reason, and the question is worth asking again once the server is up:
 
 - ``GET {base}/models`` (OpenAI's listing; ``base`` ends in ``/v1``): vLLM's
   ``max_model_len``, llama.cpp's ``meta.n_ctx``, LM Studio's ``loaded_context_length``,
@@ -34,6 +36,10 @@ if TYPE_CHECKING:
 ASK_TIMEOUT_S = 2.0
 """For all the probes together: a server that takes longer to say its window is not worth
 the wait before the first request."""
+
+
+class Unreachable(Exception):
+    """Nothing listens at the server's address (connection refused, no such host)."""
 
 
 @dataclass(frozen=True)
@@ -141,7 +147,11 @@ async def ask_window(
     timeout_s: float = ASK_TIMEOUT_S,
     transport: httpx2.AsyncBaseTransport | None = None,
 ) -> Answer | None:
-    """What the server at ``base_url`` says ``model``'s window is, or None (see module)."""
+    """What the server at ``base_url`` says ``model``'s window is, or None (see module).
+
+    Raises:
+        Unreachable: nothing listens at ``base_url``.
+    """
     import httpx2  # only when a server is asked: the offline demo starts without it
 
     base = base_url.rstrip("/")
@@ -166,8 +176,10 @@ async def ask_window(
                     found = await _probe(client, method, url, payload, parse)
                     if found is not None:
                         return found
+        except httpx2.ConnectError as exc:
+            raise Unreachable(str(exc)) from None
         except (TimeoutError, httpx2.TransportError):
-            pass  # nothing there, or too slow to be worth the wait: the table stands
+            pass  # too slow to be worth the wait, or cut off: the table stands
     return None
 
 
@@ -195,7 +207,8 @@ class WindowAsker:
     """Asks the server about each model once per session and tells the :class:`WindowBook`.
 
     ``enabled`` is False where asking is pointless: the official hosted APIs (their figures
-    are in the table) and a window the user set. Concurrent calls share one question.
+    are in the table) and a window the user set. Concurrent calls share one question. A
+    server that is not there yet is not counted as asked: the next step asks again.
     """
 
     def __init__(
@@ -228,7 +241,11 @@ class WindowAsker:
             )
             self._pending[model] = task
         before = self.book.resolve(model)
-        answer = await asyncio.shield(task)
+        try:
+            answer = await asyncio.shield(task)
+        except Unreachable:
+            self._pending.pop(model, None)
+            return False
         self._pending.pop(model, None)
         if model in self.book.asked:
             return False

@@ -85,12 +85,12 @@ class _Server(ThreadingHTTPServer):
 
 
 class _Base:
-    """Start/stop of a threaded server on an ephemeral port of 127.0.0.1."""
+    """Start/stop of a threaded server on a port of 127.0.0.1 (0: an ephemeral one)."""
 
     handler: type[BaseHTTPRequestHandler]
 
-    def __init__(self) -> None:
-        self.httpd = _Server(("127.0.0.1", 0), self.handler)
+    def __init__(self, port: int = 0) -> None:
+        self.httpd = _Server(("127.0.0.1", port), self.handler)
         self.httpd.app = self  # type: ignore[attr-defined]
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.lock = threading.Lock()
@@ -234,10 +234,10 @@ class ReplayServer(_Base):
 
     handler = _ReplayHandler
 
-    def __init__(self, exchanges: list[Exchange]) -> None:
+    def __init__(self, exchanges: list[Exchange], port: int = 0) -> None:
         self.remaining = list(exchanges)
         self.requests: list[tuple[str, str, Any]] = []
-        super().__init__()
+        super().__init__(port)
 
     def next_for(self, method: str, path: str, body: Any) -> Exchange | None:
         with self.lock:

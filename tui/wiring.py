@@ -62,6 +62,8 @@ def _asking_hook(asker: WindowAsker, agent: Agent) -> Prepare:
     async def ask() -> None:
         if await asker.ensure() or not asker.enabled:
             return
+        if asker.book.model not in asker.book.asked:
+            return  # nothing listens there yet: the request says so, and the next step asks
         if asker.book.current.tokens is None and asker.book.model not in asker.told:
             asker.told.add(asker.book.model)
             agent.notify(

@@ -8,7 +8,10 @@ import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import pytest
+
 from agent.discovery import (
+    Unreachable,
     WindowAsker,
     ask_window,
     from_lmstudio,
@@ -109,14 +112,32 @@ async def test_each_probe_in_turn_until_one_answers() -> None:
     assert asked == ["/v1/models", "/props"]
 
 
-async def test_silence_on_a_server_that_says_nothing_or_is_not_there() -> None:
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_silence_on_a_server_that_says_nothing_and_unreachable_where_none_is() -> None:
     with ReplayServer([]) as server:
         assert await ask_window(server.base_url, "m") is None
         assert len(server.requests) == 4  # every probe was tried
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    assert await ask_window(f"http://127.0.0.1:{port}/v1", "m") is None  # nothing listening
+    with pytest.raises(Unreachable):
+        await ask_window(f"http://127.0.0.1:{free_port()}/v1", "m")  # nothing listening
+
+
+async def test_a_server_not_up_yet_is_asked_again_once_it_is() -> None:
+    """A server still starting is not taken for one that said nothing: the next step asks."""
+    port = free_port()
+    book = WindowBook("smollm2", lookup=lambda name: None)
+    asker = WindowAsker(book, f"http://127.0.0.1:{port}/v1", None, enabled=True)
+    assert await asker.ensure() is False
+    assert "smollm2" not in book.asked and book.current.tokens is None
+    with ReplayServer(props_only(4096), port=port) as server:
+        assert await asker.ensure() is True  # the window it serves, learnt
+        assert await asker.ensure() is False  # and asked once
+        assert [path for _, path, _ in server.requests] == ["/v1/models", "/props"]
+    assert "smollm2" in book.asked and book.current.label() == "window 4,096 from server"
 
 
 async def test_a_server_that_never_answers_is_given_up_on() -> None:

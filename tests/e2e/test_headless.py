@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -144,6 +145,24 @@ def test_base_url_without_key_is_fine_and_unknown_window_is_reported(
     assert out.returncode == 0
     assert "did not say the context window of mystery-model-7b" in out.stderr
     assert "--context-window" in out.stderr
+
+
+def test_a_server_that_is_not_there_is_reported_as_such_not_as_a_silent_one(
+    run_cli: Run,
+) -> None:
+    """Nothing listening: the error says so and names the URL; no word about a window the
+    server "did not say" (it was never asked, and will be once it is up)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    out = run_cli(
+        "-p", "hi", "--base-url", url, "--model", "mystery-model-7b",
+        env={"REEFLINE_MAX_RETRIES": "0"},
+    )  # fmt: skip
+    assert out.returncode == 1, out.stderr
+    assert f"Could not reach the model server: {url}" in out.stderr
+    assert "--base-url" in out.stderr  # what to check
+    assert "context window" not in out.stderr, out.stderr
 
 
 def test_malformed_config_is_rejected_with_path_and_key(
