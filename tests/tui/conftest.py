@@ -69,15 +69,17 @@ class UI:
             await pilot.press("enter")
 
     async def until(
-        self, pilot: Pilot[Any], predicate: Callable[[], bool], timeout: float = 10.0
+        self, pilot: Pilot[Any], predicate: Callable[[], bool], timeout: float = 20.0
     ) -> None:
+        """Wait for ``predicate``; ``timeout`` only bounds a failure (a test that passes
+        waits no longer than the app takes), so it is generous for a loaded machine."""
         deadline = time.monotonic() + timeout
         while not predicate():
             if time.monotonic() > deadline:
                 raise AssertionError("timed out waiting for the app")
             await pilot.pause(0.02)
 
-    async def settle(self, pilot: Pilot[Any], timeout: float = 15.0) -> None:
+    async def settle(self, pilot: Pilot[Any], timeout: float = 30.0) -> None:
         """Wait until no turn or /compact runs and every posted message was handled."""
         app = pilot.app
         assert isinstance(app, ReeflineApp)

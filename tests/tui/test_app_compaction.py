@@ -144,7 +144,7 @@ async def test_a_running_compaction_says_what_it_is_doing(
             await ui.send(pilot, f"write a lot, part {n}")
         await ui.type(pilot, "thanks")
         panel = app.query_one(TimelinePanel)
-        await ui.until(pilot, lambda: any(r.note for r in panel.records), timeout=15)
+        await ui.until(pilot, lambda: any(r.note for r in panel.records), timeout=30)
         assert app.status.activity == "compacting"
         assert "auto" in app.status.detail and "terser" in app.status.detail
         assert "terser" in rows(app)[0]
