@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from agent.events import Usage
+from agent.events import ContextMessage, Usage
 from agent.messages import ChatMessage
 from compact import summarizers
 from compact.checkpoint import (
@@ -119,7 +119,7 @@ class Condenser:
         """
         units = self.reader.units(span)
         if model_free == "only":
-            return Condensed(_model_free(_messages(units), None))
+            return Condensed(_model_free(self._model_free_reads(units), None))
         cap = self.settings.summary_cap(shadowed_tokens, header.window)
         budget = self.read_budget(header, cap)
         if budget is not None and focus:
@@ -156,15 +156,27 @@ class Condenser:
             except CompactionError as exc:
                 if exc.code != "summary" or model_free == "never":
                     raise
-                rest = [*lead, *(m for left in chunks[index - 1 :] for m in _messages(left))]
+                rest = [
+                    *lead,
+                    *(m for left in chunks[index - 1 :] for m in self._model_free_reads(left)),
+                ]
                 return Condensed(_model_free(rest, _total(spent)), exc.detail)
         assert so_far is not None
         summary = dataclasses.replace(so_far, usage=_total(spent), max_tokens=cap)
         size = self.reader.estimator.messages_tokens([checkpoint_message(summary.text)])
         if size >= shadowed_tokens and model_free == "on_failure":
             reason = f"the summary (~{size} tokens) was not smaller than the history"
-            return Condensed(_model_free(_messages(units), summary.usage), reason)
+            return Condensed(_model_free(self._model_free_reads(units), summary.usage), reason)
         return Condensed(summary)
+
+    def _model_free_reads(self, units: list[Unit]) -> list[ChatMessage]:
+        """What the model-free checkpoint reads of ``units``: all but the context reefline
+        itself put there (the workspace context, which goes back on the surface after the
+        compaction anyway; a note on dropped tool calls). It quotes every user message as a
+        request, and these are none. A model reads them all: it can tell."""
+        events = self.reader.session.events
+        kept = [u for u in units if not all(isinstance(events[s], ContextMessage) for s in u.seqs)]
+        return _messages(kept)
 
     async def _call(
         self, job: SummaryJob, where: dict[str, int], record: Record, spent: list[Usage]

@@ -292,6 +292,26 @@ async def test_automatic_compaction_falls_back_to_the_model_free_checkpoint(
     assert any("model-free checkpoint took its place" in n for n in rig.notices)
 
 
+async def test_the_model_free_checkpoint_quotes_requests_not_injected_context(
+    make_rig, openai_server: OpenAIServer
+) -> None:
+    """The workspace context is a user-role message, but not a request of the user's."""
+    rig = make_rig(model=server_model(openai_server), summary_timeout_s=0.5)
+    rig.session.append(
+        "context/message", {"content": "Working directory: /srv/shop\nToday's date: 2026-12-02"}
+    )
+    fill_to(rig, 0.85)
+    openai_server.push(*FAILING_REPLIES["tool call"][0])
+    result = await rig.service.compact_if_needed(rig.agent.envelope(), "pressure")
+    assert result is not None and result.model == "fallback"
+    shadowed = [rig.session.events[s].type for s in result.shadowed_seqs]
+    assert "context/message" in shadowed  # it was in the range the checkpoint covers
+    summary = result.summary
+    requests = summary.split("## Primary request and intent")[1].split("##")[0]
+    assert "User: request 1" in requests  # the user's requests, verbatim
+    assert "Working directory" not in summary and "/srv/shop" not in summary
+
+
 async def test_a_summary_far_over_its_cap_is_rejected(
     make_rig, openai_server: OpenAIServer
 ) -> None:
