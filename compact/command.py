@@ -84,8 +84,8 @@ class CompactCommand:
         """Compact now, focused on ``args`` (stripped; empty means no focus).
 
         Outcomes: success (``Compacted … tokens).``), nothing to compact (yet, or since the
-        last checkpoint: both ok, and no bracket is written), the plain sentence
-        of a :class:`CompactionError` code (ok False), or ``Compaction cancelled.`` when
+        last checkpoint: both ok, and no bracket is written), the plain sentence of a
+        :class:`CompactionError` code with its detail (ok False), or ``Compaction cancelled.`` when
         ``signal`` is set. Cancelling the task logs ``command/done`` and re-raises; any other
         exception from the backend is logged as a failed ``command/done`` and re-raised.
         """
@@ -108,7 +108,7 @@ class CompactCommand:
                 )
             except CompactionError as exc:
                 cancelled = exc.code == "cancelled" or (signal is not None and signal.is_set())
-                outcome = CommandOutcome(False, CANCELLED if cancelled else exc.sentence)
+                outcome = CommandOutcome(False, CANCELLED if cancelled else exc.explained)
             except asyncio.CancelledError:
                 self._done(command_id, CommandOutcome(False, CANCELLED))
                 raise

@@ -85,6 +85,15 @@ class CompactionError(Exception):
     def sentence(self) -> str:
         return ERROR_SENTENCES[self.code]
 
+    @property
+    def explained(self) -> str:
+        """The plain sentence, and the detail when it says more (why the summary failed:
+        the server unreachable, a reply cut off, a timeout): what a person who asked for the
+        compaction reads."""
+        if self.detail == self.sentence:
+            return self.sentence
+        return f"{self.sentence} Why: {self.detail.rstrip('.')}."
+
 
 @dataclass(frozen=True)
 class CompactNotice:

@@ -155,7 +155,7 @@ async def test_compact_twice_says_nothing_new_since_the_checkpoint(rig: Rig) -> 
     assert third.result.shadowed_seqs[0] == first.result.replacement_seq
 
 
-async def test_a_failed_compaction_gives_its_plain_sentence(
+async def test_a_failed_compaction_gives_its_plain_sentence_and_why(
     rig: Rig, openai_server: OpenAIServer
 ) -> None:
     await chat(rig, turns=3)
@@ -168,8 +168,11 @@ async def test_a_failed_compaction_gives_its_plain_sentence(
     )
     openai_server.push({"status": 500, "message": "down", "type": "server_error"})
     outcome = await rig.command.run(rig.agent.envelope())
-    assert (outcome.ok, outcome.text, outcome.result) == (False, ERROR_SENTENCES["summary"], None)
-    assert rig.last("compact/end").data.error  # type: ignore[attr-defined]
+    assert (outcome.ok, outcome.result) == (False, None)
+    assert outcome.text.startswith(ERROR_SENTENCES["summary"] + " Why: the summarizer failed: ")
+    assert "down" in outcome.text  # the server's own words
+    error = rig.last("compact/end").data.error  # type: ignore[attr-defined]
+    assert error and outcome.text.endswith(f"Why: {error.rstrip('.')}.")
     assert rig.last("command/done").data.ok is False  # type: ignore[attr-defined]
     [record] = timeline(rig.session.events)
     assert record.status == "failed"

@@ -73,6 +73,11 @@ def test_every_error_code_has_a_sentence() -> None:
     for code in ("busy", "cancelled", "changed", "summary", "commit", "persistence"):
         err = CompactionError(code)  # type: ignore[arg-type]
         assert err.sentence == ERROR_SENTENCES[code] and err.detail
+        assert err.explained == err.sentence  # no detail beyond the sentence: said once
+    err = CompactionError("summary", "the summarizer failed: Could not reach the server.")
+    assert err.explained == (
+        f"{ERROR_SENTENCES['summary']} Why: the summarizer failed: Could not reach the server."
+    )
 
 
 def test_closed_and_open_steps(session: Session) -> None:
