@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from compact.wording import plural
+
 BREAKER_FAILURES = 3
 THRASH_MARGIN = 0.10
 
@@ -93,8 +95,8 @@ class Guards:
         self.thrash_turn = turn
         if total >= threshold:
             why = (
-                f"the context is still above the auto-compact threshold after {attempts} "
-                f"attempt{'s' if attempts != 1 else ''}"
+                "the context is still above the auto-compact threshold after "
+                f"{plural(attempts, 'attempt')}"
             )
         else:
             why = (

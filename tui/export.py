@@ -13,7 +13,7 @@ import time
 from agent.loop_settings import cut_text
 from agent.session import Session
 from compact.records import TimelineRecord
-from compact.wording import fmt_duration, fmt_tokens, one_line
+from compact.wording import fmt_duration, fmt_tokens, one_line, plural
 from tools import footer
 from tui.view.fold import LogView
 from tui.view.items import (
@@ -163,7 +163,7 @@ def _checkpoint_marker(checkpoint: Checkpoint) -> str:
         focus = None
     else:
         how = record.trigger + (", model-free fallback" if record.model == "fallback" else "")
-        items = f"{record.items_before} item" + ("" if record.items_before == 1 else "s")
+        items = plural(record.items_before, "item")
         tokens = f"{fmt_tokens(record.tokens_before)} → {fmt_tokens(record.tokens_after or 0)}"
         head = f"> — context compacted ({how}) · {items} · {tokens} tokens —"
         summary = record.summary or ""
@@ -178,7 +178,7 @@ def _checkpoint_marker(checkpoint: Checkpoint) -> str:
 
 def _prune_marker(record: TimelineRecord) -> str:
     n = record.items_before
-    what = f"{n} old tool result" + ("" if n == 1 else "s")
+    what = plural(n, "old tool result")
     saved = record.saved_tokens
     tokens = f" · −{fmt_tokens(saved)} tokens" if saved is not None else ""
     how = "" if record.trigger == "pressure" else f" ({record.trigger})"

@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 
 from compact.records import TimelineRecord
-from compact.wording import fmt_duration, fmt_tokens, label, one_line
+from compact.wording import fmt_duration, fmt_tokens, label, one_line, plural
 from tools.terminal import flat
 from tui.cells import cells, fit, pad
 
@@ -60,7 +60,7 @@ def _detail(r: TimelineRecord) -> str:
         parts.append(summary_excerpt(r.summary))
     elif r.kind == "prune":
         n = r.items_after
-        parts.append(f"{n} old tool result{'' if n == 1 else 's'} replaced by placeholders")
+        parts.append(f"{plural(n, 'old tool result')} replaced by placeholders")
     return " ".join(parts)
 
 

@@ -23,7 +23,7 @@ from agent.events import (
     UserMessage,
 )
 from compact.records import TimelineRecord
-from compact.wording import fmt_duration, fmt_tokens, label
+from compact.wording import fmt_duration, fmt_tokens, label, plural
 from tui.text import bash_command, clean, first_line
 
 
@@ -74,7 +74,7 @@ def record_facts(record: TimelineRecord) -> list[tuple[str, str]]:
     if record.fallback_reason:
         facts.append(("fallback", clean(first_line(record.fallback_reason, 100))))
     if record.calls:
-        calls = f"{record.calls} summarizer call" + ("" if record.calls == 1 else "s")
+        calls = plural(record.calls, "summarizer call")
         chunks = f" · {record.chunks} chunks" if record.chunks > 1 else ""
         facts.append(("calls", calls + chunks))
     if record.usage is not None:
