@@ -52,6 +52,17 @@ def big_result(
     return seq
 
 
+def on_surface(rig: Rig, call_id: str) -> str:
+    """The content the surface holds for the result of ``call_id`` (one, or the test fails)."""
+    events = rig.session.events
+    [content] = [
+        events[n].data.content
+        for n in rig.session.surface
+        if events[n].type == "tool/result" and events[n].data.call_id == call_id
+    ]
+    return content
+
+
 def test_trim_keeps_head_and_tail_and_names_the_spill_file(make_rig, tmp_path: Path) -> None:
     rig = make_rig(pruner=True)
     seq = big_result(rig, 1, 20_000, spill="/spill/1.out")
@@ -141,12 +152,7 @@ def test_a_trimmed_result_is_masked_later_and_its_placeholder_describes_the_orig
     pruner.prune(protect_from=len(rig.session.surface) - 3, done=lambda: False, trigger="pressure")
     kinds = [e.data.kind for e in rig.session.events if e.type == "compact/prune"]
     assert kinds[:2] == ["trim", "mask"]
-    [placeholder] = [
-        rig.session.events[n].data.content
-        for n in rig.session.surface
-        if rig.session.events[n].type == "tool/result"
-        and rig.session.events[n].data.call_id == "big1"
-    ]
+    placeholder = on_surface(rig, "big1")
     assert placeholder.startswith(MASK_PREFIX)
     printed = original.removesuffix("[exit 0 · 0.2s]").splitlines()
     assert f", {len(printed)} lines; " in placeholder  # the footer is not a line it printed
@@ -252,11 +258,6 @@ def test_a_masked_placeholder_counts_the_lines_the_command_printed(make_rig) -> 
     rig.service.pruner.prune(
         protect_from=len(rig.session.surface) - 3, done=lambda: False, trigger="pressure"
     )
-    [placeholder] = [
-        rig.session.events[n].data.content
-        for n in rig.session.surface
-        if rig.session.events[n].type == "tool/result"
-        and rig.session.events[n].data.call_id == "big1"
-    ]
+    placeholder = on_surface(rig, "big1")
     assert placeholder.startswith(MASK_PREFIX)
     assert "`cat file1.log` exited 0, 1 line; full output: " in placeholder, placeholder
