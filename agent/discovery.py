@@ -4,8 +4,10 @@ A local server is often started with a smaller context than the weights support
 (llama.cpp's ``-c``, vLLM's ``--max-model-len``, Ollama's ``num_ctx``), so the built-in table
 is a guess there; the server knows. :func:`ask_window` tries, in order, within one short
 budget for them all, and is silent when the server says nothing usable (or is too slow),
-but raises :class:`Unreachable` when nothing listens there: then the first request fails
-with the reason, and the question is worth asking again once the server is up:
+but raises :class:`NotUp` when the server is not up yet: nothing listens there (the first
+request then fails with the reason), or it answers the listing with HTTP 503 (llama-server
+answers every endpoint so while it loads its model). The question is worth asking again
+once the server is up:
 
 - ``GET {base}/models`` (OpenAI's listing; ``base`` ends in ``/v1``): vLLM's
   ``max_model_len``, llama.cpp's ``meta.n_ctx``, LM Studio's ``loaded_context_length``,
@@ -38,8 +40,9 @@ ASK_TIMEOUT_S = 2.0
 the wait before the first request."""
 
 
-class Unreachable(Exception):
-    """Nothing listens at the server's address (connection refused, no such host)."""
+class NotUp(Exception):
+    """The server is not up yet: nothing listens at its address (connection refused, no
+    such host), or it says it is not ready (HTTP 503 to the model listing)."""
 
 
 @dataclass(frozen=True)
@@ -150,7 +153,7 @@ async def ask_window(
     """What the server at ``base_url`` says ``model``'s window is, or None (see module).
 
     Raises:
-        Unreachable: nothing listens at ``base_url``.
+        NotUp: nothing listens at ``base_url``, or it is still starting.
     """
     import httpx2  # only when a server is asked: the offline demo starts without it
 
@@ -172,12 +175,12 @@ async def ask_window(
         try:
             # One budget for all the probes: a server that hangs costs ``timeout_s`` once.
             async with asyncio.timeout(timeout_s):
-                for method, url, payload, parse in probes:
-                    found = await _probe(client, method, url, payload, parse)
+                for n, (method, url, payload, parse) in enumerate(probes):
+                    found = await _probe(client, method, url, payload, parse, listing=n == 0)
                     if found is not None:
                         return found
         except httpx2.ConnectError as exc:
-            raise Unreachable(str(exc)) from None
+            raise NotUp(str(exc)) from None
         except (TimeoutError, httpx2.TransportError):
             pass  # too slow to be worth the wait, or cut off: the table stands
     return None
@@ -189,13 +192,21 @@ async def _probe(
     url: str,
     payload: dict[str, Any] | None,
     parse: Callable[[Any], Answer | None],
+    *,
+    listing: bool = False,
 ) -> Answer | None:
     """One question; None when it gets no usable answer. Transport errors (nothing
-    listening) propagate: the other probes would meet the same."""
+    listening) propagate: the other probes would meet the same.
+
+    Raises:
+        NotUp: ``listing`` (the OpenAI model listing, which every server has) answered 503.
+    """
     import httpx2
 
     try:
         response = await client.request(method, url, json=payload)
+        if listing and response.status_code == 503:
+            raise NotUp(f"{url} answered 503 (the server is starting)")
         if response.status_code != 200 or len(response.content) > 1 << 20:
             return None
         return parse(response.json())
@@ -208,7 +219,7 @@ class WindowAsker:
 
     ``enabled`` is False where asking is pointless: the official hosted APIs (their figures
     are in the table) and a window the user set. Concurrent calls share one question. A
-    server that is not there yet is not counted as asked: the next step asks again.
+    server that is not up yet is not counted as asked: the next step asks again.
     """
 
     def __init__(
@@ -243,7 +254,7 @@ class WindowAsker:
         before = self.book.resolve(model)
         try:
             answer = await asyncio.shield(task)
-        except Unreachable:
+        except NotUp:
             self._pending.pop(model, None)
             return False
         self._pending.pop(model, None)

@@ -63,7 +63,7 @@ def _asking_hook(asker: WindowAsker, agent: Agent) -> Prepare:
         if await asker.ensure() or not asker.enabled:
             return
         if asker.book.model not in asker.book.asked:
-            return  # nothing listens there yet: the request says so, and the next step asks
+            return  # the server is not up yet: the request says why, and the next step asks
         if asker.book.current.tokens is None and asker.book.model not in asker.told:
             asker.told.add(asker.book.model)
             agent.notify(

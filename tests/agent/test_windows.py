@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from agent.discovery import (
-    Unreachable,
+    NotUp,
     WindowAsker,
     ask_window,
     from_lmstudio,
@@ -122,7 +122,7 @@ async def test_silence_on_a_server_that_says_nothing_and_unreachable_where_none_
     with ReplayServer([]) as server:
         assert await ask_window(server.base_url, "m") is None
         assert len(server.requests) == 4  # every probe was tried
-    with pytest.raises(Unreachable):
+    with pytest.raises(NotUp):
         await ask_window(f"http://127.0.0.1:{free_port()}/v1", "m")  # nothing listening
 
 
@@ -138,6 +138,24 @@ async def test_a_server_not_up_yet_is_asked_again_once_it_is() -> None:
         assert await asker.ensure() is False  # and asked once
         assert [path for _, path, _ in server.requests] == ["/v1/models", "/props"]
     assert "smollm2" in book.asked and book.current.label() == "window 4,096 from server"
+
+
+async def test_a_server_still_loading_its_model_is_asked_again() -> None:
+    """llama-server answers every endpoint 503 while it loads: not an answer, a "not yet"."""
+    loading = json.dumps({"error": {"message": "Loading model", "type": "unavailable_error"}})
+    exchanges = [
+        Exchange("GET", "/v1/models", None, 503, "application/json", [loading]),
+        *props_only(2048),
+    ]
+    book = WindowBook("smollm2", lookup=table)
+    with ReplayServer(exchanges) as server:
+        asker = WindowAsker(book, server.base_url, None, enabled=True)
+        assert await asker.ensure() is False and "smollm2" not in book.asked
+        assert book.current.source == "table"
+        assert await asker.ensure() is True  # loaded now: /v1/models has nothing, /props says
+        asked = [path for _, path, _ in server.requests]
+    assert asked == ["/v1/models", "/v1/models", "/props"]
+    assert book.current.label() == "window 2,048 from server"
 
 
 async def test_a_server_that_never_answers_is_given_up_on() -> None:
