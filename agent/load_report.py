@@ -54,7 +54,7 @@ class LoadReport:
             out.append(f"The session log ends with an incomplete line ({self.torn_bytes} bytes).")
         if self.repaired:
             out.append(
-                "The last turn was interrupted (the process stopped mid-turn); it was closed "
-                f"with {len(self.repaired)} repair event(s)."
+                "The last turn was interrupted (the process stopped mid-turn); it was closed: "
+                "what it lacked was appended as repair events."
             )
         return out

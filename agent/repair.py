@@ -155,7 +155,7 @@ def dangling_call_closers(events: Sequence[Event], surface: Sequence[int]) -> li
                 )
             continue
         names = ", ".join(call.name for call in missing)
-        note = f"[{len(missing)} tool call(s) ({names}) removed: their results were never recorded]"
+        note = f"[tool calls removed, their results were never recorded: {names}]"
         data = event.data.model_dump()
         data["tool_calls"] = [c.model_dump() for c in event.data.tool_calls if c not in missing]
         data["text"] = f"{data['text']}\n\n{note}".strip()

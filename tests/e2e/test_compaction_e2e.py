@@ -131,7 +131,8 @@ def test_crash_during_a_summary_is_harmless(
     assert not any("<compacted-summary>" in (m.get("content") or "") for m in derived)
     for n in range(5):
         assert any((m.get("content") or "").startswith(f"warm up {n}:") for m in derived)
-    assert session.report.repaired  # the open turn was closed
+    assert session.report.repaired  # the open turn was closed, and the user is told so
+    assert any(n.endswith("appended as repair events.") for n in session.report.notices())
     assert unanswered_tool_calls(session.derive_messages()) == []
     meter = TokenMeter(session, Estimator(), WINDOW)
     service = BasicCompactService(session, meter, None)  # type: ignore[arg-type]

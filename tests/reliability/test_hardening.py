@@ -106,6 +106,7 @@ def test_a_call_left_unanswered_mid_surface_is_repaired_on_load(
     assert unanswered_tool_calls(messages[1:]) == []
     fixed = next(m for m in messages if m["role"] == "assistant")
     assert "tool_calls" not in fixed and "results were never recorded" in fixed["content"]
+    assert "(s)" not in fixed["content"]  # worded for one call or many
     assert fixed["content"].startswith("Looking.")
     reopened = Session.open(home, session.id, registry=build_registry(), readonly=True)
     assert [e.type for e in reopened.events[:7]] == [e.type for e in session.events[:7]]
