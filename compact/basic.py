@@ -7,9 +7,10 @@ This module orchestrates; the parts live beside it: range selection in
 - **Pressure** (pre-step listener), with the window known: from ``prune_ratio`` of the
   window, mask every tool result older than the retained tail in one pass (when that frees
   at least a tenth of the window, so history is not rewritten every step); at or over
-  ``floor(window × threshold_ratio)``, prune, and if still over, compact a head-anchored
-  range that leaves a retained tail of about ``retain`` tokens; re-measure and repeat at
-  most ``retries`` more times.
+  ``floor(window × threshold_ratio)`` (or ``threshold_tokens``, if lower: then the other
+  ratios apply to the window that threshold implies), prune, and if still over, compact a
+  head-anchored range that leaves a retained tail of about ``retain`` tokens; re-measure
+  and repeat at most ``retries`` more times.
 - **Range**: walk from the tail summing node prices until the retention is reached (always
   keeping the newest node), move the cut head-ward until it splits no tool call from its
   result; the range is everything before the cut, so an earlier checkpoint at the head is
@@ -200,17 +201,19 @@ class BasicCompactService(CompactService):
         retain = self.settings.retain(window)
         if self.pruner is not None:
             # A whole pass at once, and below the threshold only when it frees a tenth of
-            # the window: each prune rewrites history (voiding a provider's prefix cache
-            # from there on), so it must not happen one result per step.
+            # the (effective) window: each prune rewrites history (voiding a provider's
+            # prefix cache from there on), so it must not happen one result per step.
             tail = tail_start(self.session.surface, self.meter.price, retain)
-            if total >= threshold or self.pruner.savings(tail) >= THRASH_MARGIN * window:
+            tenth = THRASH_MARGIN * self.settings.effective_window(window)
+            if total >= threshold or self.pruner.savings(tail) >= tenth:
                 self.pruner.prune(protect_from=tail, done=lambda: False, trigger="pressure")
         if self.meter.measure(envelope).total < threshold:
             return None
         result, attempts = await self._compact_down(envelope, retain, threshold, signal)
         turn = self.session.open_turn
         total = self.meter.measure(envelope).total
-        if (said := self.guards.after(turn, total, threshold, window, attempts)) is not None:
+        scale = self.settings.effective_window(window)
+        if (said := self.guards.after(turn, total, threshold, scale, attempts)) is not None:
             self.announce("warning", said)
         return result
 

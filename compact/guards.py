@@ -87,9 +87,10 @@ class Guards:
         return said
 
     def after(
-        self, turn: int | None, total: int, threshold: int, window: int, attempts: int
+        self, turn: int | None, total: int, threshold: int, window: float, attempts: int
     ) -> str | None:
-        """The thrash guard, after automatic compaction left the context at ``total``."""
+        """The thrash guard, after automatic compaction left the context at ``total``
+        (``window``: the effective window, whose tenth is the margin it needs)."""
         if threshold - total >= THRASH_MARGIN * window:
             return None
         self.thrash_turn = turn

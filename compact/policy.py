@@ -25,6 +25,11 @@ class CompactionSettings(BaseModel):
 
     threshold_ratio: float = Field(default=0.8, gt=0, le=1)
     """Compact when the context reaches this share of the window."""
+    threshold_tokens: int | None = Field(default=None, gt=0)
+    """Compact at this many tokens when that comes before ``threshold_ratio``: a cap on
+    what each request costs with a large window. The prune mark and the retained tail keep
+    their proportions to the threshold, as if the window were ``threshold_tokens /
+    threshold_ratio``."""
     prune_ratio: float = Field(default=0.5, gt=0, le=1)
     """Mask old tool results once the context reaches this share of the window (at most
     the threshold): masking early keeps every request small, summaries come later."""
@@ -55,11 +60,21 @@ class CompactionSettings(BaseModel):
         return self
 
     def threshold(self, window: int) -> int:
-        return math.floor(window * self.threshold_ratio)
+        by_ratio = math.floor(window * self.threshold_ratio)
+        return by_ratio if self.threshold_tokens is None else min(by_ratio, self.threshold_tokens)
+
+    def effective_window(self, window: int) -> float:
+        """The window the ratios apply to (the prune mark, the retained tail, the margins
+        of the thrash guard): ``window``, or less when ``threshold_tokens`` puts the
+        threshold below ``threshold_ratio`` of it."""
+        if self.threshold_tokens is None:
+            return window
+        return min(window, self.threshold_tokens / self.threshold_ratio)
 
     def prune_at(self, window: int) -> int:
         """Context size from which the pruner masks results older than the retained tail."""
-        return math.floor(window * min(self.prune_ratio, self.threshold_ratio))
+        at = math.floor(self.effective_window(window) * min(self.prune_ratio, self.threshold_ratio))
+        return min(at, self.threshold(window))
 
     def summary_cap(self, replaced_tokens: int, window: int | None) -> int:
         """The output cap of a summary replacing ``replaced_tokens``: about a quarter of
@@ -74,14 +89,19 @@ class CompactionSettings(BaseModel):
     def retain(self, window: int) -> int:
         if self.retain_tokens is not None:
             return self.retain_tokens
-        return math.floor(window * self.retain_ratio)
+        return math.floor(self.effective_window(window) * self.retain_ratio)
 
     def check_window(self, window: int | None) -> None:
         """Reject a retention that reaches the threshold for this window."""
         if window is not None and self.retain(window) >= self.threshold(window):
+            how = (
+                "threshold_tokens"
+                if self.threshold(window) == self.threshold_tokens
+                else f"{self.threshold_ratio} × {window}"
+            )
             raise ValueError(
                 f"retain_tokens ({self.retain(window)}) must be below the threshold "
-                f"({self.threshold(window)} tokens = {self.threshold_ratio} × {window})"
+                f"({self.threshold(window)} tokens = {how})"
             )
 
 

@@ -199,6 +199,35 @@ async def test_second_auto_compaction_merges_the_first_checkpoint(make_rig) -> N
     assert "request 1" in summary
 
 
+def test_a_threshold_in_tokens_comes_first_and_the_other_marks_keep_their_proportions() -> None:
+    plain = CompactionSettings()
+    capped = CompactionSettings(threshold_tokens=100_000)
+    window = 1_000_000
+    assert (plain.threshold(window), plain.prune_at(window)) == (800_000, 500_000)
+    assert (capped.threshold(window), capped.prune_at(window)) == (100_000, 62_500)
+    assert (plain.retain(window), capped.retain(window)) == (160_000, 20_000)
+    # Above the ratio's threshold it changes nothing: whichever comes first.
+    assert CompactionSettings(threshold_tokens=900_000).threshold(window) == 800_000
+    assert CompactionSettings(threshold_tokens=900_000).retain(window) == 160_000
+    with pytest.raises(ValueError, match=r"compaction\.threshold_tokens"):
+        load_compaction_settings({"threshold_tokens": 0})
+    with pytest.raises(ValueError, match=r"threshold \(3000 tokens = threshold_tokens\)"):
+        load_compaction_settings({"threshold_tokens": 3000, "retain_tokens": 3000}, window=8000)
+
+
+async def test_a_threshold_in_tokens_triggers_compaction_there(make_rig) -> None:
+    """3,000 tokens of an 8,000 window: compacted at 3,000, not at the ratio's 6,400."""
+    rig = make_rig(threshold_tokens=3000)
+    fill_to(rig, 0.3)
+    assert await rig.service.compact_if_needed(rig.agent.envelope(), "pressure") is None
+    fill_to(rig, 0.45)
+    assert 3000 <= total(rig) < THRESHOLD
+    result = await rig.service.compact_if_needed(rig.agent.envelope(), "pressure")
+    assert result is not None and result.trigger == "auto"
+    assert total(rig) < 3000
+    assert rig.service.threshold(WINDOW) == 3000
+
+
 def test_retention_at_or_above_threshold_is_rejected_at_load() -> None:
     with pytest.raises(ValueError, match="retain_ratio"):
         load_compaction_settings({"retain_ratio": 0.8, "threshold_ratio": 0.8})
