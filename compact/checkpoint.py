@@ -49,6 +49,7 @@ TERSER = (
     "path, command, error, identifier and number kept."
 )
 
+STANDING = "\n\nThe user's standing instructions for every checkpoint: {instructions}"
 FOCUS = "\n\nThe user asked to focus the summary on: {focus}"
 
 
@@ -64,6 +65,8 @@ class SummaryJob:
     messages: list[dict[str, Any]]
     max_tokens: int
     focus: str | None = None
+    standing: str | None = None
+    """The user's ``compaction.instructions``, for every summary."""
     terse: bool = False
     """A retry after the previous reply was cut at ``max_tokens``."""
     window: int | None = None
@@ -71,6 +74,8 @@ class SummaryJob:
     def instruction(self) -> str:
         """The final user message of the request."""
         text = SUMMARY_INSTRUCTION
+        if self.standing:
+            text += STANDING.format(instructions=self.standing)
         if self.focus:
             text += FOCUS.format(focus=self.focus)
         if self.terse:

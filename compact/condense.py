@@ -91,7 +91,9 @@ class Condenser:
     def _instruction_tokens(self) -> int:
         # Priced on first use, not at construction: that would load the tokenizer at start-up.
         if self._instruction is None:
-            self._instruction = self.reader.estimator.count(SUMMARY_INSTRUCTION) + 96
+            standing = self.settings.instructions or ""
+            count = self.reader.estimator.count
+            self._instruction = count(SUMMARY_INSTRUCTION) + count(standing) + 96
         return self._instruction
 
     def read_budget(self, header: Header, cap: int) -> int | None:
@@ -140,6 +142,7 @@ class Condenser:
                 messages=[*lead, *_messages(chunk)],
                 max_tokens=cap,
                 focus=focus,
+                standing=self.settings.instructions,
                 window=header.window,
             )
             read = sum(unit.tokens for unit in chunk)

@@ -49,6 +49,9 @@ class CompactionSettings(BaseModel):
     """False: install no listener (``/compact`` still works)."""
     summarizer_model: str | None = None
     """Summarize with this model instead of the conversation's."""
+    instructions: str | None = Field(default=None, max_length=4000)
+    """Standing instructions for every summary (automatic, manual and overflow alike), added
+    to the built-in instruction, never in its place; a ``/compact`` focus comes after."""
 
     @model_validator(mode="after")
     def _retention_below_threshold(self) -> CompactionSettings:

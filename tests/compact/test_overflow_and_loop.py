@@ -6,6 +6,7 @@ from pathlib import Path
 
 from agent.events import Event
 from agent.loop import Agent
+from compact.checkpoint import SummaryJob
 from tests.compact.conftest import Rig, add_turn, server_model
 from tests.openai_server import OpenAIServer
 from tui.demo import ScriptedModel
@@ -243,3 +244,26 @@ async def test_focus_reaches_the_summarizer_prompt(make_rig, openai_server: Open
     )
     instruction = openai_server.requests[0]["messages"][-1]["content"]
     assert instruction.endswith("focus the summary on: the header parser")
+
+
+async def test_standing_instructions_reach_every_summary_before_the_focus(
+    make_rig, openai_server: OpenAIServer
+) -> None:
+    """``compaction.instructions`` is added to the built-in instruction, for automatic and
+    manual compactions alike; a /compact focus comes after it."""
+    standing = "Keep every port number and every failing test name."
+    rig = make_rig(model=server_model(openai_server), instructions=standing)
+    history(rig)
+    openai_server.push({"text": "## Primary request and intent\n- c"})
+    assert await rig.service.compact_now(rig.agent.envelope(), focus="the parser") is not None
+    manual = openai_server.requests[-1]["messages"][-1]["content"]
+    assert manual.startswith(SummaryJob("m", "", [], [], 500).instruction())  # built-in first
+    assert manual.index(standing) < manual.index("focus the summary on: the parser")
+    for t in range(9, 80):  # past the threshold (6,400 of 8,000)
+        add_turn(rig.session, t)
+        if rig.meter.measure().total > 6700:
+            break
+    openai_server.push({"text": "## Primary request and intent\n- d"})
+    assert await rig.service.compact_if_needed(rig.agent.envelope(), "pressure") is not None
+    automatic = openai_server.requests[-1]["messages"][-1]["content"]
+    assert automatic.endswith(f"standing instructions for every checkpoint: {standing}")
