@@ -213,7 +213,9 @@ class BasicCompactService(CompactService):
         turn = self.session.open_turn
         total = self.meter.measure(envelope).total
         scale = self.settings.effective_window(window)
-        if (said := self.guards.after(turn, total, threshold, scale, attempts)) is not None:
+        in_tokens = threshold == self.settings.threshold_tokens
+        said = self.guards.after(turn, total, threshold, scale, attempts, in_tokens=in_tokens)
+        if said is not None:
             self.announce("warning", said)
         return result
 

@@ -87,10 +87,19 @@ class Guards:
         return said
 
     def after(
-        self, turn: int | None, total: int, threshold: int, window: float, attempts: int
+        self,
+        turn: int | None,
+        total: int,
+        threshold: int,
+        window: float,
+        attempts: int,
+        *,
+        in_tokens: bool = False,
     ) -> str | None:
         """The thrash guard, after automatic compaction left the context at ``total``
-        (``window``: the effective window, whose tenth is the margin it needs)."""
+        (``window``: the effective window, whose tenth is the margin it needs;
+        ``in_tokens``: the threshold is ``compaction.threshold_tokens``, so that is what to
+        raise)."""
         if threshold - total >= THRASH_MARGIN * window:
             return None
         self.thrash_turn = turn
@@ -104,8 +113,8 @@ class Guards:
                 "compaction cannot free enough room: the system prompt, tools, retained tail "
                 "and summary nearly fill the context up to the threshold"
             )
+        raise_what = "compaction.threshold_tokens" if in_tokens else "the window (--context-window)"
         return (
-            f"Automatic compaction is paused for this turn: {why}. Raise the window "
-            "(--context-window), lower retention (compaction.retain_ratio) or /compact with "
-            "a focus."
+            f"Automatic compaction is paused for this turn: {why}. Raise {raise_what}, lower "
+            "retention (compaction.retain_ratio) or /compact with a focus."
         )

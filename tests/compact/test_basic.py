@@ -631,10 +631,24 @@ async def test_thrash_guard_pauses_auto_for_the_turn(make_rig) -> None:
     assert rig.compact_events()[-1] == "compact/end" and rig.session.events[-1].data.error is None
     assert rig.service.paused == "thrash guard"
     assert any("cannot free enough room" in n for n in rig.notices)
+    assert any("Raise the window (--context-window)" in n for n in rig.notices)
     # Paused: the next step does not try again.
     n = len(rig.session.events)
     await rig.service._on_pre_step(rig.agent.envelope(), turn, 2)
     assert len(rig.session.events) == n
+
+
+async def test_the_thrash_guard_names_threshold_tokens_when_that_is_the_threshold(
+    make_rig,
+) -> None:
+    rig = make_rig(system="Rules. " * 1700, retain_tokens=2000, threshold_tokens=6000)
+    fill_to(rig, 0.85)
+    turn = next_turn(rig)
+    rig.session.append("turn/start", {"turn": turn})
+    await rig.service._on_pre_step(rig.agent.envelope(), turn, 1)
+    assert rig.service.paused == "thrash guard"
+    [said] = [n for n in rig.notices if "paused for this turn" in n]
+    assert "Raise compaction.threshold_tokens" in said and "--context-window" not in said
 
 
 def test_auto_false_installs_no_listener(make_rig) -> None:
