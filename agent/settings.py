@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal, get_origin
 
@@ -146,12 +146,7 @@ def environment_settings(env: Mapping[str, str]) -> dict[str, Any]:
         SettingsError: a table's variable that is not a JSON object.
     """
     found: dict[str, Any] = {}
-    for name in sorted(env):  # a table's JSON before its ``__`` entries, which refine it
-        if not name.upper().startswith(ENV_PREFIX):
-            continue
-        key, _, entry = name[len(ENV_PREFIX) :].lower().partition("__")
-        if key not in Settings.model_fields:
-            continue
+    for name, key, entry in _setting_variables(env):
         value = env[name]
         if key in _TABLES and not entry:
             try:
@@ -168,20 +163,29 @@ def environment_settings(env: Mapping[str, str]) -> dict[str, Any]:
             for part in entry.split("__")[:-1]:
                 table = table.setdefault(part, {})
             table[entry.split("__")[-1]] = value
-        elif not entry:
+        else:
             found[key] = value
     return found
+
+
+def _setting_variables(env: Mapping[str, str]) -> Iterator[tuple[str, str, str]]:
+    """``(name, key, entry)`` for each ``REEFLINE_<KEY>[__<ENTRY>]`` variable that names a
+    setting (an entry only for a table), sorted by name: a table's JSON comes before its
+    ``__`` entries, which refine it."""
+    for name in sorted(env):
+        if not name.upper().startswith(ENV_PREFIX):
+            continue
+        key, _, entry = name[len(ENV_PREFIX) :].lower().partition("__")
+        if key in Settings.model_fields and (key in _TABLES or not entry):
+            yield name, key, entry
 
 
 def _environment_origins(env: Mapping[str, str]) -> dict[str, str]:
     """For each setting the environment sets, the variables that set it, as a user would type
     them (``REEFLINE_MAX_STEPS='many'``), so an error names the one to fix."""
     names: dict[str, list[str]] = {}
-    for name in sorted(env):
-        if name.upper().startswith(ENV_PREFIX):
-            key = name[len(ENV_PREFIX) :].lower().partition("__")[0]
-            if key in Settings.model_fields:
-                names.setdefault(key, []).append(f"{name}={env[name]!r}")
+    for name, key, _entry in _setting_variables(env):
+        names.setdefault(key, []).append(f"{name}={env[name]!r}")
     return {key: ", ".join(found) for key, found in names.items()}
 
 

@@ -199,20 +199,19 @@ class BasicCompactService(CompactService):
         if total < self.settings.prune_at(window):
             return None
         retain = self.settings.retain(window)
+        scale = self.settings.effective_window(window)
         if self.pruner is not None:
             # A whole pass at once, and below the threshold only when it frees a tenth of
             # the (effective) window: each prune rewrites history (voiding a provider's
             # prefix cache from there on), so it must not happen one result per step.
             tail = tail_start(self.session.surface, self.meter.price, retain)
-            tenth = THRASH_MARGIN * self.settings.effective_window(window)
-            if total >= threshold or self.pruner.savings(tail) >= tenth:
+            if total >= threshold or self.pruner.savings(tail) >= THRASH_MARGIN * scale:
                 self.pruner.prune(protect_from=tail, done=lambda: False, trigger="pressure")
         if self.meter.measure(envelope).total < threshold:
             return None
         result, attempts = await self._compact_down(envelope, retain, threshold, signal)
         turn = self.session.open_turn
         total = self.meter.measure(envelope).total
-        scale = self.settings.effective_window(window)
         in_tokens = threshold == self.settings.threshold_tokens
         said = self.guards.after(turn, total, threshold, scale, attempts, in_tokens=in_tokens)
         if said is not None:
