@@ -9,6 +9,7 @@ cut; an open tail turn is closed (:mod:`agent.repair`); ``session/resume`` is ap
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -36,6 +37,7 @@ from agent.store import (
     validate_session_id,
 )
 from agent.surface import Surface, SurfaceError
+from tools.spill import SpillFolder
 
 Observer = Callable[[Event], None]
 
@@ -285,6 +287,13 @@ class Session:
     def spill_dir(self) -> Path:
         """Folder for this session's side files (full tool output)."""
         return self.path.with_name(f"{self.id}.spill")
+
+    @functools.cached_property
+    def spill(self) -> SpillFolder:
+        """:attr:`spill_dir` as reefline works on it: through one descriptor, opened on
+        first use (the bash tool's first command, before any command of this process ran),
+        shared by the bash tool and the pruner (:mod:`tools.spill`)."""
+        return SpillFolder(self.spill_dir)
 
     @property
     def readonly(self) -> bool:

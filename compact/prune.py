@@ -17,7 +17,6 @@ masked (a placeholder always describes the original output and names its file).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +25,6 @@ from typing import Literal
 from agent.events import AssistantMessage, SurfaceReplace, ToolResult
 from agent.meter import TokenMeter
 from agent.session import Session
-from agent.store import ensure_private_dir
 from compact.wording import plural
 from tools import footer
 from tools.bash_call import command_of
@@ -216,20 +214,25 @@ def head_tail(content: str, head: int, tail: int, path: str) -> str:
 
 def spill_path(session: Session, seq: int) -> Path:
     """Where :func:`ensure_spill` keeps tool result ``seq``'s full text."""
-    return Path(session.spill_dir) / f"result-{seq}.out"
+    return Path(session.spill.name_of(_spill_name(seq)))
+
+
+def _spill_name(seq: int) -> str:
+    return f"result-{seq}.out"
 
 
 def ensure_spill(session: Session, seq: int, content: str) -> str:
     """The path of a file holding tool result ``seq``'s full text, written now if missing:
     results small enough to skip the bash spill file get one, so whatever is cut or masked
-    can still be read back."""
-    ensure_private_dir(session.spill_dir)
-    path = spill_path(session, seq)
-    if not path.exists():
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(content)
-    return str(Path(path))
+    can still be read back. Only a regular file already there is taken as written; anything
+    else at the name (a symlink a command planted when it could still write the folder) is
+    removed, never followed, and the file is created anew (:mod:`tools.spill`)."""
+    folder, name = session.spill, _spill_name(seq)
+    if not folder.holds_file(name):
+        folder.remove(name)
+        with folder.create(name) as f:
+            f.write(content.encode("utf-8", errors="replace"))
+    return folder.name_of(name)
 
 
 def command_text(name: str, arguments: str, limit: int = 80) -> str:

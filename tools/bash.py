@@ -37,7 +37,7 @@ from tools.base import (
 )
 from tools.bash_call import bash_schema, parse_call
 from tools.bwrap import Jail
-from tools.capture import Capture, open_spill
+from tools.capture import Capture
 from tools.jail import Jails
 from tools.process import (
     DRAIN_GRACE_S,
@@ -50,6 +50,7 @@ from tools.process import (
     spawn,
 )
 from tools.sandbox import SandboxChoice, blocked_note, secret_paths
+from tools.spill import SpillFolder
 
 NOT_RUN = "Command not run"
 """How the output of a command the approval policy stopped begins."""
@@ -81,7 +82,7 @@ class BashTool:
         self,
         *,
         cwd: str | Path,
-        spill_dir: str | Path,
+        spill_dir: str | Path | SpillFolder,
         policy: ApprovalPolicy = "ask",
         approver: Approver | None = None,
         max_output_chars: int = 16_000,
@@ -96,7 +97,10 @@ class BashTool:
             raise ValueError("timeouts must be positive")
         self._home = Path(cwd).resolve()
         self._cwd = self._home
-        self._spill_dir = Path(spill_dir).absolute()
+        self._spill = spill_dir if isinstance(spill_dir, SpillFolder) else SpillFolder(spill_dir)
+        # Where the shell records its directory: the one folder of reefline's a sandboxed
+        # command may write, read back only through its descriptor (tools.spill).
+        self._records = self._spill.child(f".cwd-{os.getpid()}-{id(self):x}")
         self.policy = policy
         self.approver = approver
         self.max_output_chars = max_output_chars
@@ -106,7 +110,7 @@ class BashTool:
         self.sandbox = sandbox or SandboxChoice()
         self._running = 0
         self._seq = itertools.count(1)
-        self._jails = Jails(self._spill_dir / f".cwd-{os.getpid()}-{id(self):x}")
+        self._jails = Jails(self._records)
         weakref.finalize(self, self._jails.close)  # a tool dropped unclosed ends its jail
 
     @property
@@ -238,17 +242,20 @@ class BashTool:
                 f"[working directory {self._cwd} no longer exists; ran in {self._home} instead]"
             )
             self._cwd = self._home
-        try:
-            os.makedirs(self._spill_dir, mode=0o700, exist_ok=True)
-        except OSError as exc:
-            return _error(f"Could not run: cannot create the output folder: {exc}")
         seq = next(self._seq)
         jail = self._jail(mode)
-        base = self._jails.cwd_dir  # a jail's commands can write in it; others beside it
-        cwd_file = base / str(seq) if jail else Path(f"{base}-{seq}")
-        argv = ["bash", "-c", cwd_trap.wrap(command, cwd_file)]
+        # A jail's command records its directory in the one folder it may write; any other
+        # beside it, in the output folder (which no sandboxed command can write).
+        records, record = (
+            (self._records, str(seq)) if jail else (self._spill, f"{self._records.path.name}-{seq}")
+        )
+        try:
+            records.fd()
+        except OSError as exc:
+            return _error(f"Could not run: cannot create the output folder: {exc}")
+        argv = ["bash", "-c", cwd_trap.wrap(command, records.path / record)]
         env = command_environment(self.hidden_env, self._cwd)
-        capture = Capture(self.max_output_chars, lambda: open_spill(self._spill_dir, seq))
+        capture = Capture(self.max_output_chars, self._spill, seq)
         loop = asyncio.get_running_loop()
         live = None if on_output is None else LiveOutput(on_output, loop, self.max_output_chars)
         started = time.monotonic()
@@ -299,7 +306,7 @@ class BashTool:
                 live.flush()
             running.close()
             self._running -= 1
-            self._cwd = cwd_trap.recorded(cwd_file) or self._cwd
+            self._cwd = cwd_trap.recorded(records, record) or self._cwd
         returncode = None if interrupted else running.returncode
         ran_into = timeout if timed_out else None
         output = self._report(
@@ -350,7 +357,15 @@ class BashTool:
         bwrap = self.sandbox.availability.bwrap
         assert bwrap is not None, "a confining mode without a sandbox (SandboxChoice refuses it)"
         secrets = secret_paths(self.sandbox.hidden)
-        return Jail(bwrap, mode, self.sandbox.network, self._home, self._spill_dir, secrets)
+        return Jail(
+            bwrap,
+            mode,
+            self.sandbox.network,
+            self._home,
+            self._spill.path,
+            self._records.path,
+            secrets,
+        )
 
     def _report(
         self,

@@ -8,12 +8,16 @@ for what each mode means. The mounts, in the order they must be made:
    own PID namespace (no other process, so no other process's environment, is visible),
    a private ``/tmp``;
 2. parents before children, so that nothing is covered by a mount made after it: what
-   the mode exposes (the working directory and the spill folder, writable in
-   ``workspace-write``, readable in ``read-only`` so the model can read back a full output;
-   in ``read-only`` also the one folder the shell writes its directory to, inside the
-   spill folder) and the secrets, each hidden behind an empty tmpfs (a folder) or
-   ``/dev/null`` (a file) — a working directory of ``$HOME`` does not bring ``~/.ssh``
-   back, and a spill folder inside the hidden ``$REEFLINE_HOME`` stays reachable;
+   the mode exposes (the working directory, writable in ``workspace-write``; the spill
+   folder, always read-only, so the model can read back a full output but never plant
+   anything where reefline writes; the one folder the shell records its directory in,
+   inside the spill folder, writable) and the secrets, each hidden behind an empty tmpfs
+   (a folder) or ``/dev/null`` (a file) — a working directory of ``$HOME`` does not bring
+   ``~/.ssh`` back, and a spill folder inside the hidden ``$REEFLINE_HOME`` stays
+   reachable. Where the writable working directory holds one of those (reefline started
+   in ``$HOME``), every folder on the way to it is bound onto itself: a mount point cannot
+   be renamed or removed, so a command cannot swap ``~/.local`` for a tree of its own
+   making where reefline looks for its home, its config or its spill folder;
 3. every hiding tmpfs made read-only (a write there fails as anywhere else rather than
    vanishing);
 4. no capabilities, no network unless allowed, a SysV IPC namespace of its own, killed
@@ -56,20 +60,20 @@ class Jail:
     network: bool
     workspace: Path
     spill_dir: Path
+    records: Path
+    """The folder inside ``spill_dir`` where the shell records its directory (it must exist
+    when the jail starts): the one folder of reefline's a command may write."""
     secrets: tuple[Path, ...]
 
-    def argv(self, program: Sequence[str], *, cwd_dir: Path) -> list[str]:
-        """The command line starting the jail with ``program`` as its PID 1.
-
-        ``cwd_dir`` (an existing folder inside the spill folder, where the shell records
-        its directory) is bound writable in ``read-only`` mode: the one place outside
-        ``/tmp`` such a command can write.
-        """
+    def argv(self, program: Sequence[str]) -> list[str]:
+        """The command line starting the jail with ``program`` as its PID 1."""
         writable = self.mode == "workspace-write"
         bind = "--bind" if writable else "--ro-bind"
-        mounts = [(self.workspace, bind), (self.spill_dir.resolve(), bind)]
-        if not writable:
-            mounts.append((Path(os.path.realpath(cwd_dir)), "--bind"))
+        mounts = [
+            (self.workspace, bind),
+            (Path(os.path.realpath(self.spill_dir)), "--ro-bind"),
+            (Path(os.path.realpath(self.records)), "--bind"),
+        ]
         # The interpreter that runs the jail's first process, where the private /tmp or a
         # hidden folder would cover it (a virtualenv made under /tmp): shown read-only.
         mounts += [(p, "--ro-bind") for p in _runtime_dirs() if _covered(p, self.secrets)]
@@ -78,6 +82,12 @@ class Jail:
         # user's choice: shown.
         secrets = [s for s in self.secrets if s not in exposed]
         mounts += [(secret, "hide") for secret in secrets]
+        if writable:
+            # (What a hidden folder covers needs no pin: the sandbox cannot see it.)
+            pinned = _between(self.workspace, [p for p, _ in mounts]) - {p for p, _ in mounts}
+            mounts += [
+                (f, "--bind") for f in sorted(pinned) if not any(_within(f, s) for s in secrets)
+            ]
         # Parents first: a mount covers whatever was mounted below its path before it.
         mounts.sort(key=lambda mount: len(mount[0].parts))
         args = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
@@ -105,6 +115,15 @@ def _hide(path: Path) -> list[str]:
     return ["--ro-bind", "/dev/null", str(path)]
 
 
+def _between(top: Path, paths: Sequence[Path]) -> set[Path]:
+    """The folders strictly between ``top`` and each of ``paths`` inside it."""
+    folders: set[Path] = set()
+    for path in paths:
+        if top in path.parents:
+            folders.update(p for p in path.parents if top in p.parents)
+    return folders
+
+
 def _runtime_dirs() -> list[Path]:
     """The folders the jail's first process needs: this interpreter's and its base's."""
     return sorted({Path(os.path.realpath(sys.prefix)), Path(os.path.realpath(sys.base_prefix))})
@@ -112,4 +131,8 @@ def _runtime_dirs() -> list[Path]:
 
 def _covered(path: Path, secrets: Sequence[Path]) -> bool:
     """Whether ``path`` lies under the jail's private ``/tmp`` or a hidden secret."""
-    return any(path == top or top in path.parents for top in (Path("/tmp"), *secrets))
+    return any(_within(path, top) for top in (Path("/tmp"), *secrets))
+
+
+def _within(path: Path, top: Path) -> bool:
+    return path == top or top in path.parents

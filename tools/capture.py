@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import os
 import re
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import IO
+
+from tools.spill import SpillFolder
 
 _HEAD_SHARE = 0.6
 
@@ -54,7 +54,7 @@ class Capture:
     the spill file and memory keeps only the first ``4 * head`` and last ``4 * tail`` bytes.
     """
 
-    def __init__(self, cap: int, open_spill: Callable[[], tuple[str, IO[bytes]]]) -> None:
+    def __init__(self, cap: int, folder: SpillFolder, seq: int) -> None:
         self.cap = cap
         self.head_chars = int(cap * _HEAD_SHARE)
         self.tail_chars = cap - self.head_chars
@@ -62,7 +62,8 @@ class Capture:
         self.newlines = 0
         self.spill_path: str | None = None
         self.spill_error: str | None = None
-        self._open_spill = open_spill
+        self._folder = folder
+        self._seq = seq
         self._file: IO[bytes] | None = None
         self._whole: bytearray | None = bytearray()
         self._discarded = False
@@ -93,7 +94,7 @@ class Capture:
             return
         try:
             if self._file is None:
-                self.spill_path, self._file = self._open_spill()
+                self.spill_path, self._file = open_spill(self._folder, self._seq)
             self._file.write(data)
         except OSError as exc:
             # Losing the spill file must not lose the command's result.
@@ -110,8 +111,7 @@ class Capture:
         self._discarded = True
         self.close()
         if self.spill_path is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(self.spill_path)
+            self._folder.remove(Path(self.spill_path).name)
 
     def render(self) -> tuple[str, bool]:
         """Return the text the model sees and whether it was truncated; closes the sink."""
@@ -144,15 +144,14 @@ class Capture:
         return head + marker + tail, True
 
 
-def open_spill(folder: Path, seq: int) -> tuple[str, IO[bytes]]:
+def open_spill(folder: SpillFolder, seq: int) -> tuple[str, IO[bytes]]:
     """A new spill file for command ``seq`` in ``folder``, 0600, named for the time and the
     first free number from ``seq`` on: its path and the file open for writing."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
     for n in itertools.count(seq):
-        path = folder / f"{stamp}-{n}.out"
+        name = f"{stamp}-{n}.out"
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            return folder.name_of(name), folder.create(name)
         except FileExistsError:
             continue
-        return str(path), os.fdopen(fd, "wb")
     raise AssertionError("unreachable")

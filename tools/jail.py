@@ -36,7 +36,6 @@ import contextlib
 import functools
 import marshal
 import os
-import shutil
 import signal
 import socket
 import struct
@@ -49,6 +48,7 @@ from tools.bwrap import Jail
 from tools.capture import Capture
 from tools.process import LiveOutput, OutputPipe
 from tools.reaper import REAPER
+from tools.spill import SubFolder
 
 START_TIMEOUT_S = 10.0
 """How long a jail may take to say it is ready."""
@@ -96,7 +96,7 @@ class LiveJail:
         return not self._dead and self._proc.poll() is None
 
     @classmethod
-    async def start(cls, shape: Jail, env: Mapping[str, str], cwd_dir: Path) -> LiveJail:
+    async def start(cls, shape: Jail, env: Mapping[str, str], records: SubFolder) -> LiveJail:
         """Start a jail of ``shape`` whose own environment is ``env`` reduced to the
         allow-list, and wait until its runner is ready.
 
@@ -104,12 +104,12 @@ class LiveJail:
             OSError: bwrap could not be started or the jail did not come up; the message
                 says what bwrap said.
         """
-        os.makedirs(cwd_dir, mode=0o700, exist_ok=True)
+        records.fd()  # the folder exists before it is bound
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         program = [sys.executable, "-I", "-S", "-", str(theirs.fileno())]
         try:
             proc = subprocess.Popen(
-                shape.argv(program, cwd_dir=cwd_dir),
+                shape.argv(program),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
@@ -306,11 +306,11 @@ class JailCommand:
 
 class Jails:
     """The jail of one bash tool: started on its first sandboxed command, reused while the
-    shape stays the same, replaced when it changes or the jail died; ``cwd_dir`` is the
+    shape stays the same, replaced when it changes or the jail died; ``records`` is the
     folder its commands record their directories in."""
 
-    def __init__(self, cwd_dir: Path) -> None:
-        self.cwd_dir = cwd_dir
+    def __init__(self, records: SubFolder) -> None:
+        self.records = records
         self._jail: LiveJail | None = None
         self._starting = False
 
@@ -346,21 +346,21 @@ class Jails:
         if self._starting or (jail is not None and jail.busy):
             # One command at a time in a jail; a second one at once (never from the agent,
             # which runs calls in turn) gets a jail of its own, killed after it.
-            jail = await LiveJail.start(shape, env, self.cwd_dir)
+            jail = await LiveJail.start(shape, env, self.records)
             jail.disposable = True
         elif jail is None or jail.shape != shape or not jail.alive:
             self.close()
             self._starting = True
             try:
-                jail = self._jail = await LiveJail.start(shape, env, self.cwd_dir)
+                jail = self._jail = await LiveJail.start(shape, env, self.records)
             finally:
                 self._starting = False
         jail.busy = True
         return jail
 
     def close(self) -> None:
-        """Kill the jail (and everything still running in it); remove ``cwd_dir``."""
+        """Kill the jail (and everything still running in it); remove ``records``."""
         if self._jail is not None:
             self._jail.kill()
             self._jail = None
-        shutil.rmtree(self.cwd_dir, ignore_errors=True)
+        self.records.delete()

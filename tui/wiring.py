@@ -202,7 +202,7 @@ def build_runtime(
     carried = carried_over(session.events)
     bash = BashTool(
         cwd=work_dir,
-        spill_dir=session.spill_dir,
+        spill_dir=session.spill,
         policy=settings.approve or carried.policy or default_approve,
         approver=approver,
         hidden_env=[settings.api_key_env] if settings.api_key_env else (),
