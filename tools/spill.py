@@ -158,7 +158,10 @@ def _open_walking(parent: Path, name: str) -> int:
     except OSError as exc:
         os.close(fd)
         if exc.errno in (errno.ELOOP, errno.ENOTDIR):  # a symlink where a folder should be
-            raise UnsafeFolder(f"{parent / name}: a symlink or a file is on the way") from None
+            raise UnsafeFolder(
+                f"{parent / name}: a symlink or a file stands where a folder should be "
+                "(reefline follows no link to its own folders); remove it and start again"
+            ) from None
         raise
     return _checked(fd)
 
