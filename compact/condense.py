@@ -39,8 +39,9 @@ from compact.checkpoint import (
     frame,
 )
 from compact.contract import CompactionError
-from compact.policy import CompactionSettings
+from compact.policy import MIN_SUMMARY_TOKENS, CompactionSettings
 from compact.reading import RangeReader, Unit, plan_chunks
+from compact.suffix import Continuation, continuation
 from compact.wording import fmt_duration
 
 FRAME_TOKENS = 96
@@ -71,6 +72,9 @@ class Condensed:
     summary: Summary
     fallback_reason: str | None = None
     """Set when the model-free checkpoint took the model's place, and why."""
+    read_all: bool = False
+    """The model read the whole conversation (the retained tail too, originals of pruned
+    results included): the checkpoint carries what the tail's outputs said."""
 
 
 class Condenser:
@@ -123,9 +127,14 @@ class Condenser:
         if model_free == "only":
             return Condensed(_model_free(self._model_free_reads(units), None))
         cap = self.settings.summary_cap(shadowed_tokens, header.window)
+        focus_tokens = self.reader.estimator.count(focus) if focus else 0
+        whole = continuation(self.reader)
+        suffix_cap = self._suffix_cap(header, cap, whole.tokens + focus_tokens)
+        if suffix_cap is not None:
+            return await self._whole(header, whole, suffix_cap, record, focus, model_free, units)
         budget = self.read_budget(header, cap)
         if budget is not None and focus:
-            budget = max(0, budget - self.reader.estimator.count(focus))
+            budget = max(0, budget - focus_tokens)
         if budget is None:
             chunks = [units]
         else:
@@ -172,6 +181,57 @@ class Condenser:
             return Condensed(_model_free(self._model_free_reads(units), summary.usage), reason)
         return Condensed(summary)
 
+    def _suffix_cap(self, header: Header, cap: int, reads: int) -> int | None:
+        """The output cap of one call reading the whole conversation (``reads`` tokens),
+        or None when that leaves too little room for a summary: the range is then read in
+        chunks. The cap may shrink to what the window leaves, to at most half."""
+        if header.window is None:
+            return cap
+        room = header.window - header.tokens - self._instruction_tokens - reads
+        least = max(2 * MIN_SUMMARY_TOKENS, cap // 2)
+        return min(cap, room) if room >= min(cap, least) else None
+
+    async def _whole(
+        self,
+        header: Header,
+        whole: Continuation,
+        cap: int,
+        record: Record,
+        focus: str | None,
+        model_free: ModelFree,
+        units: list[Unit],
+    ) -> Condensed:
+        """One call that continues the conversation's own request (:mod:`compact.suffix`)."""
+        job = SummaryJob(
+            model=header.model,
+            system=header.system,
+            tools=header.tools,
+            messages=whole.messages,
+            max_tokens=cap,
+            focus=focus,
+            standing=self.settings.instructions,
+            window=header.window,
+            appendix=whole.appendix,
+        )
+        where = {
+            "chunk": 1,
+            "chunks": 1,
+            "items": len(self.reader.session.surface),
+            "input_tokens": whole.tokens,
+            "cached_prefix_tokens": whole.prefix_tokens,
+        }
+        spent: list[Usage] = []
+        try:
+            summary = await self._call(job, where, record, spent)
+        except CompactionError as exc:
+            if exc.code != "summary" or model_free == "never":
+                raise
+            reads = self._model_free_reads(units)
+            return Condensed(_model_free(reads, _total(spent)), exc.detail)
+        return Condensed(
+            dataclasses.replace(summary, usage=_total(spent), max_tokens=cap), read_all=True
+        )
+
     def _model_free_reads(self, units: list[Unit]) -> list[ChatMessage]:
         """What the model-free checkpoint reads of ``units``: all but the context reefline
         itself put there (the workspace context, which goes back on the surface after the
@@ -182,7 +242,7 @@ class Condenser:
         return _messages(kept)
 
     async def _call(
-        self, job: SummaryJob, where: dict[str, int], record: Record, spent: list[Usage]
+        self, job: SummaryJob, where: dict[str, Any], record: Record, spent: list[Usage]
     ) -> Summary:
         """One summarizer call (and one terser retry after a cut), each logged."""
         reason = ""

@@ -76,6 +76,9 @@ class CompactProgressData(Data):
     """Surface items of the range this chunk covers."""
     input_tokens: int = Field(ge=0)
     """Estimated tokens of what the call read (originals of pruned results included)."""
+    cached_prefix_tokens: int | None = Field(default=None, ge=0)
+    """Of those, the tokens that repeat the conversation's own request byte for byte (a
+    provider's prompt cache serves them); None: the call read a range of its own."""
     status: Literal["ok", "cut", "failed"]
     """``cut``: the reply hit its output cap (a terser retry follows, or the failure)."""
     reason: str | None = None

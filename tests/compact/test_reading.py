@@ -59,9 +59,12 @@ async def test_a_masked_result_reaches_the_summary_as_its_original(
     openai_server.push({"text": "## Primary request and intent\n- read notes"})
     assert await rig.service.compact_now(rig.agent.envelope()) is not None
     [request] = openai_server.requests
-    tool_messages = [m for m in request["messages"] if m["role"] == "tool"]
-    assert {"role": "tool", "tool_call_id": "n1", "content": body} in tool_messages
-    assert MASK_PREFIX not in sent_text(openai_server)
+    # The conversation byte for byte (the placeholder included: a provider's cache serves
+    # it), then the original after it, named by its call, before the instruction.
+    assert request["messages"][1:-1] == on_surface
+    final = request["messages"][-1]["content"]
+    assert f"(tool call n1)\n{body}" in final
+    assert final.index(body) < final.index("Write a checkpoint summary")
     assert rig.session.events[seq].data.content == body  # the log still holds it
 
 
@@ -72,10 +75,15 @@ async def test_a_huge_original_is_read_head_and_tail_and_names_its_file(
     body = "HEAD-MARK\n" + "filler line\n" * 600 + "MIDDLE-MARK\n" + "filler line\n" * 600
     body += "TAIL-MARK\n"
     planted(rig, 1, body)
-    add_turn(rig.session, 2)
+    for t in range(2, 5):
+        add_turn(rig.session, t, words=120)
+    rig.service.pruner.prune(
+        protect_from=len(rig.session.surface) - 2, done=lambda: False, trigger="pressure"
+    )
+    assert MASK_PREFIX in str(rig.session.derive_messages())  # masked on the surface
     openai_server.push({"text": "## Primary request and intent\n- read notes"})
     assert await rig.service.compact_now(rig.agent.envelope()) is not None
-    text = sent_text(openai_server)
+    text = openai_server.requests[-1]["messages"][-1]["content"]  # where originals go
     assert "HEAD-MARK" in text and "TAIL-MARK" in text and "MIDDLE-MARK" not in text
     marker = next(line for line in text.splitlines() if TRIM_MARK in line)
     path = marker.split("full output: ")[1].split(" …]")[0]

@@ -1,0 +1,78 @@
+"""The summary request as a continuation of the conversation: the prompt cache pays for it.
+
+A provider bills the longest prefix of a request that an earlier request already sent at
+about a tenth of the input price. The conversation's next request would be the system
+prompt, the tools and the surface's messages; a summary request that is exactly that, byte
+for byte, and then one more user message (the instruction) is a cache hit on everything but
+that message. Reading the range alone, with originals where the surface shows placeholders,
+would be a new prompt from the first placeholder on.
+
+What the surface shows only as a placeholder or an excerpt (a pruned result) cannot be
+changed inside the prefix without losing the hit, so its original goes *after* it, in the
+final message, labelled with the call it belongs to and the place it held, oldest first.
+The model reads the whole conversation this way, the retained tail included: the checkpoint
+it writes can carry the tail's outputs too, which is what lets the backend fold them out of
+view in the same rewrite (:mod:`compact.basic`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agent.events import AssistantMessage, ToolResult
+from agent.messages import ChatMessage
+from compact.prune import command_text
+from compact.reading import RangeReader
+
+APPENDIX_HEAD = (
+    "Some tool outputs above are shown only as placeholders or excerpts. Here they are as "
+    "they originally were (long ones cut at the middle), oldest first; each one belongs at "
+    "the place of the tool result with that call id, and is older than everything after it."
+)
+
+
+@dataclass(frozen=True)
+class Continuation:
+    """The conversation as its next request would carry it, and what to say after it."""
+
+    messages: list[ChatMessage]
+    """Exactly the surface's messages (the request's prefix after the system prompt)."""
+    appendix: str | None
+    """The originals of pruned results, for the final message (None: there are none)."""
+    prefix_tokens: int
+    """Estimated tokens of ``messages``."""
+    tokens: int
+    """Estimated tokens of ``messages`` and ``appendix``."""
+
+
+def continuation(reader: RangeReader) -> Continuation:
+    """The whole surface of ``reader``'s session as a summary request continues it."""
+    session = reader.session
+    messages = session.derive_messages()
+    if reader.price is not None:
+        prefix = sum(reader.price(seq) for seq in session.surface)
+    else:
+        prefix = reader.estimator.messages_tokens(messages)
+    originals: list[str] = []
+    commands: dict[str, str] = {}
+    for seq in session.surface:
+        event = session.events[seq]
+        if isinstance(event, AssistantMessage):
+            for call in event.data.tool_calls:
+                commands[call.id] = command_text(call.name, call.arguments)
+            continue
+        if not isinstance(event, ToolResult):
+            continue
+        message, as_is = reader.message(seq)
+        if as_is or message is None:
+            continue
+        command = commands.get(event.data.call_id, event.data.name)
+        originals.append(
+            f"### Output of `{command}` (tool call {event.data.call_id})\n{message['content']}"
+        )
+    appendix = None
+    tokens = prefix
+    if originals:
+        appendix = "\n\n".join([APPENDIX_HEAD, *originals])
+        tokens += reader.estimator.count(appendix)
+    return Continuation(messages, appendix, prefix, tokens)
