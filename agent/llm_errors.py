@@ -167,6 +167,7 @@ OVERFLOW_PHRASES: tuple[str, ...] = (
     "too large for model with",  # Mistral: "...with 32768 maximum context length"
     "exceeds the maximum number of tokens allowed",  # Gemini compatibility endpoint
     "`inputs` tokens + `max_new_tokens` must be",  # Hugging Face TGI
+    "exceed context window of",  # llama-cpp-python's own exception, sent as HTTP 500
 )
 
 _LIMIT_PATTERNS = tuple(

@@ -84,8 +84,15 @@ def _from_status(exc: openai.APIStatusError, ctx: ErrorContext) -> LLMError:
         retry_after = retry_after_seconds(exc.response.headers)
     if status in (401, 403):
         return AuthError(said, status=status, hint=ctx.key_hint())
-    if status in (400, 413, 422) and is_context_overflow(message, exc.code, exc.type):
-        return ContextOverflow(said, status=status, limit=context_limit(message))
+    limit = context_limit(message)
+    # llama-cpp-python, where its error mapping does not apply, sends its exception's text
+    # ("Requested tokens (6004) exceed context window of 6000") with HTTP 500: an overflow
+    # all the same, which a retry cannot fix and compaction can. A server error is taken
+    # for one only when it also states the window ("too many tokens" alone may be a load
+    # limit).
+    overflow_status = status in (400, 413, 422) or (status >= 500 and limit is not None)
+    if overflow_status and is_context_overflow(message, exc.code, exc.type):
+        return ContextOverflow(said, status=status, limit=limit)
     if status == 429 and exc.code == "insufficient_quota":
         # OpenAI sends 429 for an empty balance too; waiting does not refill it.
         return BadRequest(said, status=status, hint="Check the billing and quota of the account.")
