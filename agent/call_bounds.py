@@ -4,7 +4,8 @@ A model (or whatever answers as one) decides how many tool calls a reply holds a
 and how deep their arguments are. Unbounded, that is a way to stall the app (ten thousand
 calls to draw), to fill the memory (fifty megabytes of arguments, copied at every layer) or
 to crash every later look at the session (arguments nested too deep to parse). Past these
-bounds a call is not run: it gets an error result the model can read and act on.
+bounds a call is not run: it gets an error result the model can read and act on. Its text
+(and reasoning) is bounded too: past the bound it is cut, with a note.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ MAX_ARGUMENT_CHARS = 1_000_000
 """Characters of arguments one call may have; more are not even kept in memory."""
 MAX_DEPTH = 64
 """Nesting depth of a call's JSON arguments."""
+MAX_TEXT_CHARS = 4_000_000
+"""Characters of a reply's text kept (and, apart, of its reasoning); the rest is dropped as
+it streams, and a note at the cut says so."""
 
 
 def json_depth(text: str) -> int:
@@ -60,6 +64,15 @@ def too_big(size: int) -> str:
     return (
         f"error: the arguments were {size:,} characters; at most {MAX_ARGUMENT_CHARS:,} are "
         "accepted, so the call was not run. Split the work: write a large file in parts."
+    )
+
+
+def text_cut_note(kind: str) -> str:
+    """What ends a reply's text (or reasoning, ``kind``) cut at :data:`MAX_TEXT_CHARS`: the
+    person reading it and the model, which gets its reply back, learn why it stops."""
+    return (
+        f"\n\n[reefline: this {kind} was longer than {MAX_TEXT_CHARS:,} characters; the rest "
+        "was dropped. Keep replies shorter: write long content to a file in parts.]"
     )
 
 

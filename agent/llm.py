@@ -44,6 +44,7 @@ from agent.llm_errors import (
     error_in_body,
     is_context_overflow,
 )
+from agent.redaction import clip
 from agent.replies import (
     Completed,
     Notice,
@@ -138,7 +139,6 @@ class OpenAICompatible:
         self._errors = ErrorContext(
             provider=provider,
             base_url=str(self._client.base_url).rstrip("/"),
-            api_key=api_key,
             api_key_env=api_key_env,
             timeout_s=request_timeout,
         )
@@ -281,6 +281,8 @@ class OpenAICompatible:
                 except (AttributeError, TypeError) as exc:
                     # A JSON chunk that is not shaped like a chat completion chunk.
                     raise MalformedResponse(f"unexpected chunk shape ({exc})") from exc
+                except RecursionError:
+                    raise MalformedResponse(_TOO_DEEP.format(what="a stream event")) from None
                 for event in events:
                     yield event
             content_type = sdk_stream.response.headers.get("content-type", "")
@@ -308,8 +310,10 @@ class OpenAICompatible:
         body = response.content
         try:
             payload = json.loads(body)
+        except RecursionError:
+            raise MalformedResponse(_TOO_DEEP.format(what="the reply")) from None
         except (UnicodeDecodeError, json.JSONDecodeError):
-            snippet = self._errors.redact(body[:120].decode("utf-8", "replace"))
+            snippet = clip(body[:4096].decode("utf-8", "replace"), 120)
             raise MalformedResponse(
                 f"HTTP {response.status_code} with a body that is not JSON: {snippet or 'empty'!r}"
             ) from None
@@ -321,6 +325,8 @@ class OpenAICompatible:
             events = builder.feed(ChatCompletionChunk.construct(**whole_as_chunk(payload)))
         except (AttributeError, TypeError, KeyError) as exc:
             raise MalformedResponse(f"unexpected reply shape ({exc})") from exc
+        except RecursionError:
+            raise MalformedResponse(_TOO_DEEP.format(what="the reply")) from None
         for event in events:
             yield event
         yield Completed(builder.reply())
@@ -332,6 +338,10 @@ token). The request goes through the SDK's generic ``post`` instead: the argumen
 already the JSON the server reads, and the typed layer's transform of them resolves the type
 hints of every parameter on first use (about 0.15 s of start-up). Errors, timeouts and the
 event-stream decoding are the SDK's either way."""
+
+_TOO_DEEP = "{what} is JSON nested too deeply to parse (deeper than any reply has reason to be)"
+"""A chunk or body that nests past the parser's depth (RecursionError): a malformed reply,
+not a crash."""
 
 _REFUSES_STREAMING = re.compile(r"\bstream(ing|ed)?\b.*\btools?\b|\btools?\b.*\bstream", re.I)
 """An error that says streaming is not supported with tools ("Automatic streaming tool

@@ -3,7 +3,8 @@
 Every failure of a chat request reaches the rest of the program as an ``LLMError`` subclass,
 never as an ``openai`` or ``httpx2`` exception: the loop decides what to do from the type
 (retry, compact, end the turn) and shows ``user_message`` to the user. No message ever
-contains the API key, even when a provider echoes it back.
+contains the API key, even when a provider echoes it back: every provider text is redacted
+before it is cut (:func:`agent.redaction.clip`).
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ import email.utils
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar
 
-from agent.secret import Secret
+from agent.redaction import clip
 
 
 class LLMError(Exception):
@@ -167,6 +168,7 @@ OVERFLOW_PHRASES: tuple[str, ...] = (
     "too large for model with",  # Mistral: "...with 32768 maximum context length"
     "exceeds the maximum number of tokens allowed",  # Gemini compatibility endpoint
     "`inputs` tokens + `max_new_tokens` must be",  # Hugging Face TGI
+    "exceed context window of",  # llama-cpp-python's own exception, sent as HTTP 500
 )
 
 _LIMIT_PATTERNS = tuple(
@@ -222,23 +224,13 @@ def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
 
 @dataclass(frozen=True)
 class ErrorContext:
-    """What the translator needs to word an error for this client."""
+    """What the translator needs to word an error for this client. (Its texts are redacted
+    by :mod:`agent.redaction`, which knows every key without being handed it here.)"""
 
     provider: str
     base_url: str
-    api_key: Secret | None = field(repr=False)
-    """A :class:`Secret`: a crash report or a log line that prints this object cannot print
-    the key."""
     api_key_env: str | None
     timeout_s: float
-
-    def redact(self, text: str) -> str:
-        """``text`` without the key (a provider may echo it back in an error)."""
-        key = self.api_key.reveal() if self.api_key else ""
-        # Short placeholders ("x") are not secrets, and replacing them would garble the text.
-        if len(key) >= 6:
-            text = text.replace(key, "***")
-        return text
 
     def key_hint(self) -> str:
         env = self.api_key_env or (
@@ -263,7 +255,7 @@ def error_in_body(payload: object, ctx: ErrorContext) -> LLMError | None:
         code, kind = error.get("code"), error.get("type")
     else:
         message, code, kind = str(error), None, None
-    message = ctx.redact(" ".join(message.split())[:400])
+    message = clip(" ".join(message.split()), 400)
     code = code if isinstance(code, str) else None
     kind = kind if isinstance(kind, str) else None
     if is_context_overflow(message, code, kind):

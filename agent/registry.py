@@ -9,6 +9,7 @@ from typing import Annotated, Any, Union
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
+from agent import redaction
 from agent.events import CORE_EVENTS, SURFACE_TYPES, Event, SurfaceAppend, SurfaceReplace
 
 
@@ -115,16 +116,25 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def log_line(event: Event) -> tuple[Event, bytes]:
-    """``event`` and its log line (no newline). Text holding a lone surrogate — undecodable
-    bytes in a path, a ``"\\ud800"`` a server sent — has no UTF-8 form, and serializing it
-    fails: such an event is rebuilt with U+FFFD in place of each, so that what the log holds
-    and what memory holds are the same event."""
+    """``event`` and its log line (no newline), rebuilt when its line cannot be written as it
+    is, so that what the log holds and what memory holds are the same event:
+
+    - text holding a lone surrogate (undecodable bytes in a path, a ``"\\ud800"`` a server
+      sent) has no UTF-8 form: U+FFFD takes the place of each;
+    - text holding an API key (a prompt, a reply, a command's output that echoes it) or the
+      start of one left at a text's end gets it masked (:mod:`agent.redaction`): this is the
+      one path every event takes to the log, so no key is ever written."""
     try:
-        return event, event.to_json().encode()
+        line = event.to_json().encode()
     except ValueError:  # pydantic's serialization error, or the encoder's
         dumped = _without_surrogates(event.model_dump(mode="json", exclude_none=True))
         event = type(event).model_validate(dumped)
-        return event, event.to_json().encode()
+        line = event.to_json().encode()
+    if redaction.in_line(line):
+        dumped = redaction.redact_json(event.model_dump(mode="json", exclude_none=True))
+        event = type(event).model_validate(dumped)
+        line = event.to_json().encode()
+    return event, line
 
 
 def _without_surrogates(value: Any) -> Any:

@@ -1,19 +1,21 @@
 """Replies and stream events: what a model's stream yields, and the fold of OpenAI chat
 completion chunks (streamed) or of one whole completion (not streamed) into them.
 
-Both paths go through :class:`ReplyBuilder`, so a non-streamed reply is parsed, bounded and
-shown exactly like a streamed one (as one delta per part).
+Both paths go through :class:`ReplyBuilder`, so a non-streamed reply is parsed, bounded,
+redacted and shown exactly like a streamed one (as one delta per part).
 """
 
 from __future__ import annotations
 
+import json
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from agent.call_bounds import MAX_ARGUMENT_CHARS, MAX_CALLS, too_big
+from agent.call_bounds import MAX_ARGUMENT_CHARS, MAX_CALLS, MAX_TEXT_CHARS, text_cut_note, too_big
 from agent.events import ToolCall, Usage
-from agent.llm_errors import StreamIncomplete
+from agent.llm_errors import MalformedResponse, StreamIncomplete
+from agent.redaction import StreamRedactor, redact
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionChunk
@@ -98,13 +100,48 @@ StreamEvent = (
 )
 
 
+class _Part:
+    """Reply text or reasoning as it streams: redacted (a key the model echoes is masked,
+    also when split across deltas) and bounded (past :data:`MAX_TEXT_CHARS` the rest is
+    dropped as it arrives, never held, and a note says so)."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.pieces: list[str] = []
+        self.size = 0
+        self.cut = False
+        self._redactor = StreamRedactor()
+
+    def feed(self, piece: str) -> str:
+        """What to show of ``piece`` (maybe nothing yet, or only the note)."""
+        return "" if self.cut else self._keep(self._redactor.feed(piece))
+
+    def flush(self) -> str:
+        """What was held back, now that the part is complete."""
+        return "" if self.cut else self._keep(self._redactor.flush())
+
+    def _keep(self, shown: str) -> str:
+        if self.size + len(shown) > MAX_TEXT_CHARS:
+            # A cut may leave a key's start at the end: redact masks it.
+            shown = redact(shown[: MAX_TEXT_CHARS - self.size]) + text_cut_note(self.kind)
+            self.cut = True
+        self.size += len(shown)
+        if shown:
+            self.pieces.append(shown)
+        return shown
+
+    @property
+    def text(self) -> str:
+        return "".join(self.pieces)
+
+
 class ReplyBuilder:
     """Folds chunks into a Reply and turns each into the deltas to show."""
 
     def __init__(self, requested_model: str) -> None:
         self.model = requested_model
-        self.text: list[str] = []
-        self.reasoning: list[str] = []
+        self.text = _Part("reply")
+        self.reasoning = _Part("reasoning")
         self.calls: list[dict[str, Any]] = []  # {"id", "name", "args": list[str]}
         self.slot_of_index: dict[int, int] = {}
         self.finish_reason: str | None = None
@@ -128,24 +165,28 @@ class ReplyBuilder:
             extra = delta.model_extra or {}
             # DeepSeek and vLLM say reasoning_content; OpenRouter and others say reasoning.
             thought = extra.get("reasoning_content") or extra.get("reasoning")
-            if isinstance(thought, str) and thought:
-                self.reasoning.append(thought)
-                events.append(ReasoningDelta(thought))
+            if isinstance(thought, str) and thought and (shown := self.reasoning.feed(thought)):
+                events.append(ReasoningDelta(shown))
             for text in (delta.content, delta.refusal):
-                if text:
-                    self.text.append(text)
-                    events.append(TextDelta(text))
+                if text and (shown := self.text.feed(text)):
+                    events.append(TextDelta(shown))
             for call in delta.tool_calls or []:
                 if (piece := self._tool_delta(call)) is not None:
                     events.append(piece)
             if choice.finish_reason:
                 self.finish_reason = choice.finish_reason
+        if self.finish_reason is not None:
+            # The reply is complete: what the redactors held back for the next delta is shown.
+            if shown := self.reasoning.flush():
+                events.append(ReasoningDelta(shown))
+            if shown := self.text.flush():
+                events.append(TextDelta(shown))
         return events
 
     def _tool_delta(self, call: Any) -> ToolCallDelta | None:
         function = call.function
         name = function.name if function is not None else None
-        args = (function.arguments if function is not None else None) or ""
+        args = _argument_text(function.arguments if function is not None else None)
         slot = self.slot_of_index.get(call.index)
         if slot is not None and call.id and self.calls[slot]["id"] not in (None, call.id):
             # A new id on a known index: a server that numbers every call 0. Treat it as the
@@ -186,9 +227,11 @@ class ReplyBuilder:
             calls.append(ToolCall(id=call_id, name=c["name"], arguments="".join(c["args"])))
             if c["size"] > MAX_ARGUMENT_CHARS:
                 refused[call_id] = too_big(c["size"])
+        self.text.flush()
+        self.reasoning.flush()
         return Reply(
-            text="".join(self.text),
-            reasoning="".join(self.reasoning) if self.reasoning else None,
+            text=self.text.text,
+            reasoning=self.reasoning.text or None,
             tool_calls=calls,
             finish_reason=self.finish_reason,
             usage=self.usage,
@@ -196,6 +239,18 @@ class ReplyBuilder:
             refused=refused,
             dropped_calls=self.dropped,
         )
+
+
+def _argument_text(arguments: object) -> str:
+    """A call's arguments as the JSON text the API specifies. Some compatible servers send
+    the arguments as a JSON object instead of a string: that object is what the model meant,
+    so it is accepted, written back as JSON text."""
+    if arguments is None or isinstance(arguments, str):
+        return arguments or ""
+    try:
+        return json.dumps(arguments, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise MalformedResponse(f"tool call arguments that are not JSON text ({exc})") from exc
 
 
 def _usage(raw: Any) -> Usage:

@@ -29,6 +29,7 @@ from agent.llm_errors import (
     is_context_overflow,
     retry_after_seconds,
 )
+from agent.redaction import clip
 
 
 def _provider_message(exc: openai.APIError) -> str:
@@ -39,8 +40,9 @@ def _provider_message(exc: openai.APIError) -> str:
         message = body
     else:
         message = exc.message
-    message = " ".join(message.split())  # HTML error pages and JSON dumps span many lines
-    return message if len(message) <= 400 else message[:400] + "…"
+    # HTML error pages and JSON dumps span many lines; a key echoed in it is masked before
+    # the cut, which could leave most of it otherwise.
+    return clip(" ".join(message.split()), 400)
 
 
 def from_sdk_error(exc: Exception, ctx: ErrorContext, *, mid_stream: bool) -> LLMError:
@@ -54,7 +56,7 @@ def from_sdk_error(exc: Exception, ctx: ErrorContext, *, mid_stream: bool) -> LL
     if isinstance(exc, openai.APITimeoutError):
         return ProviderTimeout(f"no data from {ctx.provider} for {ctx.timeout_s:g} s")
     if isinstance(exc, openai.APIConnectionError):
-        reason = ctx.redact(str(exc.__cause__ or exc)) or type(exc.__cause__).__name__
+        reason = clip(str(exc.__cause__ or exc), 400) or type(exc.__cause__).__name__
         if mid_stream:
             return StreamIncomplete(f"connection to {ctx.provider} lost ({reason})")
         if _name_not_resolved(exc):
@@ -65,27 +67,34 @@ def from_sdk_error(exc: Exception, ctx: ErrorContext, *, mid_stream: bool) -> LL
         return _from_status(exc, ctx)
     if isinstance(exc, openai.APIError):
         # An error event inside an otherwise healthy stream ({"error": {...}} as a chunk).
-        message = ctx.redact(_provider_message(exc))
+        message = _provider_message(exc)
         if is_context_overflow(message, exc.code, exc.type):
             return ContextOverflow(message, limit=context_limit(message))
         return ServerError(f"{ctx.provider} reported an error mid-reply: {message}")
     if isinstance(exc, json.JSONDecodeError):
-        snippet = ctx.redact(exc.doc[:120])
+        snippet = clip(exc.doc, 120)
         return MalformedResponse(f"a stream event is not valid JSON ({exc.msg}): {snippet!r}")
-    return LLMError(ctx.redact(f"{type(exc).__name__}: {exc}"))
+    return LLMError(clip(f"{type(exc).__name__}: {exc}", 400))
 
 
 def _from_status(exc: openai.APIStatusError, ctx: ErrorContext) -> LLMError:
     status = exc.status_code
-    message = ctx.redact(_provider_message(exc))
+    message = _provider_message(exc)
     said = f"{ctx.provider} says (HTTP {status}): {message}"
     retry_after = None
     if status in (429, 503):
         retry_after = retry_after_seconds(exc.response.headers)
     if status in (401, 403):
         return AuthError(said, status=status, hint=ctx.key_hint())
-    if status in (400, 413, 422) and is_context_overflow(message, exc.code, exc.type):
-        return ContextOverflow(said, status=status, limit=context_limit(message))
+    limit = context_limit(message)
+    # llama-cpp-python, where its error mapping does not apply, sends its exception's text
+    # ("Requested tokens (6004) exceed context window of 6000") with HTTP 500: an overflow
+    # all the same, which a retry cannot fix and compaction can. A server error is taken
+    # for one only when it also states the window ("too many tokens" alone may be a load
+    # limit).
+    overflow_status = status in (400, 413, 422) or (status >= 500 and limit is not None)
+    if overflow_status and is_context_overflow(message, exc.code, exc.type):
+        return ContextOverflow(said, status=status, limit=limit)
     if status == 429 and exc.code == "insufficient_quota":
         # OpenAI sends 429 for an empty balance too; waiting does not refill it.
         return BadRequest(said, status=status, hint="Check the billing and quota of the account.")

@@ -4,23 +4,27 @@ An API key travels from the launcher's hand-over (:mod:`agent.secret_env`) throu
 provider, the model client and the window asker to the HTTP header. On the way it sits in
 objects a log line, an error message or a crash report may print; as a :class:`Secret` each of
 those prints ``Secret('***')``. Only :meth:`Secret.reveal` gives the value, and it is called
-where the value is used: the SDK client's key, the ``Authorization`` header, the redaction of
-an error text.
+where the value is used: the SDK client's key, the ``Authorization`` header. Made, a Secret
+hands its value to :mod:`agent.redaction`, which masks it in every text shown or logged.
 """
 
 from __future__ import annotations
 
 import hmac
 
+from agent.redaction import remember
+
 
 class Secret:
-    """A string that ``repr``, ``str`` and ``format`` never show. Not picklable (a pickle
-    would hold the value); equal to another Secret of the same value."""
+    """A string that ``repr``, ``str`` and ``format`` never show, and that redaction masks
+    from now on. Not picklable (a pickle would hold the value); equal to another Secret of
+    the same value."""
 
     __slots__ = ("_value",)
 
     def __init__(self, value: str) -> None:
         self._value = value
+        remember(value)
 
     def reveal(self) -> str:
         """The value itself: only where it is sent or compared, never to show it."""

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 
 from agent.call_bounds import parse_arguments
 from agent.events import ToolCall
+from agent.redaction import StreamRedactor
 from agent.replies import StreamEvent, ToolOutputDelta
 from agent.session import Session
 from agent.turns import TurnState
@@ -24,8 +25,9 @@ async def run_tool_call(
     emit: Callable[[StreamEvent], None],
 ) -> ToolOutput:
     """Log ``tool/start`` for ``call``, mark it running in ``state`` and run it; its output
-    goes to ``emit`` as :class:`ToolOutputDelta` while it runs. A tool interrupted with
-    output raises :class:`~tools.base.ToolInterrupted` (the turn's closers log it)."""
+    goes to ``emit`` as :class:`ToolOutputDelta` while it runs, any key in it masked. A tool
+    interrupted with output raises :class:`~tools.base.ToolInterrupted` (the turn's closers
+    log it)."""
     session.append(
         "tool/start",
         {
@@ -47,4 +49,11 @@ async def run_tool_call(
     arguments = parse_arguments(call.arguments)
     if isinstance(arguments, ToolOutput):
         return arguments
-    return await tool.run(arguments, lambda text: emit(ToolOutputDelta(call.id, text)))
+    # What is shown live is redacted like a reply (the result is, on its way to the log).
+    redactor = StreamRedactor()
+
+    def show(text: str) -> None:
+        if shown := redactor.feed(text):
+            emit(ToolOutputDelta(call.id, shown))
+
+    return await tool.run(arguments, show)

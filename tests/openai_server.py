@@ -30,6 +30,10 @@ Response spec: a ``ScriptedResponse`` or a dict with the same keys, all optional
     stall_s       float
     malformed_after int  after N events, send a data line that is not JSON, then carry on
     error_after   int    after N events, send {"error": {...}} as an event and end the stream
+    raw_after     int    after N events, send the data line ``raw`` as it is, then carry on
+    raw           str    (a chunk nested too deep to parse, a line that echoes a key...)
+    arguments_as_object  bool  send each call's arguments as the JSON value itself, in one
+                         delta, instead of a string (some compatible servers do)
                          (a provider failing mid-reply); uses message, type and code below
     status        int    >= 400: answer with this HTTP error instead, body
                          {"error": {"message", "type", "code", "param"}}
@@ -73,6 +77,9 @@ class ScriptedResponse:
     stall_s: float = 0.0
     malformed_after: int | None = None
     error_after: int | None = None
+    raw_after: int | None = None
+    raw: str = ""
+    arguments_as_object: bool = False
     status: int = 200
     message: str = "error"
     type: str = "invalid_request_error"
@@ -311,6 +318,10 @@ class _Handler(BaseHTTPRequestHandler):
         deltas += [{"content": p} for p in _pieces(spec.full_text, spec.chunk_size)]
         for index, (call_id, name, args) in enumerate(spec.calls()):
             head = {"index": index, "id": call_id, "type": "function"}
+            if spec.arguments_as_object:
+                function = {"name": name, "arguments": json.loads(args)}
+                deltas.append({"tool_calls": [{**head, "function": function}]})
+                continue
             deltas.append({"tool_calls": [{**head, "function": {"name": name, "arguments": ""}}]})
             for piece in _pieces(args, spec.chunk_size):
                 call = {"index": index, "function": {"arguments": piece}}
@@ -348,6 +359,8 @@ class _Handler(BaseHTTPRequestHandler):
                 error = {"message": spec.message, "type": spec.type, "code": spec.code}
                 self._chunk(b"data: " + json.dumps({"error": error}).encode() + b"\n\n")
                 break
+            if sent == spec.raw_after:
+                self._chunk(b"data: " + spec.raw.encode() + b"\n\n")
             if sent == spec.malformed_after:
                 self._chunk(b'data: {"id": "chatcmpl-scripted", "choices": [{\n\n')
             if spec.delay_s:
@@ -371,6 +384,9 @@ class _Handler(BaseHTTPRequestHandler):
             {"id": i, "type": "function", "function": {"name": n, "arguments": a}}
             for i, n, a in spec.calls()
         ]
+        if spec.arguments_as_object:
+            for call in calls:
+                call["function"]["arguments"] = json.loads(call["function"]["arguments"])
         message: dict[str, Any] = {"role": "assistant", "content": spec.full_text or None}
         if calls:
             message["tool_calls"] = calls

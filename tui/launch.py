@@ -27,10 +27,11 @@ def main() -> int:
         # REEFLINE_DEBUG=1 to see it). The session log is written line by line; it is intact.
         if os.environ.get("REEFLINE_DEBUG"):
             raise
+        from agent.redaction import clip
         from tools.terminal import visible
 
         print(
-            f"reefline: internal error: {type(exc).__name__}: {visible(str(exc))} "
+            f"reefline: internal error: {type(exc).__name__}: {visible(clip(str(exc), 2000))} "
             "(the session log is intact; REEFLINE_DEBUG=1 shows the traceback)",
             file=sys.stderr,
         )

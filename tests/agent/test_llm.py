@@ -522,6 +522,7 @@ OVERFLOW_EXAMPLES = {
     "the maximum number of tokens allowed (1048576).",
     "`inputs` tokens + `max_new_tokens` must be": "Input validation error: `inputs` tokens + "
     "`max_new_tokens` must be <= 4096. Given: 4000 `inputs` tokens and 500 `max_new_tokens`",
+    "exceed context window of": "Requested tokens (6004) exceed context window of 6000",
 }
 
 
@@ -560,6 +561,7 @@ def test_overflow_by_code_or_type_alone() -> None:
         (OVERFLOW_EXAMPLES["too large for model with"], 32768),
         (OVERFLOW_EXAMPLES["exceeds the maximum number of tokens allowed"], 1048576),
         (OVERFLOW_EXAMPLES["`inputs` tokens + `max_new_tokens` must be"], 4096),
+        (OVERFLOW_EXAMPLES["exceed context window of"], 6000),
         ("request (5000 tokens) exceeds the available context size (4096 tokens)", 4096),
         ("Your input exceeds the context window of this model.", None),
     ],

@@ -1,5 +1,5 @@
-"""A text far longer than a screen — a 50 MB prompt in a resumed log, a 20 MB reply as it
-streams — is drawn as its head and tail with a note, and the app stays usable.
+"""A text far longer than a screen — a 50 MB prompt in a resumed log, a reply as long as a
+reply may be as it streams — is drawn as its head and tail with a note, and the app stays usable.
 
 The bounds are generous (a loaded machine): drawing such a text whole took the app about
 two minutes before it took input.
@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.call_bounds import MAX_TEXT_CHARS
 from agent.session import Session
 from compact.registry import build_registry
 from tests.openai_server import OpenAIServer
@@ -74,12 +75,13 @@ def test_resuming_a_50_mb_line_draws_its_ends_and_takes_input(
     tmux.wait_for("Leave reefline", timeout=max(1.0, USABLE_S - (time.monotonic() - started)))
 
 
-async def test_a_20_mb_reply_streams_as_its_head_and_ends_drawn(
+async def test_a_reply_at_the_text_bound_streams_as_its_head_and_ends_drawn(
     ui: UI, openai_server: OpenAIServer
 ) -> None:
-    """A server streams a 20 MB answer: the entry draws its head while it streams, and its
-    head, a note and its tail once complete; the prompt then takes the next message."""
-    answer = long_line(20_000_000)
+    """A server streams an answer as long as a reply may be (4 MB): the entry draws its head
+    while it streams, and its head, a note and its tail once complete; the prompt then
+    takes the next message."""
+    answer = long_line(MAX_TEXT_CHARS)
     openai_server.push({"text": answer, "chunk_size": 1_000_000}, {"text": "Short again."})
     runtime = ui.runtime(
         base_url=openai_server.base_url, model="m", demo=False, context_window=32_000_000
