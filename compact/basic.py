@@ -4,20 +4,26 @@ This module orchestrates; the parts live beside it: range selection in
 :mod:`compact.selection`, the bracket in :mod:`compact.transaction`, the summary in
 :mod:`compact.condense` and :mod:`compact.summarizers`, the breakers in :mod:`compact.guards`.
 
-- **Pressure** (pre-step listener), with the window known: from ``prune_ratio`` of the
-  window, mask every tool result older than the retained tail in one pass (when that frees
-  at least a tenth of the window, so history is not rewritten every step); at or over
-  ``floor(window × threshold_ratio)`` (or ``threshold_tokens``, if lower: then the other
-  ratios apply to the window that threshold implies), prune, and if still over, compact a
-  head-anchored range that leaves a retained tail of about ``retain`` tokens; re-measure
-  and repeat at most ``retries`` more times.
+- **Pressure** (pre-step listener), with the window known: nothing is rewritten below the
+  *mark* — ``floor(window × threshold_ratio)`` (or ``threshold_tokens``, if lower: then the
+  other ratios apply to the window that threshold implies), or earlier where compacting
+  costs less over the coming steps than holding the context with a prompt cache
+  (:mod:`compact.schedule`). At the mark, compact a head-anchored range that leaves a
+  retained tail of about ``retain`` tokens; re-measure and repeat at most ``retries`` more
+  times. When the summary read the whole conversation (:mod:`compact.suffix`), the retained
+  tail's older tool outputs are masked right after it (their content is in the checkpoint;
+  the newest step's stay): one rewrite, where a pass of the pruner of its own would void the
+  provider's cache once more and hide what no checkpoint carries.
 - **Range**: walk from the tail summing node prices until the retention is reached (always
   keeping the newest node), move the cut head-ward until it splits no tool call from its
   result; the range is everything before the cut, so an earlier checkpoint at the head is
   merged into the new one. Nothing before the cut → decline (None).
-- **Summary** (:mod:`compact.condense`): the range as the model first saw it (originals of
-  pruned results), in chunks when it is more than one call may read, each call capped,
-  timed, logged as ``compact/progress`` and retried once tersely after a cut. Automatic and
+- **Summary** (:mod:`compact.condense`): the whole conversation as its next request would
+  carry it, continued by the instruction (the prompt cache serves it), with the originals of
+  pruned results after it; or, when that does not fit the window, the range as the model
+  first saw it (originals of pruned results), in chunks when it is more than one call may
+  read; each call capped, timed, logged as ``compact/progress`` and retried once tersely
+  after a cut. Automatic and
   overflow compactions fall back to the model-free checkpoint when the model cannot deliver,
   so they always land; ``/compact`` and region compactions report the failure instead.
 - **Transaction**: ``compact/start`` (the lock) → summarize → frame → require the checkpoint
@@ -53,11 +59,19 @@ from compact.checkpoint import (
 )
 from compact.condense import Condensed, Condenser, Header, ModelFree
 from compact.contract import CompactionError, CompactionResult, CompactService
-from compact.guards import BREAKER_FAILURES, THRASH_MARGIN, Guards
+from compact.guards import BREAKER_FAILURES, Guards
 from compact.policy import CompactionSettings, load_compaction_settings
 from compact.prune import Pruner
 from compact.reading import RangeReader
-from compact.selection import balanced_span, new_tokens, not_worth_it, select_range, tail_start
+from compact.schedule import StepSizes, cost_mark
+from compact.selection import (
+    balanced_span,
+    new_tokens,
+    newest_step,
+    not_worth_it,
+    select_range,
+    tail_start,
+)
 from compact.summarizers import ModelSummarizer
 from compact.transaction import Attempt, Lock, append, bracketed
 
@@ -109,6 +123,8 @@ class BasicCompactService(CompactService):
             RangeReader(session, meter.estimator, price=meter.price), self.summarize, self.settings
         )
         self.guards = Guards()
+        self.steps = StepSizes()
+        self._last_summary: int | None = None
         self._lock = Lock(session)
 
     @property
@@ -190,26 +206,22 @@ class BasicCompactService(CompactService):
         if window is None:
             return None
         threshold = self.settings.threshold(window)
-        prune_at = self.settings.prune_at(window)
-        # Far below the marks: decided without waiting for the tokenizer, which starts
+        mark = self.mark(envelope, window)
+        # Far below the mark: decided without waiting for the tokenizer, which starts
         # loading once the history is halfway there.
-        if self.meter.bound(envelope, warm_at=prune_at // 2) < prune_at:
+        bound = self.meter.bound(envelope, warm_at=mark // 2)
+        self.steps.saw(bound)
+        if bound < mark:
             return None
         total = self.meter.measure(envelope).total
-        if total < self.settings.prune_at(window):
+        if total < mark:
             return None
         retain = self.settings.retain(window)
         scale = self.settings.effective_window(window)
-        if self.pruner is not None:
-            # A whole pass at once, and below the threshold only when it frees a tenth of
-            # the (effective) window: each prune rewrites history (voiding a provider's
-            # prefix cache from there on), so it must not happen one result per step.
-            tail = tail_start(self.session.surface, self.meter.price, retain)
-            if total >= threshold or self.pruner.savings(tail) >= THRASH_MARGIN * scale:
-                self.pruner.prune(protect_from=tail, done=lambda: False, trigger="pressure")
-        if self.meter.measure(envelope).total < threshold:
-            return None
-        result, attempts = await self._compact_down(envelope, retain, threshold, signal)
+        # No pass of the pruner here: a mask or a trim on its own rewrites history (the
+        # provider's prefix cache is lost from there on) and hides what no checkpoint
+        # carries. The compaction below masks what its checkpoint read, in the same rewrite.
+        result, attempts = await self._compact_down(envelope, retain, mark, signal)
         turn = self.session.open_turn
         total = self.meter.measure(envelope).total
         in_tokens = threshold == self.settings.threshold_tokens
@@ -217,6 +229,21 @@ class BasicCompactService(CompactService):
         if said is not None:
             self.announce("warning", said)
         return result
+
+    def mark(self, envelope: Envelope, window: int) -> int:
+        """The context size at which the next automatic compaction starts: the threshold,
+        or earlier where that costs less over the coming steps (:mod:`compact.schedule`)."""
+        threshold = self.settings.threshold(window)
+        growth = self.steps.growth()
+        if growth is None or self.settings.cache_price <= 0:
+            return threshold
+        summary = self._last_summary or self.settings.summary_cap(threshold, window) // 2
+        kept = growth if self.pruner is not None else self.settings.retain(window)
+        after = self.meter.measure(envelope).header + summary + kept
+        best = cost_mark(
+            growth=growth, after=after, summary=summary, cached_price=self.settings.cache_price
+        )
+        return min(threshold, best)
 
     async def _compact_down(
         self, envelope: Envelope, retain: int, threshold: int, signal: asyncio.Event | None
@@ -288,11 +315,24 @@ class BasicCompactService(CompactService):
         self, envelope: Envelope, attempt: Attempt, signal: asyncio.Event | None
     ) -> CompactionResult:
         header = self.header(envelope)
+        read_all = False
 
         async def condense(compaction_id: str, span: list[int], shadowed: int) -> Condensed:
-            return await self._condense(compaction_id, header, span, attempt, shadowed)
+            nonlocal read_all
+            condensed = await self._condense(compaction_id, header, span, attempt, shadowed)
+            read_all = condensed.read_all
+            return condensed
 
-        return await bracketed(self.session, self.meter, self._lock, attempt, condense, signal)
+        result = await bracketed(self.session, self.meter, self._lock, attempt, condense, signal)
+        self._last_summary = result.summary_tokens
+        if read_all and self.pruner is not None and attempt.trigger == "auto":
+            # The checkpoint read the retained tail too: what the tail's older outputs said
+            # is in it, so they leave the view now, before the next request (one rewrite,
+            # not two). The newest step's results stay: the model is acting on them.
+            self.pruner.prune(
+                protect_from=newest_step(self.session), done=lambda: False, trigger="pressure"
+            )
+        return result
 
     async def _condense(
         self,

@@ -184,11 +184,11 @@ class Condenser:
     def _suffix_cap(self, header: Header, cap: int, reads: int) -> int | None:
         """The output cap of one call reading the whole conversation (``reads`` tokens),
         or None when that leaves too little room for a summary: the range is then read in
-        chunks. The cap may shrink to what the window leaves, to at most half."""
+        chunks. The cap may shrink to what the window leaves, down to a third."""
         if header.window is None:
             return cap
         room = header.window - header.tokens - self._instruction_tokens - reads
-        least = max(2 * MIN_SUMMARY_TOKENS, cap // 2)
+        least = max(2 * MIN_SUMMARY_TOKENS, cap // 3)
         return min(cap, room) if room >= min(cap, least) else None
 
     async def _whole(

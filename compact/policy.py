@@ -31,8 +31,13 @@ class CompactionSettings(BaseModel):
     their proportions to the threshold, as if the window were ``threshold_tokens /
     threshold_ratio``."""
     prune_ratio: float = Field(default=0.5, gt=0, le=1)
-    """Mask old tool results once the context reaches this share of the window (at most
-    the threshold): masking early keeps every request small, summaries come later."""
+    """No longer used: outputs are masked only inside a compaction, whose checkpoint carries
+    what they said (kept so that existing config files still load)."""
+    cache_price: float = Field(default=0.1, ge=0, le=1)
+    """What an input token a provider already saw in an earlier request's prefix costs,
+    against a new one (about 0.1 at Anthropic, DeepSeek and OpenAI; a local server that
+    reuses its KV cache is as cheap). It sets how early compaction pays for itself
+    (:mod:`compact.schedule`); 0: only the threshold triggers it."""
     retain_ratio: float = Field(default=0.16, ge=0, lt=1)
     """Share of the window kept verbatim at the tail (unless ``retain_tokens`` is set)."""
     retain_tokens: int | None = Field(default=None, ge=0)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from agent.events import UserMessage
+from agent.events import AssistantMessage, UserMessage
 from agent.session import Session
 from compact.contract import CompactionResult
 from compact.pairing import open_calls_at_cuts
@@ -27,6 +27,18 @@ def tail_start(nodes: Sequence[int], price: Price, retain: int) -> int:
         cut -= 1
         kept += price(nodes[cut])
     return cut
+
+
+def newest_step(session: Session) -> int:
+    """Position of the newest assistant message with tool calls (the step whose results
+    the model acts on next); the surface's length when there is none."""
+    events = session.events
+    nodes = session.surface
+    for position in range(len(nodes) - 1, -1, -1):
+        event = events[nodes[position]]
+        if isinstance(event, AssistantMessage) and event.data.tool_calls:
+            return position
+    return len(nodes)
 
 
 def select_range(session: Session, price: Price, retain: int) -> list[int] | None:

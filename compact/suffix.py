@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from agent.events import AssistantMessage, ToolResult
 from agent.messages import ChatMessage
-from compact.prune import command_text
+from compact.prune import command_text, original
 from compact.reading import RangeReader
 
 APPENDIX_HEAD = (
@@ -63,6 +63,8 @@ def continuation(reader: RangeReader) -> Continuation:
             continue
         if not isinstance(event, ToolResult):
             continue
+        if original(session, event).seq == seq:
+            continue  # shown as it was first appended: the prefix has it
         message, as_is = reader.message(seq)
         if as_is or message is None:
             continue

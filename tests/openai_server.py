@@ -108,15 +108,22 @@ class ScriptedResponse:
 SUMMARY_MARK = "## Primary request and intent"
 
 
-def _extract_summary(messages: list[dict[str, Any]], max_tokens: int | None = None) -> str:
+def _extract_summary(
+    messages: list[dict[str, Any]], max_tokens: int | None = None, final: str = ""
+) -> str:
     """A checkpoint built from the messages: every user request quoted (also those quoted by
     an earlier checkpoint), so a fact from the first message survives every merge. Within
     ``max_tokens`` (counted as 1.5 characters a token: filler words tokenize densely) it
-    shortens every quote, then drops the oldest ones but the first."""
+    shortens every quote, then drops the oldest ones but the first. Every line holding a
+    ``FACT-`` token, in any message or in the ``final`` one (where originals of masked
+    outputs are), is kept under Critical context: a summarizer that keeps what it is shown."""
     requests: list[str] = []
     commands = 0
+    facts = [line.strip() for line in final.splitlines() if "FACT-" in line]
     for message in messages:
         text = str(message.get("content") or "")
+        if message.get("role") != "user" or "<compacted-summary>" in text:
+            facts += [line.strip() for line in text.splitlines() if "FACT-" in line]
         if message.get("role") == "user":
             if "<compacted-summary>" in text:
                 requests += [line for line in text.splitlines() if line.startswith("- User: ")]
@@ -132,7 +139,9 @@ def _extract_summary(messages: list[dict[str, Any]], max_tokens: int | None = No
         while len(quotes) > 2 and sum(len(q) + 1 for q in quotes) > budget:
             del quotes[1]
     body = "\n".join(quotes) or "- (none)"
-    return f"{SUMMARY_MARK}\n{body}\n\n## Current work\n- {commands} commands run\n"
+    kept = "".join(f"- {f.removeprefix('- ')}\n" for f in dict.fromkeys(facts))
+    critical = f"\n## Critical context\n{kept}" if kept else ""
+    return f"{SUMMARY_MARK}\n{body}\n{critical}\n## Current work\n- {commands} commands run\n"
 
 
 def _pieces(text: str, size: int) -> list[str]:
@@ -195,7 +204,9 @@ class OpenAIServer:
         if self.summarize and last.get("role") == "user" and SUMMARY_MARK in content:
             cap = body.get("max_tokens") or body.get("max_completion_tokens")
             return ScriptedResponse(
-                text=_extract_summary(messages[:-1], cap if isinstance(cap, int) else None),
+                text=_extract_summary(
+                    messages[:-1], cap if isinstance(cap, int) else None, content
+                ),
                 stall_after=1 if self.summary_stall_s else None,
                 stall_s=self.summary_stall_s,
             )

@@ -3,7 +3,12 @@ provider that caches prompt prefixes, and what it keeps."""
 
 from __future__ import annotations
 
-from tests.compact.conftest import server_model
+import re
+from pathlib import Path
+
+from compact.prune import MASK_PREFIX, original
+from tests.compact.conftest import add_turn, server_model
+from tests.compact.test_prune import big_result
 from tests.openai_server import SUMMARY_MARK, OpenAIServer
 
 
@@ -34,3 +39,61 @@ async def test_a_summary_request_continues_the_last_step_request_byte_for_byte(
         # What came after the step request: its reply and results, then the instruction.
         new = summary["messages"][len(step["messages"]) :]
         assert [m["role"] for m in new] == ["assistant", "tool", "user"]
+
+
+async def test_below_the_mark_nothing_is_rewritten(make_rig) -> None:
+    """At 9k of a 16k window, masking old outputs would free a tenth of the window, but it
+    would rewrite history (the cached prefix re-read at full price from there) and hide
+    what no checkpoint carries: nothing is rewritten until a compaction is due."""
+    rig = make_rig(pruner=True, window=16_000)
+    a = rig.agent
+
+    def total() -> int:
+        return rig.meter.measure(system=a.system_prompt(), tools=a.tool_schemas()).total
+
+    turn = 0
+    while total() < 9_000:
+        turn += 1
+        big_result(rig, turn, 3000)
+    protect = len(rig.session.surface) - 3
+    assert rig.service.pruner is not None and rig.service.pruner.savings(protect) >= 1_600
+    generation = rig.session.replace_generation
+    for _ in range(3):
+        turn += 1
+        add_turn(rig.session, turn, words=40)
+        assert await rig.service.compact_if_needed(rig.agent.envelope(), "pressure") is None
+    assert rig.session.replace_generation == generation
+    assert not [e for e in rig.session.events if e.type.startswith("compact/")]
+
+
+async def test_a_masked_outputs_fact_reaches_the_checkpoint_at_a_large_window(
+    make_rig, openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    """Through the real loop at a 128k window with ~5k-token outputs, each holding a fact:
+    every output that leaves the view (masked) has its fact in the checkpoint the model
+    sees, and no request exceeds the window."""
+    rig = make_rig(model=server_model(openai_server), window=128_000, pruner=True)
+    rig.service.install(rig.agent.hooks)
+    openai_server.summarize = True
+    numbers = "".join(f"{n}\n" for n in range(1, 1800))
+    for i in range(40):  # the fact only in the file: the command that reads it names none
+        fact = f"FACT-{i:02d}-{i * 7919 % 10000:04d}"
+        (tmp_path / f"knob-{i}.txt").write_text(f"NOTE {fact} is the value of knob {i}\n{numbers}")
+    openai_server.agent_commands = [f"cat knob-{i}.txt" for i in range(40)]
+    await rig.agent.run_turn("read the knobs")
+    assert not any(r.get("max_tokens", 0) < 0 for r in openai_server.requests)
+    assert (
+        max(rig.meter.estimator.messages_tokens(r["messages"]) for r in openai_server.requests)
+        < 128_000
+    )
+    masked = [
+        rig.session.events[seq]
+        for seq in rig.session.surface
+        if str(getattr(rig.session.events[seq].data, "content", "")).startswith(MASK_PREFIX)
+    ]
+    assert len(masked) >= 3, "nothing was masked: the session did not reach a compaction"
+    view = "\n".join(str(m.get("content")) for m in rig.session.derive_messages())
+    for event in masked:
+        first = original(rig.session, event)
+        [fact] = re.findall(r"FACT-\d\d-\d{4}", first.data.content)
+        assert fact in view, f"{fact} left the view unremembered"
