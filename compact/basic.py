@@ -125,6 +125,8 @@ class BasicCompactService(CompactService):
         self.guards = Guards()
         self.steps = StepSizes()
         self._last_summary: int | None = None
+        self._header = 0
+        """Tokens of the newest request header measured (system prompt and tools)."""
         self._lock = Lock(session)
 
     @property
@@ -190,9 +192,10 @@ class BasicCompactService(CompactService):
     # --- the contract -------------------------------------------------------------------------
 
     def threshold(self, window: int | None) -> int | None:
+        """The mark (see :meth:`mark`): where the gauge says automatic compaction runs."""
         if window is None or not self.settings.auto:
             return None
-        return self.settings.threshold(window)
+        return self.mark(window)
 
     async def compact_if_needed(
         self,
@@ -206,14 +209,16 @@ class BasicCompactService(CompactService):
         if window is None:
             return None
         threshold = self.settings.threshold(window)
-        mark = self.mark(envelope, window)
+        mark = self.mark(window)
         # Far below the mark: decided without waiting for the tokenizer, which starts
         # loading once the history is halfway there.
         bound = self.meter.bound(envelope, warm_at=mark // 2)
         self.steps.saw(bound)
         if bound < mark:
             return None
-        total = self.meter.measure(envelope).total
+        measurement = self.meter.measure(envelope)
+        self._header = measurement.header
+        total, mark = measurement.total, self.mark(window)
         if total < mark:
             return None
         retain = self.settings.retain(window)
@@ -230,7 +235,7 @@ class BasicCompactService(CompactService):
             self.announce("warning", said)
         return result
 
-    def mark(self, envelope: Envelope, window: int) -> int:
+    def mark(self, window: int) -> int:
         """The context size at which the next automatic compaction starts: the threshold,
         or earlier where that costs less over the coming steps (:mod:`compact.schedule`)."""
         threshold = self.settings.threshold(window)
@@ -239,7 +244,7 @@ class BasicCompactService(CompactService):
             return threshold
         summary = self._last_summary or self.settings.summary_cap(threshold, window) // 2
         kept = growth if self.pruner is not None else self.settings.retain(window)
-        after = self.meter.measure(envelope).header + summary + kept
+        after = self._header + summary + kept
         best = cost_mark(
             growth=growth, after=after, summary=summary, cached_price=self.settings.cache_price
         )

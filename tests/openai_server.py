@@ -163,6 +163,9 @@ class OpenAIServer:
         """Stall each summary answer this long after its first event (crash tests)."""
         self.agent_commands: list[str] = []
         """With an empty queue: call bash with these commands in turn, then answer."""
+        self._task = ""
+        self._issued: dict[str, int] = {}
+        """Commands the scripted agent issued for each task (its prompt's text)."""
         self.reject_tool_choice = False
         """Refuse any request that sets ``tool_choice`` (HTTP 400), as some servers do."""
         self.stopping = threading.Event()
@@ -218,8 +221,19 @@ class OpenAIServer:
             if message.get("role") == "tool":
                 done += 1
             elif message.get("role") == "user":
+                text = str(message.get("content") or "")
+                if text.startswith("Working directory:"):
+                    continue  # the workspace context reefline puts back after a checkpoint
+                if "<compacted-summary>" in text:
+                    # The task's prompt was compacted away: go on from the count kept for
+                    # it (the commands before the checkpoint are in it, not on view).
+                    done = self._issued.get(self._task, done)
+                else:
+                    self._task = text
                 break
         if done < len(self.agent_commands):
+            with self._lock:
+                self._issued[self._task] = done + 1
             return ScriptedResponse(
                 tool_calls=[
                     {
