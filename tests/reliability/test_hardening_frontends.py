@@ -1,0 +1,88 @@
+"""Hardening of the front ends (``--plain``, the app, headless), each through the real CLI on
+a real terminal (tmux) or through Pilot, each failing without its fix."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.openai_server import OpenAIServer
+from tests.reliability import test_hardening
+from tests.reliability.conftest import REEFLINE, only_session
+from tests.reliability.test_hardening import _alive, _wait_screen, reefline_pid, sleepers, wait_for
+
+nap = test_hardening.nap
+"""The fixture: a ``sleep`` only this test runs."""
+
+
+def tmux_session(name: str, env: dict[str, str], cwd: Path, *args: str) -> None:
+    """Start the real CLI with ``args`` in a tmux pane; ``EXITED <code>`` shows when it ends."""
+    if shutil.which("tmux") is None or shutil.which("pgrep") is None:
+        pytest.skip("tmux and pgrep are needed")
+    env_args = [a for k, v in {**env, "TERM": "xterm-256color"}.items() for a in ("-e", f"{k}={v}")]
+    command = f"{shlex.join([REEFLINE, *args])}; echo EXITED $?; sleep 60"
+    subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "100", "-y", "30", "-c",
+                    str(cwd), *env_args, command], check=True)  # fmt: skip
+
+
+def send_line(name: str, text: str) -> None:
+    subprocess.run(["tmux", "send-keys", "-t", name, "-l", text], check=True)
+    subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
+
+
+def last_events(env: dict[str, str], n: int = 3) -> list[dict]:
+    lines = only_session(env).read_text().splitlines()
+    return [json.loads(line) for line in lines if line][-n:]
+
+
+# --- every signal that ends the app restores the terminal ------------------------------------
+
+
+@pytest.mark.parametrize(
+    "sig", [signal.SIGHUP, signal.SIGQUIT, signal.SIGINT], ids=lambda s: s.name
+)
+def test_every_signal_that_ends_the_app_restores_the_terminal(
+    openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path, nap: str, sig: int
+) -> None:
+    """SIGHUP sent to the app while a command runs (the terminal still there), SIGQUIT, and a
+    SIGINT from outside (ctrl+c is a key on the app's raw terminal): the turn is closed and
+    the bash group killed as for SIGTERM, and the pane is left out of the alternate screen
+    with the cursor shown and mouse reporting off; the exit code names the signal."""
+    openai_server.push({"tool_calls": [{"name": "bash", "arguments": {"command": nap}}]})
+    name = f"sig-{os.getpid()}-{int(sig)}"
+    tmux_session(name, cli_env, workdir, "--approve", "auto", "--base-url",
+                 openai_server.base_url, "--model", "m")  # fmt: skip
+    try:
+        _wait_screen(name, "Message reefline")
+        send_line(name, "nap")
+        wait_for(lambda: sleepers(nap) != [], what="the command to start")
+        pid = reefline_pid(name)
+        os.kill(pid, sig)
+        wait_for(lambda: not _alive(pid), what="reefline to exit")
+        wait_for(lambda: sleepers(nap) == [], what="the bash group to be killed")
+        screen = _wait_screen(name, "EXITED")
+        assert f"EXITED {128 + sig}" in screen
+        flags = subprocess.run(
+            ["tmux", "display", "-p", "-t", name,
+             "#{alternate_on} #{cursor_flag} #{mouse_any_flag} #{mouse_standard_flag} "
+             "#{mouse_button_flag} #{mouse_sgr_flag}"],
+            capture_output=True, text=True,
+        ).stdout.split()  # fmt: skip
+        # Normal screen, cursor shown, no mouse tracking of any kind.
+        assert flags == ["0", "1", "0", "0", "0", "0"]
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+        for p in sleepers(nap):
+            os.kill(p, 9)
+    last = last_events(cli_env)
+    assert any(e["type"] == "turn/end" and e["data"]["reason"] == "cancelled" for e in last), [
+        (e["type"], e["data"]) for e in last
+    ]
