@@ -31,7 +31,14 @@ from tui.commands import (
     unknown_command_text,
 )
 from tui.gauge_reading import GaugeReading
-from tui.line_input import ReadLine, make_session, prompt_reader, stream_reader
+from tui.line_input import (
+    ReadLine,
+    TypedAhead,
+    make_session,
+    prompt_reader,
+    stream_reader,
+    typed_ahead,
+)
 from tui.repl_commands import ReplCommands
 from tui.runtime import Runtime
 from tui.text import clean, command_shape, first_line
@@ -52,9 +59,12 @@ class PlainRepl(ReplCommands):
         out: TextIO,
         *,
         interactive: bool = False,
+        ahead: TypedAhead | None = None,
     ) -> None:
         self.runtime = runtime
         self.read = read
+        self.ahead = ahead
+        """Takes the lines typed before a question was shown (none when not given)."""
         self.out = out
         self.interactive = interactive
         self.view = LogView()
@@ -173,12 +183,23 @@ class PlainRepl(ReplCommands):
 
     async def _approve(self, command: str) -> ApprovalDecision:
         """Ask on the terminal. The command is shown byte for byte (escapes written out,
-        every line numbered); "always" must be typed in full; a line that is no answer
-        (text typed ahead for the agent) is kept as steering and the question asked again."""
+        every line numbered); "always" must be typed in full. Only a line typed after the
+        question is shown answers it: lines typed before (while the agent worked, for the
+        agent) are kept as steering, whatever they say — a "yes" typed ahead approves
+        nothing. A later line that is no answer is kept as steering too, and the question
+        asked again."""
         shape = command_shape(command)
         jail = self.runtime.sandbox_words
         self.say(f"Run this command, {jail}?" + (f"  ({shape})" if shape else ""))
         self._show_command(command)
+        early = self.ahead() if self.ahead is not None else []
+        for line in early:
+            self.runtime.agent.steer(line.strip())
+        if early:
+            self.say(
+                f"(typed before this question, so no answer to it: {plural(len(early), 'line')} "
+                "kept as a message for the agent)"
+            )
         while True:
             answer = await self.read("[y] once  [always] this session  [N] deny › ")
             choice = (answer or "").strip().lower()
@@ -276,8 +297,12 @@ async def run_repl(
     stdin = stdin or sys.stdin
     out = out or sys.stdout
     interactive = stdin.isatty()
-    read = prompt_reader(make_session(runtime.home)) if interactive else stream_reader(stdin)
-    repl = PlainRepl(runtime, read, out, interactive=interactive)
+    if interactive:
+        session = make_session(runtime.home)
+        read, ahead = prompt_reader(session), lambda: typed_ahead(session)
+    else:
+        read, ahead = stream_reader(stdin), None
+    repl = PlainRepl(runtime, read, out, interactive=interactive, ahead=ahead)
     main = asyncio.ensure_future(repl.run())
 
     def terminate(sig: int) -> None:

@@ -86,3 +86,72 @@ def test_every_signal_that_ends_the_app_restores_the_terminal(
     assert any(e["type"] == "turn/end" and e["data"]["reason"] == "cancelled" for e in last), [
         (e["type"], e["data"]) for e in last
     ]
+
+
+# --- --plain: a line typed before the approval question never answers it --------------------
+
+
+def screen_lines(name: str) -> list[str]:
+    pane = subprocess.run(
+        ["tmux", "capture-pane", "-t", name, "-p"], capture_output=True, text=True
+    )
+    return [line.strip() for line in pane.stdout.splitlines()]
+
+
+@pytest.mark.parametrize("typed", [["yes"], ["always"], ["yes", "always"]], ids="+".join)
+def test_plain_a_line_typed_before_the_question_does_not_answer_it(
+    openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path, typed: list[str]
+) -> None:
+    """``--plain --approve ask`` on a real terminal: while the model is still thinking (its
+    request held open by the server), the person types "yes" and/or "always". The question
+    then shown is not answered by them: the command waits for a line typed after it, the
+    typed lines go to the agent as steering, and the next command is asked about again
+    ("always" typed ahead did not stop the asking)."""
+    import threading
+
+    thinking = threading.Event()
+    openai_server.push(
+        {
+            "tool_calls": [{"name": "bash", "arguments": {"command": "touch RAN1"}}],
+            "hold": thinking,
+        },
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "touch RAN2"}}]},
+        {"text": "ok"},
+    )
+    name = f"ahead-{os.getpid()}-{len(typed)}-{typed[0]}"
+    tmux_session(name, cli_env, workdir, "--plain", "--approve", "ask", "--base-url",
+                 openai_server.base_url, "--model", "m")  # fmt: skip
+    question = "[always] this session"
+    try:
+        _wait_screen(name, "/quit leaves")
+        send_line(name, "go")
+        wait_for(lambda: len(openai_server.requests) == 1, what="the model to be asked")
+        for line in typed:
+            send_line(name, line)
+        # The terminal echoes what it has taken in: the lines wait in its input queue.
+        wait_for(lambda: all(line in screen_lines(name) for line in typed), what="the echo")
+        thinking.set()
+        screen = _wait_screen(name, "kept as a message for the agent")
+        assert question in screen and "Run this command" in screen
+        assert not (workdir / "RAN1").exists()
+        assert "without asking" not in screen
+        send_line(name, "y")  # the answer, typed after the question was shown
+        wait_for(lambda: (workdir / "RAN1").exists(), what="the approved command to run")
+        wait_for(
+            lambda: sum(question in line for line in screen_lines(name)) == 2,
+            what="the next command to be asked about",
+        )
+        assert not (workdir / "RAN2").exists()
+        send_line(name, "n")
+        _wait_screen(name, "declined")
+        send_line(name, "/quit")
+        _wait_screen(name, "EXITED 0")
+    finally:
+        thinking.set()
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+    assert not (workdir / "RAN2").exists()
+    events = [json.loads(line) for line in only_session(cli_env).read_text().splitlines()]
+    steering = [e["data"]["content"] for e in events if e["type"] == "steering/message"]
+    assert steering == typed
+    policies = [e["data"] for e in events if e["type"] == "command/run"]
+    assert policies == []  # "always" switched nothing
