@@ -79,10 +79,12 @@ class PlainRepl(ReplCommands):
     # --- output -------------------------------------------------------------------------------
 
     def say(self, text: str = "") -> None:
-        """Print a line; a terminal that is gone (SIGHUP, a closed pipe) is not an error the
-        session should hear about: this runs inside session observers."""
+        """Print a line through the one terminal filter (:func:`tui.text.clean`), whatever it
+        holds: a model name or a session id from the settings, a server's words. A terminal
+        that is gone (SIGHUP, a closed pipe) is not an error the session should hear about:
+        this runs inside session observers."""
         try:
-            self.out.write(text + "\n")
+            self.out.write(clean(text) + "\n")
             self.out.flush()
         except (OSError, ValueError):
             pass

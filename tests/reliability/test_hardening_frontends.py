@@ -155,3 +155,74 @@ def test_plain_a_line_typed_before_the_question_does_not_answer_it(
     assert steering == typed
     policies = [e["data"] for e in events if e["type"] == "command/run"]
     assert policies == []  # "always" switched nothing
+
+
+# --- settings-derived strings reach the terminal written out, never obeyed -------------------
+
+TITLE = "\x1b]0;PWNED\x07"
+"""An escape sequence that retitles a terminal."""
+
+
+@pytest.mark.parametrize("source", ["--model", "REEFLINE_MODEL", "config file"])
+def test_plain_writes_out_a_model_name_that_holds_escapes(
+    openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path, tmp_path: Path,
+    source: str,
+) -> None:  # fmt: skip
+    """``--plain``'s banner, ``/model`` and its confirmation write the model name's escapes
+    out (they used to print it raw: the terminal was retitled), wherever the name came from."""
+    env = dict(cli_env)
+    args = ["--plain", "--base-url", openai_server.base_url]
+    if source == "--model":
+        args += ["--model", f"a{TITLE}"]
+    elif source == "REEFLINE_MODEL":
+        env["REEFLINE_MODEL"] = f"a{TITLE}"
+    else:
+        config = tmp_path / "evil.toml"
+        config.write_text('model = "a\\u001b]0;PWNED\\u0007"\n')  # TOML's escapes
+        env["REEFLINE_CONFIG"] = str(config)
+    said = subprocess.run(
+        [REEFLINE, *args], input=f"/model\n/model b{TITLE}\n/model\n/quit\n", cwd=workdir,
+        env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert said.returncode == 0, said.stderr
+    assert "\x1b" not in said.stdout + said.stderr and "\x07" not in said.stdout + said.stderr
+    shown = "\\x1b]0;PWNED\\x07"
+    banner = said.stdout.splitlines()[0]
+    assert banner.startswith(f"reefline · a{shown} · session "), banner
+    assert f"Model: a{shown}." in said.stdout
+    assert f"Model set to b{shown} for the next request" in said.stdout
+    assert f"Model: b{shown}." in said.stdout
+
+
+@pytest.mark.parametrize("front", ["--plain", "-p"])
+def test_a_base_url_with_escapes_gets_a_message(
+    cli_env: dict[str, str], workdir: Path, front: str
+) -> None:
+    """A base URL holding a control character is refused at start with a message that writes
+    it out (it was an "internal error" from the HTTP client at the first request)."""
+    args = ["--plain"] if front == "--plain" else ["-p", "hi"]
+    said = subprocess.run(
+        [REEFLINE, *args, "--model", "m", "--base-url", f"http://127.0.0.1:9/v1{TITLE}"],
+        input="/quit\n", cwd=workdir, env=cli_env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert said.returncode == 2, (said.stdout, said.stderr)
+    assert "\x1b" not in said.stdout + said.stderr
+    assert "internal error" not in said.stderr
+    assert "--base-url 'http://127.0.0.1:9/v1\\x1b]0;PWNED\\x07' holds a control character" in (
+        said.stderr
+    )
+
+
+def test_sessions_writes_out_a_home_that_holds_escapes(
+    cli_env: dict[str, str], workdir: Path, tmp_path: Path
+) -> None:
+    """``reefline sessions`` with no session yet names the folder it looked in: a
+    REEFLINE_HOME holding an escape sequence is written out, not obeyed."""
+    home = tmp_path / f"home{TITLE}"
+    said = subprocess.run(
+        [REEFLINE, "sessions"], cwd=workdir, env={**cli_env, "REEFLINE_HOME": str(home)},
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert said.returncode == 0, said.stderr
+    assert "\x1b" not in said.stdout + said.stderr
+    assert "home\\x1b]0;PWNED\\x07/sessions" in said.stdout
