@@ -41,7 +41,7 @@ from tui.line_input import (
 )
 from tui.repl_commands import ReplCommands
 from tui.runtime import Runtime
-from tui.text import clean, command_shape, first_line
+from tui.text import clean, command_rows, command_shape, first_line
 from tui.view.fold import Change, LogView
 from tui.view.items import Answer, CommandOutcome, RetryPlanned, ToolRun, TurnClosed
 
@@ -174,13 +174,13 @@ class PlainRepl(ReplCommands):
             self._detach.pop()()
 
     def _show_command(self, command: str, indent: str = "  ") -> None:
-        """Every line of ``command``, written out (numbered when there are several)."""
-        lines = command.split("\n")
-        if len(lines) == 1:
+        """Every line of ``command``, written out (numbered when there are several; a run
+        of blank lines is one numbered row saying how many: :func:`command_rows`)."""
+        if "\n" not in command:
             self.say(f"{indent}$ {visible(command)}")
             return
-        width = len(str(len(lines)))
-        for number, line in enumerate(lines, 1):
+        width = len(str(command.count("\n") + 1))
+        for number, line, _run in command_rows(command):
             self.say(f"{indent}{number:>{width}} │ {visible(line)}")
 
     async def _approve(self, command: str) -> ApprovalDecision:

@@ -226,3 +226,39 @@ def test_sessions_writes_out_a_home_that_holds_escapes(
     assert said.returncode == 0, said.stderr
     assert "\x1b" not in said.stdout + said.stderr
     assert "home\\x1b]0;PWNED\\x07/sessions" in said.stdout
+
+
+# --- a command after many empty lines is in view with its question ---------------------------
+
+
+def test_plain_approval_keeps_what_runs_in_view_after_empty_lines(
+    openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
+) -> None:
+    """``--plain`` on a 30-row terminal asks about 80 empty lines then ``touch RAN``: the
+    question, the collapsed run (numbered) and the line that runs (numbered 81) are on the
+    screen together; what runs is the command byte for byte."""
+    command = "\n" * 80 + "touch RAN"
+    openai_server.push(
+        {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, {"text": "ok"}
+    )
+    name = f"blank-{os.getpid()}"
+    tmux_session(name, cli_env, workdir, "--plain", "--approve", "ask", "--base-url",
+                 openai_server.base_url, "--model", "m")  # fmt: skip
+    try:
+        _wait_screen(name, "/quit leaves")
+        send_line(name, "go")
+        _wait_screen(name, "[always] this session")
+        lines = screen_lines(name)
+        assert any("Run this command" in line and "81 lines, 80 of them empty" in line
+                   for line in lines), lines  # fmt: skip
+        assert "1 │ ⋮ 80 empty lines" in lines and "81 │ touch RAN" in lines, lines
+        send_line(name, "y")
+        wait_for(lambda: (workdir / "RAN").exists(), what="the approved command to run")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+    [call] = [
+        json.loads(line)["data"]
+        for line in only_session(cli_env).read_text().splitlines()
+        if json.loads(line)["type"] == "tool/start"
+    ]
+    assert json.loads(call["arguments"])["command"] == command
