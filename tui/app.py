@@ -34,7 +34,8 @@ from tui.key_actions import KeyActions
 from tui.runtime import Runtime
 from tui.screens.approval import ARM_S
 from tui.screens.summary import SummaryScreen
-from tui.shutdown import Shutdown, terminal_state
+from tui.shutdown import Shutdown
+from tui.terminal_state import terminal_state
 from tui.text import sandbox_label
 from tui.view.fold import LogView
 from tui.widgets.bridge import (

@@ -41,9 +41,13 @@ from tui.line_input import (
 )
 from tui.repl_commands import ReplCommands
 from tui.runtime import Runtime
+from tui.terminal_state import LEAVE_PROMPT, restore_terminal, terminal_state
 from tui.text import clean, command_rows, command_shape, first_line
 from tui.view.fold import Change, LogView
 from tui.view.items import Answer, CommandOutcome, RetryPlanned, ToolRun, TurnClosed
+
+ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+"""The signals that end the REPL (SIGINT interrupts a turn; at a prompt ctrl+c is a key)."""
 
 LIVE_LINES = 20
 """Lines of a running command's output the REPL prints as they come."""
@@ -75,6 +79,8 @@ class PlainRepl(ReplCommands):
         self._live_lines: dict[str, int] = {}
         """Live output lines printed per call."""
         self.hanging_up: asyncio.Future[None] | None = None
+        self.tty_before = terminal_state() if interactive else None
+        """The terminal's settings before any prompt took it (put back on SIGHUP)."""
 
     # --- output -------------------------------------------------------------------------------
 
@@ -263,6 +269,7 @@ class PlainRepl(ReplCommands):
             task.cancel()
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(asyncio.shield(task), 5.0)
+        restore_terminal(self.tty_before, LEAVE_PROMPT)  # when a prompt had it raw
         with contextlib.suppress(Exception):
             self.runtime.close()
         os._exit(128 + signal.SIGHUP)
@@ -307,26 +314,30 @@ async def run_repl(
     repl = PlainRepl(runtime, read, out, interactive=interactive, ahead=ahead)
     main = asyncio.ensure_future(repl.run())
 
+    ended_by: list[int] = []
+
     def terminate(sig: int) -> None:
-        # SIGTERM, or SIGHUP when the terminal closes: close the turn as Ctrl+C does (the
-        # bash group is killed, the log closes the turn), then leave.
+        # SIGTERM, SIGQUIT, or SIGHUP when the terminal closes: close the turn as Ctrl+C
+        # does (the bash group is killed, the log closes the turn), then leave; a prompt
+        # that is cancelled puts the terminal back itself.
         repl.terminating = True
+        ended_by.append(sig)
         if sig == signal.SIGHUP:
-            # No terminal is left to write to (and writing to it can wedge the exit).
+            # The terminal may be gone (writing to it the usual way can wedge the exit).
             repl.hanging_up = asyncio.ensure_future(repl.hang_up())
         else:
             main.cancel()
 
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGHUP):
+    for sig in ENDING_SIGNALS:
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(sig, terminate, sig)
     try:
         return await main
     except asyncio.CancelledError:
-        return 143
+        return 128 + (ended_by[0] if ended_by else signal.SIGTERM)
     finally:
-        for sig in (signal.SIGTERM, signal.SIGHUP):
+        for sig in ENDING_SIGNALS:
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.remove_signal_handler(sig)
         await repl.runtime.aclose()

@@ -18,57 +18,15 @@ import asyncio
 import contextlib
 import os
 import signal
-import sys
-import termios
 from typing import Any, Protocol
 
 from tui.runtime import Runtime
+from tui.terminal_state import LEAVE_APPLICATION_MODE, TtyState, restore_terminal
 
 TERMINATE_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGINT)
 SHUTDOWN_WAIT_S = 5.0
 """How long a cancelled turn may take to close itself before the app leaves anyway."""
 EXIT_TERMINATED = 143
-
-LEAVE_APPLICATION_MODE = (
-    "\x1b[?1000l\x1b[?1003l\x1b[?1015l\x1b[?1006l\x1b[?1016l"  # mouse reporting off
-    "\x1b[?2004l"  # bracketed paste off
-    "\x1b[?7h"  # line wrap on
-    "\x1b[?2048l"  # in-band resize reports off
-    "\x1b[<u"  # the kitty keyboard protocol popped (before leaving the alternate screen)
-    "\x1b[?1049l"  # the normal screen back
-    "\x1b[?25h"  # cursor shown
-    "\x1b[?1004l"  # focus reports off
-)
-"""What Textual's Linux driver writes when it leaves application mode, for every mode its
-start turns on."""
-
-TtyState = list[Any]
-
-
-def terminal_state() -> TtyState | None:
-    """The terminal's line settings as they are before the app starts (None: no terminal)."""
-    try:
-        return termios.tcgetattr(sys.__stdin__.fileno()) if sys.__stdin__ else None
-    except (termios.error, OSError, ValueError):
-        return None
-
-
-def restore_terminal(before: TtyState | None) -> None:
-    """Leave application mode without waiting on the terminal: one non-blocking write to the
-    terminal Textual draws on (stderr's), then the line settings back. A terminal that is gone
-    refuses both; that is not an error."""
-    stream = sys.__stderr__
-    if stream is not None:
-        with contextlib.suppress(OSError, ValueError):
-            # A descriptor of its own: non-blocking there leaves the shell's alone.
-            fd = os.open(os.ttyname(stream.fileno()), os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK)
-            try:
-                os.write(fd, LEAVE_APPLICATION_MODE.encode())
-            finally:
-                os.close(fd)
-    if before is not None and sys.__stdin__ is not None:
-        with contextlib.suppress(termios.error, OSError, ValueError):
-            termios.tcsetattr(sys.__stdin__.fileno(), termios.TCSANOW, before)
 
 
 class ShutdownHost(Protocol):
@@ -106,7 +64,7 @@ class Shutdown:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(worker.wait(), SHUTDOWN_WAIT_S)
         if sig == signal.SIGHUP:
-            restore_terminal(self._tty_before)
+            restore_terminal(self._tty_before, LEAVE_APPLICATION_MODE)
             with contextlib.suppress(Exception):
                 self.runtime.close()
             os._exit(128 + sig)

@@ -23,14 +23,29 @@ nap = test_hardening.nap
 
 
 def tmux_session(name: str, env: dict[str, str], cwd: Path, *args: str) -> None:
-    """Start the real CLI with ``args`` in a tmux pane; ``EXITED <code>`` shows when it ends."""
+    """Start the real CLI with ``args`` in a tmux pane; ``EXITED <code>`` shows when it ends.
+    The terminal's settings are written before and after (see :func:`terminal_settings`)."""
     if shutil.which("tmux") is None or shutil.which("pgrep") is None:
         pytest.skip("tmux and pgrep are needed")
     env_args = [a for k, v in {**env, "TERM": "xterm-256color"}.items() for a in ("-e", f"{k}={v}")]
-    command = f"{shlex.join([REEFLINE, *args])}; echo EXITED $?; sleep 60"
+    command = (
+        f"echo TTY-BEFORE $(stty -g); {shlex.join([REEFLINE, *args])}; echo EXITED $?; "
+        "echo TTY-AFTER $(stty -g); sleep 60"
+    )
     subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
     subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "100", "-y", "30", "-c",
                     str(cwd), *env_args, command], check=True)  # fmt: skip
+
+
+def terminal_settings(name: str) -> tuple[str, str]:
+    """The pane's ``stty -g`` before the CLI started and after it ended."""
+    _wait_screen(name, "TTY-AFTER")
+    pane = subprocess.run(
+        ["tmux", "capture-pane", "-t", name, "-p", "-J", "-S", "-100"],
+        capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    said = dict(line.split(" ", 1) for line in pane.splitlines() if line.startswith("TTY-"))
+    return said["TTY-BEFORE"], said["TTY-AFTER"]
 
 
 def send_line(name: str, text: str) -> None:
@@ -78,6 +93,8 @@ def test_every_signal_that_ends_the_app_restores_the_terminal(
         ).stdout.split()  # fmt: skip
         # Normal screen, cursor shown, no mouse tracking of any kind.
         assert flags == ["0", "1", "0", "0", "0", "0"]
+        before, after = terminal_settings(name)
+        assert after == before  # line mode, echo: as the app found them
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
         for p in sleepers(nap):
@@ -262,3 +279,27 @@ def test_plain_approval_keeps_what_runs_in_view_after_empty_lines(
         if json.loads(line)["type"] == "tool/start"
     ]
     assert json.loads(call["arguments"])["command"] == command
+
+
+@pytest.mark.parametrize(
+    "sig", [signal.SIGHUP, signal.SIGQUIT, signal.SIGTERM], ids=lambda s: s.name
+)
+def test_every_signal_that_ends_plain_at_its_prompt_restores_the_terminal(
+    cli_env: dict[str, str], workdir: Path, sig: int
+) -> None:
+    """``--plain`` waiting at its prompt (prompt-toolkit has the terminal raw): SIGHUP sent
+    while the terminal is still there and SIGQUIT leave it in line mode with echo, as
+    SIGTERM does; the exit code names the signal."""
+    name = f"plainsig-{os.getpid()}-{int(sig)}"
+    tmux_session(name, cli_env, workdir, "--plain", "--demo")
+    try:
+        _wait_screen(name, "/quit leaves")
+        wait_for(lambda: "›" in screen_lines(name), what="the prompt")
+        pid = reefline_pid(name)
+        os.kill(pid, sig)
+        wait_for(lambda: not _alive(pid), what="reefline to exit")
+        assert f"EXITED {128 + sig}" in _wait_screen(name, "EXITED")
+        before, after = terminal_settings(name)
+        assert after == before
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
