@@ -207,7 +207,14 @@ def _deep_merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]
 
 
 def check_base_url(url: str, source: str) -> None:
-    """A base URL the HTTP client can use: http(s), a host, and parseable."""
+    """A base URL the HTTP client can use: http(s), a host, parseable, and no control
+    character (which the client would refuse only at the first request)."""
+    for position, char in enumerate(url):
+        if char.isascii() and not char.isprintable():
+            raise SettingsError(
+                f"{source} {url!r} holds a control character ({char!r} at position "
+                f"{position}): give the server's URL, e.g. http://127.0.0.1:8000/v1"
+            )
     try:
         parts = urllib.parse.urlsplit(url)
         parts.port  # noqa: B018  (parsing the port is what can fail)

@@ -39,6 +39,9 @@ Response spec: a ``ScriptedResponse`` or a dict with the same keys, all optional
                          {"error": {"message", "type", "code", "param"}}
     message, type, code  the error body fields
     retry_after   str | float  Retry-After header for the error
+    hold          threading.Event  hold the request open, unanswered, until the test sets it
+                         (or the server stops): the client is mid-request for as long as
+                         the test needs, with no timing involved
 
 ``server.reject_tool_choice`` answers every request that sets ``tool_choice`` with HTTP 400,
 as servers that do not know the field do.
@@ -85,6 +88,7 @@ class ScriptedResponse:
     type: str = "invalid_request_error"
     code: str | None = None
     retry_after: str | float | None = None
+    hold: threading.Event | None = None
 
     @classmethod
     def parse(cls, spec: ScriptedResponse | dict[str, Any]) -> ScriptedResponse:
@@ -300,6 +304,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(400, {"error": {**error, "code": None, "param": "tool_choice"}})
             return
         spec = self.app.automatic(body) or self.app.next_response()
+        while spec.hold is not None and not spec.hold.wait(0.05):
+            if self.app.stopping.is_set():
+                return
         if spec.status >= 400:
             error = {"message": spec.message, "type": spec.type, "code": spec.code, "param": None}
             extra = {} if spec.retry_after is None else {"Retry-After": str(spec.retry_after)}

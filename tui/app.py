@@ -35,6 +35,7 @@ from tui.runtime import Runtime
 from tui.screens.approval import ARM_S
 from tui.screens.summary import SummaryScreen
 from tui.shutdown import Shutdown
+from tui.terminal_state import terminal_state
 from tui.text import sandbox_label
 from tui.view.fold import LogView
 from tui.widgets.bridge import (
@@ -87,6 +88,8 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
         self.turn_worker: Worker[TurnResult | None] | None = None
         self.compact_worker: Worker[None] | None = None
         self._terminating = False
+        self._tty_before = terminal_state()
+        """The terminal's settings before the app took it (restored on SIGHUP)."""
         self._last_ctrl_c = self._last_esc = 0.0
         self._timeline_chosen = False
         self._approving = False

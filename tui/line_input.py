@@ -4,7 +4,9 @@ history file on a terminal, or the stream itself when stdin is a pipe."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import termios
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TextIO
@@ -13,6 +15,7 @@ from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory
+from prompt_toolkit.input.typeahead import get_typeahead
 from prompt_toolkit.patch_stdout import patch_stdout
 
 from agent.store import ensure_private_dir, open_private
@@ -21,6 +24,9 @@ from tui.history import history_path
 
 ReadLine = Callable[[str], Awaitable[str | None]]
 """Returns the next line typed after showing a prompt, or None at end of input."""
+
+TypedAhead = Callable[[], list[str]]
+"""Takes every line typed that no prompt has read yet (see :func:`typed_ahead`)."""
 
 
 class SlashCompleter(Completer):
@@ -73,3 +79,34 @@ def stream_reader(stream: TextIO) -> ReadLine:
         return None if line == "" else line.rstrip("\n")
 
     return read
+
+
+def typed_ahead(session: PromptSession[str]) -> list[str]:
+    """Take every line typed that no prompt has read yet, the last one perhaps unfinished:
+    the keys prompt-toolkit read past the last line it accepted, then whatever waits in the
+    terminal's input queue, read without waiting (with canonical mode off for the moment, so
+    that a line still being typed is taken too). What is taken is no longer there for the
+    next prompt to read."""
+    text = "".join(key.data for key in get_typeahead(session.input))
+    with contextlib.suppress(OSError, ValueError, termios.error):
+        fd = session.input.fileno()
+        if os.isatty(fd):
+            text += _drain(fd)
+    return [line for line in text.replace("\r", "\n").split("\n") if line.strip()]
+
+
+def _drain(fd: int) -> str:
+    """What ``fd``, a terminal, holds now; its settings are put back after."""
+    before = termios.tcgetattr(fd)
+    now = termios.tcgetattr(fd)
+    now[3] &= ~(termios.ICANON | termios.ECHO)
+    now[6][termios.VMIN] = 0  # a read returns at once, with what there is
+    now[6][termios.VTIME] = 0
+    termios.tcsetattr(fd, termios.TCSANOW, now)
+    chunks = []
+    try:
+        while chunk := os.read(fd, 4096):
+            chunks.append(chunk)
+    finally:
+        termios.tcsetattr(fd, termios.TCSANOW, before)
+    return b"".join(chunks).decode("utf-8", "replace")

@@ -31,12 +31,23 @@ from tui.commands import (
     unknown_command_text,
 )
 from tui.gauge_reading import GaugeReading
-from tui.line_input import ReadLine, make_session, prompt_reader, stream_reader
+from tui.line_input import (
+    ReadLine,
+    TypedAhead,
+    make_session,
+    prompt_reader,
+    stream_reader,
+    typed_ahead,
+)
 from tui.repl_commands import ReplCommands
 from tui.runtime import Runtime
-from tui.text import clean, command_shape, first_line
+from tui.terminal_state import LEAVE_PROMPT, restore_terminal, terminal_state
+from tui.text import clean, command_rows, command_shape, first_line
 from tui.view.fold import Change, LogView
 from tui.view.items import Answer, CommandOutcome, RetryPlanned, ToolRun, TurnClosed
+
+ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+"""The signals that end the REPL (SIGINT interrupts a turn; at a prompt ctrl+c is a key)."""
 
 LIVE_LINES = 20
 """Lines of a running command's output the REPL prints as they come."""
@@ -52,9 +63,12 @@ class PlainRepl(ReplCommands):
         out: TextIO,
         *,
         interactive: bool = False,
+        ahead: TypedAhead | None = None,
     ) -> None:
         self.runtime = runtime
         self.read = read
+        self.ahead = ahead
+        """Takes the lines typed before a question was shown (none when not given)."""
         self.out = out
         self.interactive = interactive
         self.view = LogView()
@@ -65,14 +79,18 @@ class PlainRepl(ReplCommands):
         self._live_lines: dict[str, int] = {}
         """Live output lines printed per call."""
         self.hanging_up: asyncio.Future[None] | None = None
+        self.tty_before = terminal_state() if interactive else None
+        """The terminal's settings before any prompt took it (put back on SIGHUP)."""
 
     # --- output -------------------------------------------------------------------------------
 
     def say(self, text: str = "") -> None:
-        """Print a line; a terminal that is gone (SIGHUP, a closed pipe) is not an error the
-        session should hear about: this runs inside session observers."""
+        """Print a line through the one terminal filter (:func:`tui.text.clean`), whatever it
+        holds: a model name or a session id from the settings, a server's words. A terminal
+        that is gone (SIGHUP, a closed pipe) is not an error the session should hear about:
+        this runs inside session observers."""
         try:
-            self.out.write(text + "\n")
+            self.out.write(clean(text) + "\n")
             self.out.flush()
         except (OSError, ValueError):
             pass
@@ -162,23 +180,34 @@ class PlainRepl(ReplCommands):
             self._detach.pop()()
 
     def _show_command(self, command: str, indent: str = "  ") -> None:
-        """Every line of ``command``, written out (numbered when there are several)."""
-        lines = command.split("\n")
-        if len(lines) == 1:
+        """Every line of ``command``, written out (numbered when there are several; a run
+        of blank lines is one numbered row saying how many: :func:`command_rows`)."""
+        if "\n" not in command:
             self.say(f"{indent}$ {visible(command)}")
             return
-        width = len(str(len(lines)))
-        for number, line in enumerate(lines, 1):
+        width = len(str(command.count("\n") + 1))
+        for number, line, _run in command_rows(command):
             self.say(f"{indent}{number:>{width}} │ {visible(line)}")
 
     async def _approve(self, command: str) -> ApprovalDecision:
         """Ask on the terminal. The command is shown byte for byte (escapes written out,
-        every line numbered); "always" must be typed in full; a line that is no answer
-        (text typed ahead for the agent) is kept as steering and the question asked again."""
+        every line numbered); "always" must be typed in full. Only a line typed after the
+        question is shown answers it: lines typed before (while the agent worked, for the
+        agent) are kept as steering, whatever they say — a "yes" typed ahead approves
+        nothing. A later line that is no answer is kept as steering too, and the question
+        asked again."""
         shape = command_shape(command)
         jail = self.runtime.sandbox_words
         self.say(f"Run this command, {jail}?" + (f"  ({shape})" if shape else ""))
         self._show_command(command)
+        early = self.ahead() if self.ahead is not None else []
+        for line in early:
+            self.runtime.agent.steer(line.strip())
+        if early:
+            self.say(
+                f"(typed before this question, so no answer to it: {plural(len(early), 'line')} "
+                "kept as a message for the agent)"
+            )
         while True:
             answer = await self.read("[y] once  [always] this session  [N] deny › ")
             choice = (answer or "").strip().lower()
@@ -240,6 +269,7 @@ class PlainRepl(ReplCommands):
             task.cancel()
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(asyncio.shield(task), 5.0)
+        restore_terminal(self.tty_before, LEAVE_PROMPT)  # when a prompt had it raw
         with contextlib.suppress(Exception):
             self.runtime.close()
         os._exit(128 + signal.SIGHUP)
@@ -276,30 +306,38 @@ async def run_repl(
     stdin = stdin or sys.stdin
     out = out or sys.stdout
     interactive = stdin.isatty()
-    read = prompt_reader(make_session(runtime.home)) if interactive else stream_reader(stdin)
-    repl = PlainRepl(runtime, read, out, interactive=interactive)
+    if interactive:
+        session = make_session(runtime.home)
+        read, ahead = prompt_reader(session), lambda: typed_ahead(session)
+    else:
+        read, ahead = stream_reader(stdin), None
+    repl = PlainRepl(runtime, read, out, interactive=interactive, ahead=ahead)
     main = asyncio.ensure_future(repl.run())
 
+    ended_by: list[int] = []
+
     def terminate(sig: int) -> None:
-        # SIGTERM, or SIGHUP when the terminal closes: close the turn as Ctrl+C does (the
-        # bash group is killed, the log closes the turn), then leave.
+        # SIGTERM, SIGQUIT, or SIGHUP when the terminal closes: close the turn as Ctrl+C
+        # does (the bash group is killed, the log closes the turn), then leave; a prompt
+        # that is cancelled puts the terminal back itself.
         repl.terminating = True
+        ended_by.append(sig)
         if sig == signal.SIGHUP:
-            # No terminal is left to write to (and writing to it can wedge the exit).
+            # The terminal may be gone (writing to it the usual way can wedge the exit).
             repl.hanging_up = asyncio.ensure_future(repl.hang_up())
         else:
             main.cancel()
 
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGHUP):
+    for sig in ENDING_SIGNALS:
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(sig, terminate, sig)
     try:
         return await main
     except asyncio.CancelledError:
-        return 143
+        return 128 + (ended_by[0] if ended_by else signal.SIGTERM)
     finally:
-        for sig in (signal.SIGTERM, signal.SIGHUP):
+        for sig in ENDING_SIGNALS:
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.remove_signal_handler(sig)
         await repl.runtime.aclose()

@@ -1,10 +1,15 @@
 """How the app ends when the system asks, or on an error nothing caught (a mixin of
 :class:`tui.app.ReeflineApp`).
 
-SIGTERM, or SIGHUP when the terminal closes, ends the app as Esc then quit would: the running
-turn or ``/compact`` is cancelled (the loop kills the bash group and closes the turn in the
-log) and the app exits, which restores the terminal. After SIGHUP no terminal is left to
-restore, and writing to it can wedge the exit: the log is closed and the process leaves.
+Every signal that ends the app leaves the terminal as it found it: out of the alternate
+screen, mouse reporting and bracketed paste off, the cursor shown, the line settings back.
+SIGTERM, SIGQUIT and SIGINT (sent from outside: on the app's raw terminal ctrl+c is a key)
+end the app as Esc then quit would: the running turn or ``/compact`` is cancelled (the loop
+kills the bash group and closes the turn in the log) and the app exits, which restores the
+terminal. SIGHUP, when the terminal closes or someone sends it: the turn is closed the same
+way, then the terminal is restored by one write that cannot block (a terminal that is gone
+refuses it, and Textual's own restore can wedge the exit there), the log is closed and the
+process leaves at once.
 """
 
 from __future__ import annotations
@@ -16,8 +21,9 @@ import signal
 from typing import Any, Protocol
 
 from tui.runtime import Runtime
+from tui.terminal_state import LEAVE_APPLICATION_MODE, TtyState, restore_terminal
 
-TERMINATE_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+TERMINATE_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGINT)
 SHUTDOWN_WAIT_S = 5.0
 """How long a cancelled turn may take to close itself before the app leaves anyway."""
 EXIT_TERMINATED = 143
@@ -30,6 +36,7 @@ class ShutdownHost(Protocol):
     turn_worker: Any
     compact_worker: Any
     _terminating: bool
+    _tty_before: TtyState | None
 
     def run_worker(self, work: Any, *, group: str = "default") -> Any: ...
     def exit(self, result: Any = None, return_code: int = 0) -> None: ...
@@ -57,10 +64,11 @@ class Shutdown:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(worker.wait(), SHUTDOWN_WAIT_S)
         if sig == signal.SIGHUP:
+            restore_terminal(self._tty_before, LEAVE_APPLICATION_MODE)
             with contextlib.suppress(Exception):
                 self.runtime.close()
             os._exit(128 + sig)
-        self.exit(return_code=EXIT_TERMINATED)
+        self.exit(return_code=EXIT_TERMINATED if sig == signal.SIGTERM else 128 + sig)
 
     def _fatal_error(self: Any) -> None:
         """Exit after an unhandled exception with a traceback that shows no local variables:

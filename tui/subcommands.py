@@ -129,7 +129,7 @@ def _latest(home: Path) -> str | None:
 def _sessions(home: Path) -> int:
     stored = list_sessions(home)
     if not stored:
-        print(f"No sessions under {home / 'sessions'} yet.")
+        print(f"No sessions under {clean(str(home / 'sessions'))} yet.")
         return EXIT_OK
     for item in stored:
         when = dt.datetime.fromtimestamp(item.modified).strftime("%Y-%m-%d %H:%M")

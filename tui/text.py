@@ -42,6 +42,37 @@ def command_shape(command: str) -> str | None:
     return " · ".join(notes) or None
 
 
+def is_blank(line: str) -> bool:
+    """A line of nothing but spaces and tabs (other whitespace, ``\x0b`` or ``\u2028``
+    say, is a character to show)."""
+    return not line.strip(" \t")
+
+
+def command_rows(command: str) -> list[tuple[int, str, int]]:
+    """The rows a command of several lines is shown in: ``(number, line, 0)`` for each line
+    (``number`` counts from 1), except that a run of two or more blank lines is one row
+    ``(first number, words, count)`` whose words say what it stands for (``⋮ 80 empty
+    lines``), so that empty lines cannot push what runs out of view. The numbers keep the
+    display honest: the row after a run is numbered past it. Display only: what runs is
+    the command itself."""
+    lines = command.split("\n")
+    rows: list[tuple[int, str, int]] = []
+    start = 0
+    while start < len(lines):
+        end = start
+        while end < len(lines) and is_blank(lines[end]):
+            end += 1
+        run = lines[start:end]
+        if len(run) >= 2:
+            kind = "empty lines" if not any(run) else "blank lines (spaces and tabs only)"
+            rows.append((start + 1, f"⋮ {len(run)} {kind}", len(run)))
+            start = end
+        else:
+            rows.append((start + 1, lines[start], 0))
+            start += 1
+    return rows
+
+
 def sandbox_label(bash: BashTool) -> str:
     """The status line's words for the sandbox the next command runs under:
     ``sandbox workspace-write``, ``sandbox read-only + network``, ``sandbox off``, or

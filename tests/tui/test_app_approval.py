@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+from textual.containers import VerticalScroll
 from textual.widgets import Button
 
 from agent.events import ToolResult, ToolStart
@@ -138,19 +140,34 @@ async def test_the_dialog_and_the_card_show_exactly_what_runs(
         assert card._border_title is not None and "(+1 more line)" in card._border_title.plain
 
 
+@pytest.mark.parametrize(
+    ("blank", "said"),
+    [("", "⋮ 80 empty lines"), (" \t", "⋮ 80 blank lines (spaces and tabs only)")],
+    ids=["empty", "spaces"],
+)
 async def test_empty_lines_cannot_push_the_command_out_of_sight(
-    ui: UI, openai_server: OpenAIServer
+    ui: UI, openai_server: OpenAIServer, workdir: Path, blank: str, said: str
 ) -> None:
-    app = ui.app(hostile_runtime(ui, openai_server, "\n" * 80 + "touch X"))
+    """80 empty (or blank) lines, then what runs: the run is one numbered row saying how
+    many, so the line that runs is in view, numbered 81, without scrolling; what runs is
+    the command byte for byte."""
+    command = f"{blank}\n" * 80 + "touch X"
+    app = ui.app(hostile_runtime(ui, openai_server, command))
     async with app.run_test(size=(80, 24)) as pilot:
         await ui.type(pilot, "go")
         await ui.until(pilot, lambda: asking(app))
-        shape = app.screen.query_one(".shape")
+        screen = app.screen
+        assert isinstance(screen, ApprovalScreen) and screen.command == command
+        shape = screen.query_one(".shape")
         assert "81 lines, 80 of them empty" in shape.render().plain
         assert shape.region.height > 0 and shape.region.bottom <= 24  # on screen
-        assert app.screen.query_one(".command").render().plain.endswith("81 │ touch X")
-        await pilot.press("escape")
+        assert screen.query_one(".command").render().plain == f" 1 │ {said}\n81 │ touch X"
+        box = screen.query_one(".command-box", VerticalScroll)
+        assert box.max_scroll_y == 0  # all of it in view, nothing to scroll to
+        assert box.region.height >= 2 and box.region.bottom <= 24
+        await pilot.press("y")
         await ui.settle(pilot)
+    assert (workdir / "X").exists()
 
 
 async def test_typing_ahead_goes_to_the_prompt_not_to_the_dialog(ui: UI) -> None:
