@@ -75,7 +75,7 @@ def test_the_header_is_part_of_the_prefix_and_a_refused_request_warms_nothing(
 ) -> None:
     cache = PromptCache(counter)
     a = text_of(counter, 2_000, "a")
-    cache.price(request(a), warm=False)
+    assert cache.price(request(a), limit=1_000).refused
     assert cache.price(request(a)).cached == 0
     other_tools = ChatRequest("m", [SYSTEM, a], tools=[{"type": "function", "function": {}}])
     assert cache.price(other_tools).cached == 0

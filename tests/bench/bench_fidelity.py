@@ -230,7 +230,7 @@ def table(
         group(shape),
         [
             "strategy",
-            "model",
+            "behaviour",
             "prompt tokens",
             *(f"billed input at cache {price}" for price in CACHE_PRICES),
             "cache hit rate",
@@ -247,7 +247,8 @@ def table(
             "Billed input is in full-price tokens: uncached + price × cached, where a "
             "request's cached tokens are its longest prefix (header, then messages byte for "
             "byte) an earlier request of the run sent, from 1,024 tokens on. Summary calls "
-            "are counted in requests, prompt tokens and billed input."
+            "are counted in requests, prompt tokens and billed input; a request refused as "
+            "over the window is counted as sent, and caches nothing."
         ),
     )
 

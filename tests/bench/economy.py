@@ -83,6 +83,8 @@ class Priced:
 
     prompt: int
     cached: int
+    refused: bool = False
+    """Over the model's window: the provider answered with an error."""
 
     def billed(self, cache_price: float) -> float:
         """Input tokens billed, in full-price tokens."""
@@ -99,29 +101,31 @@ class PromptCache:
         self.prompt_tokens = 0
         self.cached_tokens = 0
 
-    def price(self, request: ChatRequest, *, warm: bool = True) -> Priced:
-        """Price ``request`` against what this run sent before, and count it. ``warm``: the
-        provider processed it, so its prefixes are cached for the requests after it (a
-        request refused as too long warms nothing)."""
+    def price(self, request: ChatRequest, *, limit: int | None = None) -> Priced:
+        """Price ``request`` against what this run sent before, and count it. A request of
+        more than ``limit`` tokens is refused by the provider: it is counted as sent, but
+        warms nothing for the requests after it."""
+        sent = units(self.counter, request)
+        total = sum(tokens for _, tokens in sent)
+        refused = limit is not None and total > limit
         chain = b""
-        total = 0
-        cached = 0
+        upto = cached = 0
         matching = True
-        for key, tokens in units(self.counter, request):
+        for key, tokens in sent:
             chain = hashlib.blake2b(chain + key.encode(), digest_size=16).digest()
-            total += tokens
+            upto += tokens
             if matching and chain in self._seen:
-                cached = total
+                cached = upto
             else:
                 # A chain covers every unit before it: once one misses, all longer ones do.
                 matching = False
-                if warm:
+                if not refused:
                     self._seen.add(chain)
         if cached < self.min_cached:
             cached = 0
         self.prompt_tokens += total
         self.cached_tokens += cached
-        return Priced(total, cached)
+        return Priced(total, cached, refused)
 
     def billed(self, cache_price: float) -> float:
         """The run's input billed at ``cache_price`` for cached tokens, in full-price tokens."""

@@ -194,11 +194,10 @@ class BenchModel:
         return None
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
-        over = self.counter.request(request) > self.window
-        priced = self.cache.price(request, warm=not over)
+        priced = self.cache.price(request, limit=self.window)
         self.requests += 1
         self.largest = max(self.largest, priced.prompt)
-        if over:
+        if priced.refused:
             raise ContextOverflow(
                 f"bench says: this model's maximum context length is {self.window} tokens",
                 status=400,
