@@ -1,245 +1,88 @@
-"""Context fidelity: what a long bash-heavy session still remembers, and what it cost.
+"""Context economy and fidelity: what a long bash-heavy session still remembers, and what it
+costs at a provider that caches prompts.
 
-A scripted session of 4 turns × 12 bash steps (real bash, real files of ~1,500 tokens each),
-a 16k window, then a final question. Six facts are planted: one in the first user message,
-five in tool outputs (at the head, the middle and the tail of an output). The model plays
-two behaviours: *silent* (its step text never mentions what it saw) and *noting* (its next
-step text repeats a fact it just saw, as real models do). As summarizer it keeps every fact
-it is shown, so what is lost is lost by the context manager, not by the model.
+Three scripted sessions (real bash, real step logs; :mod:`tests.bench.fidelity_model`):
+4 turns × 12 steps of ~1,500-token outputs at a 16k window; 10 turns × 10 steps at 16k
+(many compactions); 10 turns × 10 steps of ~4,700-token outputs at a 128k window. Ten facts
+of every kind are planted in each. The model plays two behaviours: *silent* (its step text
+never repeats what it read) and *noting* (its next step text repeats a fact it just saw, as
+real models do); both state one fact only in their own reply. As summarizer it keeps every
+fact it is shown, a corrected value in its newest form, so what is lost is lost by the
+context manager, not by the model.
 
-Four strategies run the same session in the same run: reefline's ladder (prune, then
-summarize), summary only (pruner off), mask only (the pruner alone, no summaries) and no
-compaction with an unlimited window. For each: total prompt tokens (conversation and
-summary requests), requests, summary calls, the largest request against the window, and
-which facts are visible in the final request — or, if not, recoverable from a spill file the
-final request names.
+Four strategies run each session side by side in the same run: reefline's ladder (the
+pruner and summaries), summary only (append until the threshold, then summarize), mask only
+(the pruner alone, no summaries) and no compaction with an unlimited window. Every request
+the model receives (steps and summaries alike) is priced by the prefix-cache model of
+:mod:`tests.bench.economy`: prompt tokens, input billed at cache prices 0.1 and 0.25, the
+cache hit rate; with the summary calls, the largest request against the window and which
+facts the final request shows.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import tempfile
-from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from agent.chat import ChatRequest
 from agent.envelope import Envelope
-from agent.llm import ToolCall, Usage
-from agent.llm_errors import ContextOverflow
-from agent.loop import Agent, Hooks
+from agent.hooks import Hooks
+from agent.loop import Agent
 from agent.loop_settings import LoopSettings
 from agent.meter import TokenMeter
 from agent.registry import EventRegistry
-from agent.replies import Completed, Reply, StreamEvent
 from agent.session import Session
 from agent.tokens import Estimator
 from compact.basic import BasicCompactService
 from compact.events import register_events
 from compact.policy import CompactionSettings
 from compact.prune import Pruner
+from tests.bench.economy import CACHE_PRICES, Counter
+from tests.bench.fidelity_model import Behaviour, BenchModel, Fact, Shape, outputs, plant, prompt
 from tests.bench.report import Figure, Table
 from tools.bash import BashTool
 
-WINDOW = 16_000
-TURNS = 4
-STEPS = 12
-OUTPUT_TOKENS = 1_500
+SESSIONS = (
+    Shape(turns=4, steps=12, window=16_000, output_tokens=1_500),
+    Shape(turns=10, steps=10, window=16_000, output_tokens=1_500),
+    Shape(turns=10, steps=10, window=128_000, output_tokens=4_700),
+)
 UNLIMITED = 10_000_000
-SUMMARY_MARK = "## Primary request and intent"
-
-Behaviour = Literal["silent", "noting"]
+BEHAVIOURS: tuple[Behaviour, ...] = ("silent", "noting")
 Strategy = Literal["ladder", "summary only", "mask only", "no compaction"]
 STRATEGIES: tuple[Strategy, ...] = ("ladder", "summary only", "mask only", "no compaction")
-
-
-@dataclass(frozen=True)
-class Fact:
-    key: str
-    """The token searched for in the final request."""
-    sentence: str
-    turn: int
-    step: int | None
-    """None: planted in the first user message."""
-    where: Literal["prompt", "head", "middle", "tail"]
-
-
-FACTS = (
-    Fact("FACT-A-7731", "The deploy token is named FACT-A-7731.", 1, None, "prompt"),
-    Fact("FACT-B-54329", "The staging database listens on port FACT-B-54329.", 1, 3, "head"),
-    Fact("FACT-C-0918", "The flaky test is test_refund_race, ticket FACT-C-0918.", 1, 9, "middle"),
-    Fact("FACT-D-4410", "The cache is invalidated by the nightly job FACT-D-4410.", 2, 6, "tail"),
-    Fact("FACT-E-2207", "The payment provider sandbox key id is FACT-E-2207.", 3, 4, "middle"),
-    Fact("FACT-F-6652", "The release branch is frozen under change FACT-F-6652.", 4, 8, "head"),
-)
-_FACT = re.compile(r"FACT-[A-F]-\d{4,5}")
-_TURN = re.compile(r"Turn \d+:|Final question")
 _SPILL = re.compile(r"(/\S+?\.(?:out|log|txt))\b")
 
 
-def write_outputs(folder: Path, estimator: Estimator, turns: int) -> None:
-    """One log file per step, ~OUTPUT_TOKENS tokens, facts planted where FACTS says."""
-    for turn in range(1, turns + 1):
-        for step in range(1, STEPS + 1):
-            lines = []
-            n = 0
-            while estimator.count("\n".join(lines)) < OUTPUT_TOKENS:
-                n += 1
-                lines.append(
-                    f"2026-11-30T12:{n % 60:02d}:{(n * 7) % 60:02d}Z worker-{n % 5} "
-                    f"turn{turn} step{step} processed batch {turn * 1000 + step * 50 + n} "
-                    f"in {(n * 13) % 97} ms, queue depth {(n * 3) % 17}"
-                )
-            for fact in FACTS:
-                if (fact.turn, fact.step) == (turn, step):
-                    at = {"head": 1, "middle": len(lines) // 2, "tail": len(lines) - 1}
-                    lines.insert(at[fact.where], f"NOTE {fact.sentence}")
-            (folder / f"out-{turn}-{step}.log").write_text("\n".join(lines) + "\n")
+def summary_only_settings() -> CompactionSettings:
+    """Default settings that compact only at the threshold: with no cost-based trigger below
+    it where the policy has one (``cache_price`` 0), as an append-then-summarize agent does."""
+    if "cache_price" in CompactionSettings.model_fields:
+        return CompactionSettings.model_validate({"cache_price": 0})
+    return CompactionSettings()
 
 
-class Counter:
-    """Prices every request independently of the client (with a per-message cache, so the
-    no-compaction run does not cost quadratic time)."""
-
-    def __init__(self, estimator: Estimator) -> None:
-        self.estimator = estimator
-        self._cache: dict[str, int] = {}
-
-    def request(self, request: ChatRequest) -> int:
-        total = self.estimator.tools_tokens(request.tools)
-        for message in request.messages:
-            key = json.dumps(message, sort_keys=True)
-            if key not in self._cache:
-                self._cache[key] = self.estimator.message_tokens(message)
-            total += self._cache[key]
-        return total
-
-
-@dataclass
-class BenchModel:
-    """The scripted provider: an agent that reads one file per step, and a summarizer that
-    keeps every fact it is shown. Refuses a request over its window, as a server would."""
-
-    behaviour: Behaviour
-    counter: Counter
-    window: int
-    turns: int
-    provider: str = "bench"
-    steps_done: dict[int, int] = field(default_factory=dict)
-    requests: int = 0
-    summary_calls: int = 0
-    prompt_tokens: int = 0
-    largest: int = 0
-    final_request: list[dict[str, Any]] | None = None
-
-    def context_window(self, model: str) -> int | None:
-        return self.window
-
-    async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
-        prompt = self.counter.request(request)
-        self.requests += 1
-        self.prompt_tokens += prompt
-        self.largest = max(self.largest, prompt)
-        if prompt > self.window:
-            raise ContextOverflow(
-                f"bench says: this model's maximum context length is {self.window} tokens",
-                status=400,
-                limit=self.window,
-            )
-        last = request.messages[-1]
-        if last.get("role") == "user" and SUMMARY_MARK in str(last.get("content")):
-            self.summary_calls += 1
-            reply = self._summary(request)
-        else:
-            reply = self._step(request)
-        completion = self.counter.estimator.count(reply.text) + 8 * len(reply.tool_calls)
-        reply.usage = Usage(prompt_tokens=prompt, completion_tokens=completion)
-        yield Completed(reply)
-
-    def _step(self, request: ChatRequest) -> Reply:
-        turn = _current_turn(request.messages, self.turns)
-        done = self.steps_done.get(turn, 0)
-        if turn > self.turns:
-            self.final_request = request.messages
-            return Reply("Here is what I know.", None, [], "stop", None, "bench")
-        if done >= STEPS:
-            return Reply(f"Turn {turn} is done.", None, [], "stop", None, "bench")
-        self.steps_done[turn] = done + 1
-        text = f"Step {done + 1}: reading out-{turn}-{done + 1}.log."
-        last = request.messages[-1]
-        if self.behaviour == "noting" and last.get("role") == "tool":
-            seen = _FACT.findall(str(last.get("content")))
-            if seen:
-                sentence = next(f.sentence for f in FACTS if f.key == seen[0])
-                text = f"Noted: {sentence} " + text
-        args = json.dumps({"command": f"cat out-{turn}-{done + 1}.log"})
-        call = ToolCall(id=f"call-{turn}-{done + 1}", name="bash", arguments=args)
-        return Reply(text, None, [call], "tool_calls", None, "bench")
-
-    def _summary(self, request: ChatRequest) -> Reply:
-        body = request.messages[1:-1]
-        text = "\n".join(str(m.get("content") or "") for m in body)
-        requests = [
-            " ".join(str(m["content"]).split())[:160]
-            for m in body
-            if m.get("role") == "user" and "<compacted-summary>" not in str(m["content"])
-        ]
-        earlier = re.findall(r"^- User: .*$", text, flags=re.M)
-        facts = [f.sentence for f in FACTS if f.key in text]
-        commands = sum(len(m.get("tool_calls") or ()) for m in body)
-        out = [
-            SUMMARY_MARK,
-            *dict.fromkeys([*earlier, *(f"- User: {r}" for r in requests)]),
-            "## Critical context",
-            *(f"- {s}" for s in facts),
-            "## Current work",
-            f"- {commands} more commands run (cat of step logs)",
-        ]
-        summary = "\n".join(out)
-        finish = "stop"
-        cap = request.max_tokens
-        if cap is not None and self.counter.estimator.count(summary) > cap:
-            finish = "length"
-        return Reply(summary, None, [], finish, None, "bench")
-
-
-def _current_turn(messages: list[dict[str, Any]], turns: int) -> int:
-    """The turn being worked on: the newest turn prompt on the surface, or quoted by the
-    checkpoint when the prompt itself was compacted away."""
-    for message in reversed(messages):
-        if message.get("role") != "user":
-            continue
-        found = _TURN.findall(str(message.get("content") or ""))
-        if found:
-            last = found[-1]
-            return turns + 1 if last.startswith("Final") else int(last.split()[1].rstrip(":"))
-    raise AssertionError("no turn prompt on the surface")
-
-
-def _prompt(turn: int) -> str:
-    first = f" {FACTS[0].sentence} Keep it in mind." if turn == 1 else ""
-    return f"Turn {turn}: read the twelve step logs of turn {turn} one by one.{first}"
-
-
-def mask_only(session: Session, meter: TokenMeter, settings: CompactionSettings) -> Any:
-    """The ladder's masking alone at the pre-step checkpoint (same marks, same retained tail,
-    same whole-pass rule), never a summary."""
+def mask_only(
+    session: Session, meter: TokenMeter, settings: CompactionSettings, window: int
+) -> Any:
+    """The pruner alone at the pre-step checkpoint (the default marks, retained tail and
+    whole-pass rule of the ladder before its summaries), never a summary."""
     pruner = Pruner(session, meter)
-    threshold = settings.threshold(WINDOW)
+    threshold = settings.threshold(window)
 
     async def pre_step(envelope: Envelope, turn: int, step: int) -> None:
         total = meter.measure(envelope).total
-        if total < settings.prune_at(WINDOW):
+        if total < settings.prune_at(window):
             return
         nodes = session.surface
         cut, kept = len(nodes), 0
-        while cut > 0 and (kept < settings.retain(WINDOW) or cut == len(nodes)):
+        while cut > 0 and (kept < settings.retain(window) or cut == len(nodes)):
             cut -= 1
             kept += meter.price(nodes[cut])
-        if total >= threshold or pruner.savings(cut) >= 0.1 * WINDOW:
+        if total >= threshold or pruner.savings(cut) >= 0.1 * window:
             pruner.prune(protect_from=cut, done=lambda: False, trigger="pressure")
 
     return pre_step
@@ -250,181 +93,210 @@ class Outcome:
     strategy: Strategy
     behaviour: Behaviour
     model: BenchModel
-    visible: list[str]
-    recoverable: list[str]
-    before_checkpoint: list[str]
-    """Facts planted before the newest checkpoint started."""
-    checkpoints: int
+    visible: list[Fact]
+    recoverable: list[Fact]
+    """Not visible, but in a spill file the final request names."""
     completed: bool
+
+    def billed(self, price: float) -> float:
+        return self.model.cache.billed(price)
 
 
 def run_one(
-    root: Path, strategy: Strategy, behaviour: Behaviour, estimator: Estimator, turns: int = TURNS
+    root: Path,
+    shape: Shape,
+    facts: tuple[Fact, ...],
+    logs: dict[str, str],
+    strategy: Strategy,
+    behaviour: Behaviour,
+    counter: Counter,
 ) -> Outcome:
-    work = root / f"{strategy.replace(' ', '-')}-{behaviour}-{turns}"
+    work = root / f"{strategy.replace(' ', '-')}-{behaviour}-{shape.turns}-{shape.window}"
     work.mkdir()
-    write_outputs(work, estimator, turns)
-    window = UNLIMITED if strategy == "no compaction" else WINDOW
+    for name, text in logs.items():
+        (work / name).write_text(text)
+    window = UNLIMITED if strategy == "no compaction" else shape.window
     session = Session.create(
         work / "home", cwd=str(work), registry=register_events(EventRegistry())
     )
-    meter = TokenMeter(session, estimator, window)
-    model = BenchModel(behaviour, Counter(estimator), window, turns)
+    meter = TokenMeter(session, counter.estimator, window)
+    model = BenchModel(behaviour, counter, shape, facts, window)
     bash = BashTool(cwd=work, spill_dir=session.spill_dir, policy="auto")
     hooks = Hooks()
-    settings = CompactionSettings()
     service: BasicCompactService | None = None
-    if strategy in ("ladder", "summary only"):
-        pruner = Pruner(session, meter) if strategy == "ladder" else None
-        service = BasicCompactService(session, meter, model, settings, pruner=pruner)
-        service.install(hooks)
+    if strategy == "ladder":
+        service = BasicCompactService(
+            session, meter, model, CompactionSettings(), pruner=Pruner(session, meter)
+        )
+    elif strategy == "summary only":
+        service = BasicCompactService(session, meter, model, summary_only_settings(), pruner=None)
     elif strategy == "mask only":
-        hooks.pre_step.append(mask_only(session, meter, settings))
+        hooks.pre_step.append(mask_only(session, meter, CompactionSettings(), window))
+    if service is not None:
+        service.install(hooks)
     agent = Agent(
         session,
         model,
         "bench-model",
         [bash],
-        settings=LoopSettings(max_steps=STEPS + 2),
+        settings=LoopSettings(max_steps=shape.steps + 2),
         hooks=hooks,
         context_window=window,
     )
 
     async def drive() -> bool:
         ok = True
-        for turn in range(1, turns + 1):
-            ok = (await agent.run_turn(_prompt(turn))).reason == "completed" and ok
+        for turn in range(1, shape.turns + 1):
+            ok = (await agent.run_turn(prompt(shape, facts, turn))).reason == "completed" and ok
         final = "Final question: list every fact you were told or saw in the logs."
         return (await agent.run_turn(final)).reason == "completed" and ok
 
     completed = asyncio.run(drive())
     final = model.final_request or []
     text = "\n".join(str(m.get("content") or "") for m in final)
-    visible = [f.key for f in FACTS if f.key in text]
+    visible = [f for f in facts if f.kept(text)]
     recoverable = []
-    for fact in FACTS:
-        if fact.key in visible:
-            continue
-        for path in _SPILL.findall(text):
-            file = Path(path)
-            if file.is_file() and fact.key in file.read_text(errors="replace"):
-                recoverable.append(fact.key)
-                break
-    summaries = [e for e in session.events if e.type == "compact/summary"]
-    before: list[str] = []
-    if summaries:
-        newest = summaries[-1].data.compaction_id  # type: ignore[attr-defined]
-        start = next(
-            e.seq
-            for e in session.events
-            if e.type == "compact/start" and e.data.compaction_id == newest  # type: ignore[attr-defined]
-        )
-        before = [f.key for f in FACTS if _planted_at(session, f) < start]
+    spills = [Path(p) for p in dict.fromkeys(_SPILL.findall(text))]
+    spilled = "\n".join(p.read_text(errors="replace") for p in spills if p.is_file())
+    for fact in facts:
+        if fact not in visible and fact.key in spilled:
+            recoverable.append(fact)
     if service is not None:
         service.close()
     meter.close()
     session.close()
-    return Outcome(
-        strategy, behaviour, model, visible, recoverable, before, len(summaries), completed
-    )
-
-
-def _planted_at(session: Session, fact: Fact) -> int:
-    """Seq of the first surface event whose content holds the fact."""
-    for event in session.events:
-        content = getattr(event.data, "content", None)
-        if isinstance(content, str) and fact.key in content:
-            return event.seq
-    raise AssertionError(f"{fact.key} was never planted")
-
-
-LONG_TURNS = 10
-"""A longer run of the same session (facts still in turns 1–4), where the masked history
-grows until the ladder summarizes it: the checkpoint must carry what the originals said."""
+    return Outcome(strategy, behaviour, model, visible, recoverable, completed)
 
 
 def run() -> list[Figure | Table]:
     estimator = Estimator()
+    counter = Counter(estimator)
     items: list[Figure | Table] = []
     with tempfile.TemporaryDirectory() as tmp:
-        for turns in (TURNS, LONG_TURNS):
-            outcomes: dict[tuple[Strategy, Behaviour], Outcome] = {}
-            for behaviour in ("silent", "noting"):
-                for strategy in STRATEGIES:
-                    outcomes[strategy, behaviour] = run_one(
-                        Path(tmp), strategy, behaviour, estimator, turns
-                    )
-            items += [table(outcomes, turns), *targets(outcomes, turns)]
+        for shape in SESSIONS:
+            facts = plant(shape)
+            logs = outputs(shape, facts, estimator)
+            outcomes = {
+                (strategy, behaviour): run_one(
+                    Path(tmp), shape, facts, logs, strategy, behaviour, counter
+                )
+                for behaviour in BEHAVIOURS
+                for strategy in STRATEGIES
+            }
+            items += [table(shape, facts, outcomes), *targets(shape, facts, outcomes)]
     return items
 
 
-def group(turns: int) -> str:
-    return (
-        f"Context fidelity ({turns} turns × {STEPS} bash steps of ~{OUTPUT_TOKENS:,} tokens, "
-        f"{WINDOW // 1000}k window)"
-    )
+def group(shape: Shape) -> str:
+    return f"Context economy and fidelity ({shape.title})"
 
 
-def table(outcomes: dict[tuple[Strategy, Behaviour], Outcome], turns: int) -> Table:
+def _labels(facts: list[Fact]) -> str:
+    return " ".join(f.label for f in facts) or "—"
+
+
+def table(
+    shape: Shape, facts: tuple[Fact, ...], outcomes: dict[tuple[Strategy, Behaviour], Outcome]
+) -> Table:
     rows = []
     for (strategy, behaviour), o in outcomes.items():
         m = o.model
+        window = "∞" if strategy == "no compaction" else f"{shape.window:,}"
         rows.append(
             [
                 strategy,
                 behaviour,
                 f"{m.prompt_tokens:,}",
-                str(m.requests),
+                *(f"{o.billed(price):,.0f}" for price in CACHE_PRICES),
+                f"{m.cache.hit_rate:.0%}",
                 str(m.summary_calls),
-                f"{m.largest:,} / {'∞' if strategy == 'no compaction' else f'{WINDOW:,}'}",
-                f"{len(o.visible)}/6 ({' '.join(k.split('-')[1] for k in o.visible) or '—'})",
-                f"{len(o.recoverable)} ({' '.join(k.split('-')[1] for k in o.recoverable) or '—'})",
+                str(m.requests),
+                f"{m.largest:,} / {window}" + ("" if o.completed else " (a turn failed)"),
+                f"{len(o.visible)}/{len(facts)} ({_labels(o.visible)})",
+                _labels(o.recoverable),
             ]
         )
+    where = "; ".join(
+        f"{f.label}: "
+        + (
+            f"turn {f.turn} prompt"
+            if f.step is None
+            else f"{f.where} of turn {f.turn} step {f.step}"
+            + (f" (was {f.old_turn}.{f.old_step})" if f.old_key else "")
+        )
+        for f in facts
+    )
     return Table(
-        group(turns),
+        group(shape),
         [
             "strategy",
-            "model",
+            "behaviour",
             "prompt tokens",
-            "requests",
+            *(f"billed input at cache {price}" for price in CACHE_PRICES),
+            "cache hit rate",
             "summary calls",
-            "largest request",
+            "requests",
+            "largest request / window",
             "facts visible at the end",
             "others in a named spill file",
         ],
         rows,
         note=(
-            "Facts: A in the first user message; B at the head of an output (turn 1), C in the "
-            "middle (turn 1), D at the tail (turn 2), E in the middle (turn 3), F at the head "
-            "(turn 4). Summary calls are counted in requests and prompt tokens."
+            f"Facts — {where}. 'reply' is said only in the model's own step text; 'corrected' "
+            "counts when its newest value is visible and the old one does not come after it. "
+            "Billed input is in full-price tokens: uncached + price × cached, where a "
+            "request's cached tokens are its longest prefix (header, then messages byte for "
+            "byte) an earlier request of the run sent, from 1,024 tokens on. Summary calls "
+            "are counted in requests, prompt tokens and billed input; a request refused as "
+            "over the window is counted as sent, and caches nothing."
         ),
     )
 
 
-def targets(outcomes: dict[tuple[Strategy, Behaviour], Outcome], turns: int) -> list[Figure]:
-    """The ladder's targets: no request over the window; *noting* keeps all six facts in
-    view; *silent* keeps every fact planted before the newest checkpoint in view and every
-    other one in view or in a spill file the final request names; on the 4-turn session,
-    total prompt tokens at most 0.8× summary only's."""
-    name = group(turns)
+def targets(
+    shape: Shape, facts: tuple[Fact, ...], outcomes: dict[tuple[Strategy, Behaviour], Outcome]
+) -> list[Figure]:
+    """The ladder's targets beside summary only: billed input at cache 0.1 at most 0.8× its,
+    prompt tokens at most its, silent facts at least its, noting facts all, no request over
+    the window (every turn completed)."""
+    name = group(shape)
     figures = []
-    for behaviour in ("silent", "noting"):
+    for behaviour in BEHAVIOURS:
         ladder = outcomes["ladder", behaviour]
-        summary = outcomes["summary only", behaviour]
-        ratio_target = turns == TURNS
-        figures.append(
+        peer = outcomes["summary only", behaviour]
+        figures += [
             Figure(
                 name,
-                f"ladder, {behaviour}: total prompt tokens",
+                f"ladder, {behaviour}: billed input at cache 0.1",
+                round(ladder.billed(0.1)),
+                "tokens",
+                "summary only",
+                round(peer.billed(0.1)),
+                "ratio ≤ 0.8",
+                ladder.billed(0.1) <= 0.8 * peer.billed(0.1),
+            ),
+            Figure(
+                name,
+                f"ladder, {behaviour}: prompt tokens",
                 ladder.model.prompt_tokens,
                 "tokens",
                 "summary only",
-                summary.model.prompt_tokens,
-                "ratio ≤ 0.8" if ratio_target else None,
-                ladder.model.prompt_tokens <= 0.8 * summary.model.prompt_tokens
-                if ratio_target
-                else None,
+                peer.model.prompt_tokens,
+                "ratio ≤ 1",
+                ladder.model.prompt_tokens <= peer.model.prompt_tokens,
+            ),
+        ]
+        kept, theirs = len(ladder.visible), len(peer.visible)
+        figures.append(
+            Figure(
+                name,
+                f"ladder, {behaviour}: facts visible at the end ({_labels(ladder.visible)})",
+                kept,
+                f"of {len(facts)}",
+                "summary only",
+                theirs,
+                "≥ summary only's" if behaviour == "silent" else f"all {len(facts)}",
+                kept >= theirs if behaviour == "silent" else kept == len(facts),
             )
         )
         figures.append(
@@ -434,45 +306,9 @@ def targets(outcomes: dict[tuple[Strategy, Behaviour], Outcome], turns: int) -> 
                 ladder.model.largest,
                 "tokens",
                 "the window",
-                WINDOW,
+                shape.window,
                 "≤ window, every turn completed",
-                ladder.model.largest <= WINDOW and ladder.completed,
-            )
-        )
-        if behaviour == "noting":
-            figures.append(
-                Figure(
-                    name,
-                    "ladder, noting: facts visible in the final request",
-                    len(ladder.visible),
-                    "of 6",
-                    target="6/6",
-                    ok=len(ladder.visible) == 6,
-                )
-            )
-            continue
-        covered = all(k in ladder.visible for k in ladder.before_checkpoint)
-        rest = [f.key for f in FACTS if f.key not in ladder.before_checkpoint]
-        reachable = all(k in ladder.visible or k in ladder.recoverable for k in rest)
-        # On the long run the ladder must have summarized every planted fact away from its
-        # output (else the clause about checkpoints would hold for want of one).
-        summarized = turns == TURNS or len(ladder.before_checkpoint) == len(FACTS)
-        why = (
-            "no checkpoint was needed: masking kept the context below the threshold"
-            if ladder.checkpoints == 0
-            else f"{len(ladder.before_checkpoint)} planted before the newest of "
-            f"{ladder.checkpoints} checkpoints"
-        )
-        figures.append(
-            Figure(
-                name,
-                f"ladder, silent: facts visible ({len(ladder.visible)}) or in a spill file the "
-                f"final request names ({len(ladder.recoverable)}); {why}",
-                len(ladder.visible) + len(ladder.recoverable),
-                "of 6",
-                target="all planted before the newest checkpoint visible, every other reachable"
-                + ("" if turns == TURNS else "; all six planted before a checkpoint"),
-                ok=covered and reachable and summarized,
+                ladder.model.largest <= shape.window and ladder.completed,
             )
         )
     return figures

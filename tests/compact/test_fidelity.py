@@ -1,12 +1,12 @@
 """The fidelity benchmark's targets, checked on every test run (the figures themselves are
 written to BENCHMARKS.md by ``make bench``).
 
-The scripted session of :mod:`tests.bench.bench_fidelity`: facts planted in the first user
-message and in five bash outputs, a silent model (never repeats what it saw) and a noting one
-(its next step repeats a fact it just read). On the 4-turn session masking keeps the context
-below the threshold, so reefline's ladder writes no checkpoint and the masked facts must be in
-spill files the final request names; on the 10-turn session the ladder must summarize, and the
-checkpoint, written from the originals, must carry every fact planted before it.
+Each scripted session of :mod:`tests.bench.bench_fidelity` (facts of every kind planted; a
+silent model that never repeats what it saw and a noting one that does; a summarizer that
+keeps every fact it is shown) is run by reefline's ladder and by summary only, and the
+ladder must meet issue 26's targets against it: billed input at cache price 0.1 at most 0.8×
+summary only's, prompt tokens at most its, silent facts at least its, noting facts all, no
+request over the window and every turn completed.
 """
 
 from __future__ import annotations
@@ -18,14 +18,22 @@ from pathlib import Path
 import pytest
 
 from agent.tokens import Estimator
-from tests.bench.bench_fidelity import FACTS, LONG_TURNS, TURNS, WINDOW, run_one
+from tests.bench.bench_fidelity import (
+    BEHAVIOURS,
+    SESSIONS,
+    Outcome,
+    Strategy,
+    run_one,
+    targets,
+)
+from tests.bench.economy import Counter
+from tests.bench.fidelity_model import Behaviour, Shape, outputs, plant
 
-ALL = sorted(f.key for f in FACTS)
-
-
-@pytest.fixture(scope="module")
-def estimator() -> Estimator:
-    return Estimator()
+PENDING = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="issue 26 items 1-2: the ladder does not meet these targets before its new policy",
+)
 
 
 @pytest.fixture
@@ -36,35 +44,31 @@ def tmp_path() -> Iterator[Path]:
         yield Path(folder)
 
 
-def test_four_turns_silent_keeps_every_fact_in_view_or_in_a_named_spill_file(
-    tmp_path: Path, estimator: Estimator
-) -> None:
-    ladder = run_one(tmp_path, "ladder", "silent", estimator, TURNS)
-    assert ladder.completed
-    assert ladder.model.largest <= WINDOW
-    assert sorted(ladder.visible + ladder.recoverable) == ALL
-    assert all(k in ladder.visible for k in ladder.before_checkpoint)
-
-
-def test_four_turns_noting_keeps_all_six_facts_in_view_and_sends_no_more_than_summaries(
-    tmp_path: Path, estimator: Estimator
-) -> None:
-    ladder = run_one(tmp_path, "ladder", "noting", estimator, TURNS)
-    summary = run_one(tmp_path, "summary only", "noting", estimator, TURNS)
-    assert ladder.completed and summary.completed
-    assert sorted(ladder.visible) == ALL
-    assert ladder.model.largest <= WINDOW
-    assert ladder.model.prompt_tokens <= summary.model.prompt_tokens
-
-
-def test_ten_turns_silent_checkpoint_carries_what_the_originals_said(
-    tmp_path: Path, estimator: Estimator
-) -> None:
-    ladder = run_one(tmp_path, "ladder", "silent", estimator, LONG_TURNS)
-    assert ladder.completed
-    assert ladder.model.largest <= WINDOW
-    assert ladder.checkpoints >= 1
-    # The facts sit in turns 1-4; the checkpoint came later, so all of them were masked
-    # before it was written, and only the originals could have carried them into it.
-    assert sorted(ladder.before_checkpoint) == ALL
-    assert sorted(ladder.visible) == ALL
+@pytest.mark.parametrize(
+    "shape",
+    [
+        pytest.param(
+            shape, marks=PENDING, id=f"{shape.turns}x{shape.steps}-{shape.window // 1000}k"
+        )
+        for shape in SESSIONS
+    ],
+)
+def test_the_ladder_meets_the_targets_against_summary_only(tmp_path: Path, shape: Shape) -> None:
+    estimator = Estimator()
+    counter = Counter(estimator)
+    facts = plant(shape)
+    logs = outputs(shape, facts, estimator)
+    strategies: tuple[Strategy, ...] = ("ladder", "summary only")
+    outcomes: dict[tuple[Strategy, Behaviour], Outcome] = {
+        (strategy, behaviour): run_one(tmp_path, shape, facts, logs, strategy, behaviour, counter)
+        for behaviour in BEHAVIOURS
+        for strategy in strategies
+    }
+    # Sanity of the harness itself: summary only finished every turn, so the figures compare.
+    assert all(o.completed for o in outcomes.values())
+    missed = [
+        f"{f.name}: {f.value:,} {f.unit} vs {f.baseline_name} {f.baseline_value:,} ({f.target})"
+        for f in targets(shape, facts, outcomes)
+        if f.ok is False
+    ]
+    assert not missed, "targets missed:\n" + "\n".join(missed)
