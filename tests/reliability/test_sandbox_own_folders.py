@@ -3,7 +3,8 @@ reefline uses in every folder the sandbox lets it write, swaps the folders thems
 links, and renames the folders on the way to reefline's home; reefline, which runs outside
 the sandbox, must never write, truncate or delete anything through them. Each attack runs
 through the real CLI (``--approve auto``: sandboxed in ``workspace-write``) against the
-loopback server, with a window small enough that the pruner masks outputs mid-turn."""
+loopback server, with a window small enough that outputs are compacted mid-turn (which
+writes copies of them to the spill folder, under the names the links are planted at)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from compact.prune import MASK_PREFIX
 from tests.openai_server import OpenAIServer
 from tests.reliability.conftest import REEFLINE, log_events, only_session
 
@@ -37,8 +37,8 @@ def user_home(tmp_path: Path) -> Path:
 def run_attack(
     env: dict[str, str], cwd: Path, server: OpenAIServer, plant: str
 ) -> subprocess.CompletedProcess[str]:
-    """One turn: ``plant``, then bulky outputs (each printing the key) until the pruner has
-    masked outputs and so written spill files of its own."""
+    """One turn: ``plant``, then bulky outputs (each printing the key) until a compaction
+    has read them and so written spill files of its own."""
     server.summarize = True
     server.agent_commands = [plant] + [f"echo {shlex.quote(KEY.strip())}; {BULK}"] * 6
     args = ["-p", "look around", "--base-url", server.base_url, "--model", "m"]
@@ -86,10 +86,10 @@ def test_links_planted_in_every_writable_folder_are_never_followed(
     results = [e["data"] for e in events if e["type"] == "tool/result"]
     assert results[0]["sandbox"] == "workspace-write" and "planted" in results[0]["content"]
     assert "Read-only file system" in results[0]["content"]  # the output folder is not theirs
-    masked = [r for r in results if r["content"].startswith(MASK_PREFIX)]
-    assert len(masked) >= 2, [r["content"][:80] for r in results]  # the pruner wrote spills
-    # What the pruner points the model at is the output itself, in a regular file.
-    spilled = [Path(r["content"].rsplit("full output: ", 1)[1].rstrip("]")) for r in masked]
+    # The compaction wrote copies of outputs for what it read or masked (the names the
+    # links were planted at): each is the output itself, in a regular file.
+    spilled = sorted(spills.glob("*.spill/result-*.out"))
+    assert len(spilled) >= 2, [r["content"][:80] for r in results]
     originals = {r["content"] for r in results}
     for path in spilled:
         assert not path.is_symlink() and path.read_text() in originals
@@ -124,5 +124,5 @@ def test_folders_on_the_way_to_reefline_home_cannot_be_swapped(
     assert not (user_home / ".local" / "share-gone").exists()
     results = [e["data"] for e in log_events(only_session(env)) if e["type"] == "tool/result"]
     assert "kept" in results[0]["content"]
-    assert any(r["content"].startswith(MASK_PREFIX) for r in results)
+    assert list((home / "sessions").glob("*.spill/result-*.out"))  # written where it was
     assert target.read_bytes() == before
