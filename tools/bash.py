@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from tools import cwd_trap
-from tools import footer as footers
 from tools.base import (
     POLICIES,
     ApprovalDecision,
@@ -39,6 +38,7 @@ from tools.bash_call import bash_schema, parse_call
 from tools.bwrap import Jail
 from tools.capture import Capture
 from tools.jail import Jails
+from tools.outcome import outcome
 from tools.process import (
     DRAIN_GRACE_S,
     REAP_WAIT_S,
@@ -49,7 +49,7 @@ from tools.process import (
     settle,
     spawn,
 )
-from tools.sandbox import SandboxChoice, blocked_note, secret_paths
+from tools.sandbox import SandboxChoice, secret_paths
 from tools.spill import SpillFolder
 
 NOT_RUN = "Command not run"
@@ -309,9 +309,7 @@ class BashTool:
             self._cwd = cwd_trap.recorded(records, record) or self._cwd
         returncode = None if interrupted else running.returncode
         ran_into = timeout if timed_out else None
-        output = self._report(
-            capture, before, after, returncode, duration, ran_into, running.lost, jail
-        )
+        output = outcome(capture, before, after, returncode, duration, ran_into, running.lost, jail)
         if interrupted:
             raise ToolInterrupted(dataclasses.replace(output, cwd=str(self._cwd)))
         return output
@@ -365,48 +363,6 @@ class BashTool:
             self._spill.path,
             self._records.path,
             secrets,
-        )
-
-    def _report(
-        self,
-        capture: Capture,
-        before: list[str],
-        after: list[str],
-        returncode: int | None,
-        duration: float,
-        timed_out: float | None,
-        lost: str | None,
-        jail: Jail | None,
-    ) -> ToolOutput:
-        """``timed_out``: the timeout the command ran into (None: it did not); ``lost``:
-        why its end is unknown (its jail died under it), said in place of the footer."""
-        text, truncated = capture.render()
-        exit_code: int | None
-        if timed_out is not None:
-            exit_code = None
-            footer = footers.timed_out(timed_out, duration)
-        elif lost is not None:
-            exit_code, footer = None, lost
-        elif returncode is None:  # interrupted by the user
-            exit_code = None
-            footer = footers.interrupted(duration)
-        else:
-            assert returncode is not None, "bash exited without a return code"
-            exit_code = 128 - returncode if returncode < 0 else returncode
-            footer = footers.exited(exit_code, duration)
-        shown = [text.removesuffix("\n")] if text else []
-        if jail and (note := blocked_note(jail.mode, jail.network, jail.workspace, text)):
-            after = [*after, note]
-        content = "\n".join([*before, *shown, *after, footer])
-        return ToolOutput(
-            content=content,
-            is_error=exit_code is None,
-            exit_code=exit_code,
-            duration_s=duration,
-            truncated=truncated,
-            spill_path=capture.spill_path if truncated and not capture.spill_error else None,
-            interrupted=returncode is None and timed_out is None and lost is None,
-            sandbox=jail.mode if jail else "off",
         )
 
 
