@@ -290,9 +290,7 @@ class Session:
 
     @functools.cached_property
     def spill(self) -> SpillFolder:
-        """:attr:`spill_dir` as reefline works on it: through one descriptor, opened on
-        first use (the bash tool's first command, before any command of this process ran),
-        shared by the bash tool and the pruner (:mod:`tools.spill`)."""
+        """:attr:`spill_dir` worked on through one descriptor (:mod:`tools.spill`)."""
         return SpillFolder(self.spill_dir)
 
     @property
