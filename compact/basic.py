@@ -147,13 +147,17 @@ class BasicCompactService(CompactService):
 
     # --- listeners ----------------------------------------------------------------------------
 
-    async def _on_pre_step(self, envelope: Envelope, turn: int, step: int) -> None:
+    async def _on_pre_step(
+        self, envelope: Envelope, turn: int, step: int, signal: asyncio.Event | None = None
+    ) -> None:
         self.guards.new_step(turn)
         if self.paused:
             return
         try:
-            result = await self.compact_if_needed(envelope, "pressure")
+            result = await self.compact_if_needed(envelope, "pressure", signal)
         except CompactionError as exc:
+            if exc.code == "cancelled":
+                return  # the turn is being stopped: not a failure of compaction
             for text in self.guards.auto_failed(turn, exc.detail):
                 self.announce("warning", text)
             return
@@ -161,13 +165,21 @@ class BasicCompactService(CompactService):
             self.guards.auto_landed()
 
     async def _on_request_error(
-        self, envelope: Envelope, error: ContextOverflow, turn: int, step: int
+        self,
+        envelope: Envelope,
+        error: ContextOverflow,
+        turn: int,
+        step: int,
+        signal: asyncio.Event | None = None,
     ) -> bool:
         generation = self.session.replace_generation
         try:
-            await self.compact_if_needed(envelope, "overflow")
+            await self.compact_if_needed(envelope, "overflow", signal)
         except CompactionError as exc:
-            self.announce("warning", f"Could not recover from the context overflow: {exc.detail}")
+            if exc.code != "cancelled":
+                self.announce(
+                    "warning", f"Could not recover from the context overflow: {exc.detail}"
+                )
         # Retry only on proof that the surface shrank (a prune alone counts).
         return self.session.replace_generation > generation
 
@@ -205,8 +217,10 @@ class BasicCompactService(CompactService):
             # the (effective) window: each prune rewrites history (voiding a provider's
             # prefix cache from there on), so it must not happen one result per step.
             tail = tail_start(self.session.surface, self.meter.price, retain)
-            if total >= threshold or self.pruner.savings(tail) >= THRASH_MARGIN * scale:
-                self.pruner.prune(protect_from=tail, done=lambda: False, trigger="pressure")
+            if total >= threshold or await self.pruner.savings(tail) >= THRASH_MARGIN * scale:
+                await self.pruner.prune(protect_from=tail, trigger="pressure", signal=signal)
+        if signal is not None and signal.is_set():
+            raise CompactionError("cancelled")
         if self.meter.measure(envelope).total < threshold:
             return None
         result, attempts = await self._compact_down(envelope, retain, threshold, signal)
@@ -339,7 +353,9 @@ class BasicCompactService(CompactService):
     ) -> CompactionResult | None:
         if self.pruner is not None:
             protect = tail_start(self.session.surface, self.meter.price, 0)
-            self.pruner.prune(protect_from=protect, done=lambda: False, trigger="overflow")
+            await self.pruner.prune(protect_from=protect, trigger="overflow", signal=signal)
+        if signal is not None and signal.is_set():
+            raise CompactionError("cancelled")
         span = select_range(self.session, self.meter.price, 0)
         if span is None:
             return None

@@ -230,7 +230,7 @@ def mask_only(session: Session, meter: TokenMeter, settings: CompactionSettings)
     pruner = Pruner(session, meter)
     threshold = settings.threshold(WINDOW)
 
-    async def pre_step(envelope: Envelope, turn: int, step: int) -> None:
+    async def pre_step(envelope: Envelope, turn: int, step: int, signal: asyncio.Event) -> None:
         total = meter.measure(envelope).total
         if total < settings.prune_at(WINDOW):
             return
@@ -239,8 +239,8 @@ def mask_only(session: Session, meter: TokenMeter, settings: CompactionSettings)
         while cut > 0 and (kept < settings.retain(WINDOW) or cut == len(nodes)):
             cut -= 1
             kept += meter.price(nodes[cut])
-        if total >= threshold or pruner.savings(cut) >= 0.1 * WINDOW:
-            pruner.prune(protect_from=cut, done=lambda: False, trigger="pressure")
+        if total >= threshold or await pruner.savings(cut) >= 0.1 * WINDOW:
+            await pruner.prune(protect_from=cut, trigger="pressure", signal=signal)
 
     return pre_step
 

@@ -63,11 +63,11 @@ def on_surface(rig: Rig, call_id: str) -> str:
     return content
 
 
-def test_trim_keeps_head_and_tail_and_names_the_spill_file(make_rig, tmp_path: Path) -> None:
+async def test_trim_keeps_head_and_tail_and_names_the_spill_file(make_rig, tmp_path: Path) -> None:
     rig = make_rig(pruner=True)
     seq = big_result(rig, 1, 20_000, spill="/spill/1.out")
     original = rig.session.events[seq].data.content
-    report = rig.service.pruner.prune(protect_from=0, done=lambda: False, trigger="pressure")
+    report = await rig.service.pruner.prune(protect_from=0, trigger="pressure")
     assert report.results == 1 and report.saved_tokens > 0
     [prune] = [e for e in rig.session.events if e.type == "compact/prune"]
     assert prune.data.shadowed_seqs == [seq] and prune.data.kind == "trim"
@@ -80,13 +80,11 @@ def test_trim_keeps_head_and_tail_and_names_the_spill_file(make_rig, tmp_path: P
     assert seq not in rig.session.surface and replacement.seq in rig.session.surface
 
 
-def test_mask_replaces_old_results_with_a_placeholder_and_a_readable_file(make_rig) -> None:
+async def test_mask_replaces_old_results_with_a_placeholder_and_a_readable_file(make_rig) -> None:
     rig = make_rig(pruner=True)
     seq = big_result(rig, 1, 3000)
     add_turn(rig.session, 2)
-    rig.service.pruner.prune(
-        protect_from=len(rig.session.surface) - 3, done=lambda: False, trigger="pressure"
-    )
+    await rig.service.pruner.prune(protect_from=len(rig.session.surface) - 3, trigger="pressure")
     masked = [
         e
         for e in rig.session.events
@@ -101,14 +99,14 @@ def test_mask_replaces_old_results_with_a_placeholder_and_a_readable_file(make_r
     assert rig.session.events[rig.session.surface[-2]].data.content.startswith("w2_")
 
 
-def test_pruning_is_idempotent(make_rig) -> None:
+async def test_pruning_is_idempotent(make_rig) -> None:
     rig = make_rig(pruner=True)
     big_result(rig, 1, 20_000)
     big_result(rig, 2, 20_000)
     end = len(rig.session.surface)
-    first = rig.service.pruner.prune(protect_from=end, done=lambda: False, trigger="pressure")
+    first = await rig.service.pruner.prune(protect_from=end, trigger="pressure")
     n = len(rig.session.events)
-    again = rig.service.pruner.prune(protect_from=end, done=lambda: False, trigger="pressure")
+    again = await rig.service.pruner.prune(protect_from=end, trigger="pressure")
     assert first.results >= 2 and again.results == 0 and len(rig.session.events) == n
 
 
@@ -140,16 +138,16 @@ async def test_manual_compaction_never_prunes(make_rig) -> None:
     assert "compact/prune" not in [e.type for e in rig.session.events]
 
 
-def test_a_trimmed_result_is_masked_later_and_its_placeholder_describes_the_original(
+async def test_a_trimmed_result_is_masked_later_and_its_placeholder_describes_the_original(
     make_rig,
 ) -> None:
     rig = make_rig(pruner=True)
     seq = big_result(rig, 1, 20_000)
     original = rig.session.events[seq].data.content
     pruner = rig.service.pruner
-    pruner.prune(protect_from=0, done=lambda: False, trigger="pressure")  # trims only
+    await pruner.prune(protect_from=0, trigger="pressure")  # trims only
     add_turn(rig.session, 2)
-    pruner.prune(protect_from=len(rig.session.surface) - 3, done=lambda: False, trigger="pressure")
+    await pruner.prune(protect_from=len(rig.session.surface) - 3, trigger="pressure")
     kinds = [e.data.kind for e in rig.session.events if e.type == "compact/prune"]
     assert kinds[:2] == ["trim", "mask"]
     placeholder = on_surface(rig, "big1")
@@ -160,18 +158,18 @@ def test_a_trimmed_result_is_masked_later_and_its_placeholder_describes_the_orig
     assert Path(path).read_text() == original
 
 
-def test_savings_prices_a_full_pass_before_it_runs(make_rig) -> None:
+async def test_savings_prices_a_full_pass_before_it_runs(make_rig) -> None:
     rig = make_rig(pruner=True)
     for t in range(1, 4):
         big_result(rig, t, 3000)
     add_turn(rig.session, 4)
     protect = len(rig.session.surface) - 3
     before = rig.meter.measure().surface
-    estimate = rig.service.pruner.savings(protect)
+    estimate = await rig.service.pruner.savings(protect)
     assert estimate > 0
-    rig.service.pruner.prune(protect_from=protect, done=lambda: False, trigger="pressure")
+    await rig.service.pruner.prune(protect_from=protect, trigger="pressure")
     assert before - rig.meter.measure().surface == estimate
-    assert rig.service.pruner.savings(protect) == 0
+    assert await rig.service.pruner.savings(protect) == 0
 
 
 async def test_masking_starts_below_the_threshold_in_whole_passes(make_rig) -> None:
@@ -206,7 +204,7 @@ async def test_masking_starts_below_the_threshold_in_whole_passes(make_rig) -> N
     assert all(freed >= 1600 for freed in passes)
 
 
-def test_every_view_states_the_same_saving(make_rig) -> None:
+async def test_every_view_states_the_same_saving(make_rig) -> None:
     """The panel's fold (which can price events) and the CLI's and export's (which cannot)
     give a prune batch the same saving: the log records the replacement's price."""
     from compact.timeline import TimelineFold
@@ -217,8 +215,8 @@ def test_every_view_states_the_same_saving(make_rig) -> None:
     rig = make_rig(pruner=True)
     big_result(rig, 1, 20_000)
     big_result(rig, 2, 20_000)
-    report = rig.service.pruner.prune(
-        protect_from=len(rig.session.surface), done=lambda: False, trigger="pressure"
+    report = await rig.service.pruner.prune(
+        protect_from=len(rig.session.surface), trigger="pressure"
     )
     assert report.results >= 2
     priced = TimelineFold(price=lambda event: rig.meter.price(event.seq))
@@ -250,14 +248,12 @@ def test_every_view_states_the_same_saving(make_rig) -> None:
     assert live.items == whole.items and batches == plain.records
 
 
-def test_a_masked_placeholder_counts_the_lines_the_command_printed(make_rig) -> None:
+async def test_a_masked_placeholder_counts_the_lines_the_command_printed(make_rig) -> None:
     """A minified file is one line: "1 line", not "2 lines" with the footer, nor "1 lines"."""
     rig = make_rig(pruner=True)
     big_result(rig, 1, 0, body="{" + '"k": 1, ' * 800 + "}\n")
     add_turn(rig.session, 2)
-    rig.service.pruner.prune(
-        protect_from=len(rig.session.surface) - 3, done=lambda: False, trigger="pressure"
-    )
+    await rig.service.pruner.prune(protect_from=len(rig.session.surface) - 3, trigger="pressure")
     placeholder = on_surface(rig, "big1")
     assert placeholder.startswith(MASK_PREFIX)
     assert "`cat file1.log` exited 0, 1 line; full output: " in placeholder, placeholder

@@ -51,9 +51,7 @@ async def test_a_masked_result_reaches_the_summary_as_its_original(
     seq = planted(rig, 1, body)
     for t in range(2, 6):
         add_turn(rig.session, t, words=120)
-    rig.service.pruner.prune(
-        protect_from=len(rig.session.surface) - 2, done=lambda: False, trigger="pressure"
-    )
+    await rig.service.pruner.prune(protect_from=len(rig.session.surface) - 2, trigger="pressure")
     on_surface = rig.session.derive_messages()
     assert all("54329" not in str(m.get("content")) for m in on_surface)  # masked
     openai_server.push({"text": "## Primary request and intent\n- read notes"})
