@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+from agent.events import Event, SurfaceReplace, ToolResult
+from agent.turns import TurnCancelled, unanswered_tool_calls
 from compact.prune import MASK_PREFIX, TRIM_MARK
 from tests.compact.conftest import Rig, add_turn
 
@@ -257,3 +263,89 @@ async def test_a_masked_placeholder_counts_the_lines_the_command_printed(make_ri
     placeholder = on_surface(rig, "big1")
     assert placeholder.startswith(MASK_PREFIX)
     assert "`cat file1.log` exited 0, 1 line; full output: " in placeholder, placeholder
+
+
+# --- stopping a pass between results ---------------------------------------------------------
+
+
+def ten_old_results(rig: Rig) -> int:
+    """Ten masking candidates and a newer turn; returns ``protect_from`` sparing that turn."""
+    for turn in range(1, 11):
+        big_result(rig, turn, 3000)
+    add_turn(rig.session, 11)
+    return len(rig.session.surface) - 3
+
+
+def after_replacements(rig: Rig, n: int, act: Callable[[], object]) -> None:
+    """Call ``act`` from the log as the ``n``-th prune replacement is appended."""
+    seen = 0
+
+    def observe(event: Event) -> None:
+        nonlocal seen
+        if isinstance(event, ToolResult) and isinstance(event.surface_op, SurfaceReplace):
+            seen += 1
+            if seen == n:
+                act()
+
+    rig.session.subscribe(observe)
+
+
+def assert_pairs_whole(rig: Rig) -> list[int]:
+    """Every ``compact/prune`` is followed by its replacement; returns the pruned seqs."""
+    events = rig.session.events
+    pruned = []
+    for event in events:
+        if event.type == "compact/prune":
+            [seq] = event.data.shadowed_seqs  # type: ignore[attr-defined]
+            replacement = events[event.seq + 1]
+            assert isinstance(replacement, ToolResult)
+            assert isinstance(replacement.surface_op, SurfaceReplace)
+            assert replacement.surface_op.start == seq
+            assert replacement.source_event_seqs == [event.seq, seq]
+            pruned.append(seq)
+    assert unanswered_tool_calls(rig.session.derive_messages()) == []
+    return pruned
+
+
+@pytest.mark.parametrize("how", ["cancel", "signal"])
+async def test_a_stopped_pass_leaves_whole_pairs_and_the_next_one_finishes_it(
+    make_rig, how: str
+) -> None:
+    rig = make_rig(pruner=True)
+    protect = ten_old_results(rig)
+    pruner = rig.service.pruner
+    signal = asyncio.Event()
+    task = asyncio.ensure_future(
+        pruner.prune(protect_from=protect, trigger="pressure", signal=signal)
+    )
+    after_replacements(rig, 3, task.cancel if how == "cancel" else signal.set)
+    if how == "cancel":
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    else:
+        assert (await task).results == 3
+    assert len(assert_pairs_whole(rig)) == 3
+    # The next pass prunes the rest, and nothing twice.
+    assert (await pruner.prune(protect_from=protect, trigger="pressure")).results == 7
+    pruned = assert_pairs_whole(rig)
+    assert len(pruned) == len(set(pruned)) == 10
+    assert all(on_surface(rig, f"big{turn}").startswith(MASK_PREFIX) for turn in range(1, 11))
+
+
+async def test_the_turn_signal_reaches_the_pruner_and_ends_the_turn(make_rig) -> None:
+    """The pre-step hook is handed the turn's signal: set mid-prune, the pass stops after the
+    result in hand, no summary starts, no breaker counts a failure, and the turn ends
+    cancelled before its step opens."""
+    rig = make_rig(pruner=True)
+    ten_old_results(rig)
+    rig.service.install(rig.agent.hooks)
+    signal = asyncio.Event()
+    after_replacements(rig, 2, signal.set)
+    with pytest.raises(TurnCancelled):
+        await rig.agent.run_turn("go on", signal=signal)
+    assert len(assert_pairs_whole(rig)) == 2
+    types = [e.type for e in rig.session.events]
+    assert "compact/start" not in types and rig.notices == []
+    last_turn = types[len(types) - 1 - types[::-1].index("turn/start") :]
+    assert "step/start" not in last_turn
+    assert rig.session.events[-1].data.reason == "cancelled"  # type: ignore[attr-defined]
