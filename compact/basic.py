@@ -207,6 +207,7 @@ class BasicCompactService(CompactService):
         # loading once the history is halfway there.
         if self.meter.bound(envelope, warm_at=prune_at // 2) < prune_at:
             return None
+        await self.meter.settle()  # a long resumed log is priced with pauses, not at once
         total = self.meter.measure(envelope).total
         if total < self.settings.prune_at(window):
             return None
@@ -351,6 +352,7 @@ class BasicCompactService(CompactService):
     async def _recover_overflow(
         self, envelope: Envelope, signal: asyncio.Event | None
     ) -> CompactionResult | None:
+        await self.meter.settle()
         if self.pruner is not None:
             protect = tail_start(self.session.surface, self.meter.price, 0)
             await self.pruner.prune(protect_from=protect, trigger="overflow", signal=signal)

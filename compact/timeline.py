@@ -56,9 +56,6 @@ class _Batch:
     pending: set[int] = field(default_factory=set)
     logged: set[int] = field(default_factory=set)
     """Pending seqs whose replacement price the ``compact/prune`` recorded."""
-    shadowed: list[int] = field(default_factory=list)
-    """The batch's ``shadowed_seqs``, grown in place: every record of the batch holds this
-    one list (a copy per pruned result made a batch of n results cost n²)."""
 
 
 class TimelineFold:
@@ -319,8 +316,8 @@ class TimelineFold:
             self._by_start[event.seq] = index
         batch = self._batch
         batch.pending.update(shadowed)
-        batch.shadowed.extend(shadowed)
         old = self._records[batch.index]
+        old.shadowed_seqs.extend(shadowed)  # one list for the batch's records: a copy each is n²
         tokens_after = old.tokens_after
         if data.replacement_tokens is not None:
             batch.logged.update(shadowed)
@@ -334,7 +331,6 @@ class TimelineFold:
                 items_before=old.items_before + len(shadowed),
                 tokens_before=old.tokens_before + data.shadowed_tokens,
                 tokens_after=tokens_after,
-                shadowed_seqs=batch.shadowed,
             ),
         )
         return True

@@ -80,13 +80,13 @@ async def test_a_huge_original_is_read_head_and_tail_and_names_its_file(
     assert Path(path).read_text() == body  # what was cut is recoverable from the file
 
 
-def test_chunks_keep_order_and_cut_a_unit_too_big_for_any_chunk(make_rig, estimator) -> None:
+async def test_chunks_keep_order_and_cut_a_unit_too_big_for_any_chunk(make_rig, estimator) -> None:
     rig = make_rig(window=None)
     big = big_result(rig, 1, 20_000)
     for t in range(2, 8):
         add_turn(rig.session, t, words=80)
     reader = RangeReader(rig.session, estimator)
-    units = reader.units(list(rig.session.surface))
+    units = await reader.units(list(rig.session.surface))
     assert [seq for u in units for seq in u.seqs] == list(rig.session.surface)
     chunks = plan_chunks(units, 1500, 1200, reader.fit)
     flat = [seq for chunk in chunks for u in chunk for seq in u.seqs]
