@@ -6,6 +6,7 @@ every hook is handed values — the step's :class:`~agent.envelope.Envelope` —
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -15,12 +16,17 @@ from agent.llm_errors import ContextOverflow
 
 Prepare = Callable[[], Awaitable[None]]
 """Awaited before a step's envelope is built (asking the server its window, say)."""
-PreStep = Callable[[Envelope, int, int], Awaitable[None]]
-"""``(envelope, turn, step)``: awaited before ``step/start``; may change the surface."""
+PreStep = Callable[[Envelope, int, int, asyncio.Event], Awaitable[None]]
+"""``(envelope, turn, step, signal)``: awaited before ``step/start``; may change the surface.
+``signal`` is the turn's cancellation signal: a long listener checks it between units of
+work (the pruner, between results) and stops when it is set."""
 RequestTransform = Callable[[Envelope, ChatRequest], ChatRequest]
 """A pure transform of the request about to be sent (it must not change the messages)."""
-RequestErrorHandler = Callable[[Envelope, ContextOverflow, int, int], Awaitable[bool]]
-"""``(envelope, error, turn, step)`` -> True to ask for one more attempt inside the same step."""
+RequestErrorHandler = Callable[
+    [Envelope, ContextOverflow, int, int, asyncio.Event], Awaitable[bool]
+]
+"""``(envelope, error, turn, step, signal)`` -> True to ask for one more attempt inside the
+same step (``signal`` as for :data:`PreStep`)."""
 
 
 @dataclass

@@ -5,7 +5,7 @@
     turn/start · user/message
     for step in 1..max_steps:
         system = system prompt
-        await hooks.pre_step(...)          # serial, awaited; compaction lands here
+        await hooks.pre_step(..., signal)  # serial, awaited; compaction lands here
         context/message if the workspace context is not on the surface
         step/start
         steering/message for each queued steering text
@@ -153,9 +153,11 @@ class Agent:
                 return int(event.data.turn) + 1  # type: ignore[attr-defined]
         return 1
 
-    async def run_turn(self, prompt: str) -> TurnResult:
+    async def run_turn(self, prompt: str, *, signal: asyncio.Event | None = None) -> TurnResult:
         """Run one turn for ``prompt``. Returns how it ended; raises :class:`TurnCancelled`
-        (after closing the turn in the log) when the task is cancelled."""
+        (after closing the turn in the log) when the task is cancelled, or when ``signal``
+        is set: the hooks are handed it and stop their work between units (the pruner,
+        between results), and the turn then ends before its next step opens."""
         if self._running:
             raise RuntimeError("a turn is already running")
         # A write that failed earlier (a full disk) may have left a call unanswered, or the
@@ -165,7 +167,7 @@ class Agent:
         self.session.close_dangling_turn()
         self._running = True
         turn = self.next_turn_number()
-        state = TurnState(turn)
+        state = TurnState(turn) if signal is None else TurnState(turn, signal=signal)
         try:
             self.session.append("turn/start", {"turn": turn})
             if self.settings.workspace_context:
@@ -213,7 +215,9 @@ class Agent:
             await prepare()
         envelope = self.envelope()
         for pre_step in self.hooks.pre_step:
-            await pre_step(envelope, turn, step)
+            await pre_step(envelope, turn, step, state.signal)
+        if state.signal.is_set():
+            raise asyncio.CancelledError  # closed as a cancel is, by run_turn
         if self.settings.workspace_context:
             self._ensure_workspace_context()
         self.session.append("step/start", {"turn": turn, "step": step})
@@ -277,8 +281,10 @@ class Agent:
                     overflow_retries += 1
                     retry = False
                     for handler in self.hooks.request_error:
-                        if await handler(envelope, exc, state.turn, state.step):
+                        if await handler(envelope, exc, state.turn, state.step, state.signal):
                             retry = True
+                    if state.signal.is_set():
+                        raise asyncio.CancelledError  # stopped during the recovery: no retry
                     if retry:
                         continue
                 state.error = exc.user_message

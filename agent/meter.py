@@ -16,6 +16,7 @@ used instead.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,6 +48,9 @@ _SURFACE_CATEGORIES = ("checkpoints", "user", "assistant", "tool_results")
 # out on purpose: a temperature change does not change the prompt's size.
 HeaderKey = tuple[str, str, str, str]
 
+
+SETTLE_SLICE = 1_000
+"""Events folded between two yields to the event loop in :meth:`TokenMeter.settle`."""
 
 WARM_AT_MESSAGES = 100
 """A surface this long is a session long enough for the tokenizer to pay for its load."""
@@ -140,6 +144,18 @@ class TokenMeter:
         events = self.session.events
         while self._consumed < len(events):
             self._fold(events[self._consumed])
+
+    async def settle(self) -> None:
+        """Fold every event not folded yet, yielding to the event loop every
+        :data:`SETTLE_SLICE` events. The first reading of a long resumed session prices every
+        node of its surface (seconds for 100,000 events): awaited before it, this keeps a
+        cancel or a signal handler from waiting for that."""
+        events = self.session.events
+        while self._consumed < len(events):
+            stop = min(len(events), self._consumed + SETTLE_SLICE)
+            while self._consumed < stop:
+                self._fold(events[self._consumed])
+            await asyncio.sleep(0)
 
     def _fold(self, event: Event) -> None:
         self._consumed = event.seq + 1

@@ -5,6 +5,11 @@ Append pushes a seq. Replace finds ``start`` and ``end`` by *position*, requires
 bumps ``generation``. Positions, not numbers: after a head-anchored compaction a high seq
 sits at position 0, so ``start > end`` numerically is normal.
 
+Positions are looked up in an index, not by scanning the list: a session can hold thousands
+of one-node replaces (the pruner's), each checked on append and again on every load. The
+index follows appends and one-node replaces; a span replace (a compaction) shifts the nodes
+after it, so the index is rebuilt once, at the next lookup.
+
 Validation (:meth:`Surface.check`) never mutates; :meth:`Surface.apply` assumes a checked
 event. The same code path serves live appends and replay on load.
 """
@@ -25,20 +30,28 @@ class Surface:
     def __init__(self) -> None:
         self.nodes: list[int] = []
         self.generation = 0
+        self._positions: dict[int, int] = {}
+        self._stale = False
+        """True after a span replace, until the next lookup rebuilds ``_positions``."""
+
+    def position(self, seq: int) -> int | None:
+        """The position of ``seq`` on the surface, None when it is not there."""
+        if self._stale:
+            self._positions = {n: i for i, n in enumerate(self.nodes)}
+            self._stale = False
+        return self._positions.get(seq)
 
     def check(self, event: Event, events: Sequence[Event]) -> tuple[int, int] | None:
         """Validate ``event``'s surface op; return the (start, end) positions of a replace."""
         op = event.surface_op
         if not isinstance(op, SurfaceReplace):
             return None
-        try:
-            i = self.nodes.index(op.start)
-        except ValueError:
-            raise SurfaceError(f"replace start {op.start} is not on the surface") from None
-        try:
-            j = self.nodes.index(op.end)
-        except ValueError:
-            raise SurfaceError(f"replace end {op.end} is not on the surface") from None
+        i = self.position(op.start)
+        if i is None:
+            raise SurfaceError(f"replace start {op.start} is not on the surface")
+        j = self.position(op.end)
+        if j is None:
+            raise SurfaceError(f"replace end {op.end} is not on the surface")
         if i > j:
             raise SurfaceError(
                 f"replace start {op.start} (position {i}) comes after end {op.end} (position {j})"
@@ -65,8 +78,16 @@ class Surface:
         if not event.on_surface:
             return
         if span is None:
+            if not self._stale:
+                self._positions[event.seq] = len(self.nodes)
             self.nodes.append(event.seq)
             return
         i, j = span
+        if i == j and not self._stale:
+            del self._positions[self.nodes[i]]
+            self._positions[event.seq] = i
+        else:
+            self._stale = True
+            self._positions = {}
         self.nodes[i : j + 1] = [event.seq]
         self.generation += 1

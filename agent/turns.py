@@ -3,6 +3,7 @@ and the one check that every tool call in a history has its result."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -61,6 +62,8 @@ class TurnState:
     running_call: str | None = None
     cut_at: int | None = None
     started_at: float = field(default_factory=time.time)
+    signal: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set to ask the turn to stop (see :meth:`agent.loop.Agent.run_turn`)."""
 
 
 def unanswered_tool_calls(messages: list[dict[str, Any]]) -> list[str]:

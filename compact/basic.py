@@ -165,13 +165,17 @@ class BasicCompactService(CompactService):
 
     # --- listeners ----------------------------------------------------------------------------
 
-    async def _on_pre_step(self, envelope: Envelope, turn: int, step: int) -> None:
+    async def _on_pre_step(
+        self, envelope: Envelope, turn: int, step: int, signal: asyncio.Event | None = None
+    ) -> None:
         self.guards.new_step(turn)
         if self.paused:
             return
         try:
-            result = await self.compact_if_needed(envelope, "pressure")
+            result = await self.compact_if_needed(envelope, "pressure", signal)
         except CompactionError as exc:
+            if exc.code == "cancelled":
+                return  # the turn is being stopped: not a failure of compaction
             for text in self.guards.auto_failed(turn, exc.detail):
                 self.announce("warning", text)
             return
@@ -179,13 +183,21 @@ class BasicCompactService(CompactService):
             self.guards.auto_landed()
 
     async def _on_request_error(
-        self, envelope: Envelope, error: ContextOverflow, turn: int, step: int
+        self,
+        envelope: Envelope,
+        error: ContextOverflow,
+        turn: int,
+        step: int,
+        signal: asyncio.Event | None = None,
     ) -> bool:
         generation = self.session.replace_generation
         try:
-            await self.compact_if_needed(envelope, "overflow")
+            await self.compact_if_needed(envelope, "overflow", signal)
         except CompactionError as exc:
-            self.announce("warning", f"Could not recover from the context overflow: {exc.detail}")
+            if exc.code != "cancelled":
+                self.announce(
+                    "warning", f"Could not recover from the context overflow: {exc.detail}"
+                )
         # Retry only on proof that the surface shrank (a prune alone counts).
         return self.session.replace_generation > generation
 
@@ -216,6 +228,7 @@ class BasicCompactService(CompactService):
         self.steps.saw(bound)
         if bound < mark:
             return None
+        await self.meter.settle()  # a long resumed log is priced with pauses, not at once
         measurement = self.meter.measure(envelope)
         self._header = measurement.header
         total, mark = measurement.total, self.mark(window)
@@ -334,8 +347,11 @@ class BasicCompactService(CompactService):
             # The checkpoint read the retained tail too: what the tail's older outputs said
             # is in it, so they leave the view now, before the next request (one rewrite,
             # not two). The newest step's results stay: the model is acting on them.
-            self.pruner.prune(
-                protect_from=newest_step(self.session), done=lambda: False, trigger="pressure"
+            await self.pruner.prune(
+                protect_from=newest_step(self.session),
+                trigger="pressure",
+                kinds=("mask",),
+                carried_by=result.compaction_id,
             )
         return result
 
@@ -382,9 +398,12 @@ class BasicCompactService(CompactService):
     async def _recover_overflow(
         self, envelope: Envelope, signal: asyncio.Event | None
     ) -> CompactionResult | None:
+        await self.meter.settle()
         if self.pruner is not None:
             protect = tail_start(self.session.surface, self.meter.price, 0)
-            self.pruner.prune(protect_from=protect, done=lambda: False, trigger="overflow")
+            await self.pruner.prune(protect_from=protect, trigger="overflow", signal=signal)
+        if signal is not None and signal.is_set():
+            raise CompactionError("cancelled")
         span = select_range(self.session, self.meter.price, 0)
         if span is None:
             return None

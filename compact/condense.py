@@ -123,7 +123,7 @@ class Condenser:
         One function because the chunk loop, its terser retry, its time budget and the model-
         free fallback share one running total of usage and one progress record per call.
         """
-        units = self.reader.units(span)
+        units = await self.reader.units(span)
         if model_free == "only":
             return Condensed(_model_free(self._model_free_reads(units), None))
         cap = self.settings.summary_cap(shadowed_tokens, header.window)

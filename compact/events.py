@@ -105,6 +105,9 @@ class CompactPruneData(Data):
     replacement_tokens: int | None = None
     """The estimated price of the replacement that follows, so every view of the log
     states the same saving (None in logs written before it was recorded)."""
+    carried_by: str | None = None
+    """The compaction whose checkpoint read this result before it was masked (its content
+    is carried there); None: no checkpoint did (a prune of its own, or an older log)."""
 
 
 class CompactStart(Event):

@@ -13,10 +13,18 @@ Each pruned result is a ``compact/prune`` event (its shadow price) followed by t
 replacement ``tool/result`` (``surface_op`` replace of that one result, same data, new
 content). Pruning is idempotent: a masked result is never pruned again, a trimmed one only
 masked (a placeholder always describes the original output and names its file).
+
+A pass is linear in the surface (the commands are looked up once per pass, not per result)
+and yields to the event loop before each result: a pass over thousands of results takes
+seconds, and a signal handler, a cancel or the screen must not wait for it. A pass stops
+there, between results, when cancelled or when its ``signal`` is set; a result's
+``compact/prune`` and its replacement are appended with nothing awaited between them, so a
+stopped pass leaves whole pairs.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,21 +75,29 @@ class Pruner:
         self.keep_head = keep_head
         self.keep_tail = keep_tail
 
-    def prune(
+    async def prune(
         self,
         *,
         protect_from: int,
-        done: Callable[[], bool],
         trigger: Literal["pressure", "overflow"],
+        done: Callable[[], bool] | None = None,
+        signal: asyncio.Event | None = None,
+        kinds: tuple[Literal["trim", "mask"], ...] = ("trim", "mask"),
+        carried_by: str | None = None,
     ) -> PruneReport:
         """Trim, then mask results at surface positions before ``protect_from``, stopping as
-        soon as ``done()`` is true. Returns what was pruned."""
+        soon as ``done()`` is true or ``signal`` is set (checked between results). Returns
+        what was pruned. Cancelling the task stops it between results too. ``carried_by``:
+        the compaction whose checkpoint read these results (recorded on each prune, so a
+        later summary need not read their originals again)."""
         results = saved = 0
-        for kind in ("trim", "mask"):
+        commands = self._commands()
+        for kind in kinds:
             for seq in self._candidates(kind, protect_from):
-                if done():
+                await asyncio.sleep(0)
+                if (signal is not None and signal.is_set()) or (done is not None and done()):
                     return PruneReport(results, saved)
-                gained = self._prune_one(seq, kind, trigger)
+                gained = self._prune_one(seq, kind, trigger, commands, carried_by)
                 if gained is not None:
                     results += 1
                     saved += gained
@@ -105,15 +121,32 @@ class Pruner:
             out.append(seq)
         return out
 
-    def savings(self, protect_from: int) -> int:
-        """Estimated tokens a full pass (``done`` never true) would take off the surface."""
+    async def savings(self, protect_from: int) -> int:
+        """Estimated tokens a full pass (``done`` never true) would take off the surface.
+        Yields to the event loop between results, as a pass does."""
+        commands = self._commands()
         after: dict[int, int] = {}
         for kind in ("trim", "mask"):
             for seq in self._candidates(kind, protect_from):
-                after[seq] = self._price_of(seq, kind)  # a trimmed result may be masked too
+                await asyncio.sleep(0)
+                # A trimmed result may be masked too: the mask's price stands.
+                after[seq] = self._price_of(self._replacement(seq, kind, commands), seq)
         return sum(max(0, self.meter.price(seq) - price) for seq, price in after.items())
 
-    def _replacement(self, seq: int, kind: Literal["trim", "mask"]) -> str:
+    def _commands(self) -> dict[str, str]:
+        """The command of every tool call on the surface, by call id (one walk per pass)."""
+        events = self.session.events
+        out: dict[str, str] = {}
+        for seq in self.session.surface:
+            event = events[seq]
+            if isinstance(event, AssistantMessage):
+                for call in event.data.tool_calls:
+                    out[call.id] = command_text(call.name, call.arguments)
+        return out
+
+    def _replacement(
+        self, seq: int, kind: Literal["trim", "mask"], commands: dict[str, str]
+    ) -> str:
         """The content that replaces result ``seq`` (its full text goes to ``_path(seq)``)."""
         data = original(self.session, self._result(seq)).data
         path = self._path(seq)
@@ -127,13 +160,13 @@ class Pruner:
         if data.is_error:
             status = "failed"
         return (
-            f"{MASK_PREFIX}: `{self._command(data.call_id)}` {status}, {plural(lines, 'line')}; "
-            f"full output: {path}]"
+            f"{MASK_PREFIX}: `{commands.get(data.call_id, 'tool call')}` {status}, "
+            f"{plural(lines, 'line')}; full output: {path}]"
         )
 
-    def _price_of(self, seq: int, kind: Literal["trim", "mask"]) -> int:
+    def _price_of(self, content: str, seq: int) -> int:
+        """The price of ``content`` as the tool message that replaces result ``seq``."""
         call_id = self._result(seq).data.call_id
-        content = self._replacement(seq, kind)
         return self.meter.estimate_messages(
             [{"role": "tool", "tool_call_id": call_id, "content": content}]
         )
@@ -148,12 +181,17 @@ class Pruner:
         return first.data.spill_path or str(spill_path(self.session, first.seq))
 
     def _prune_one(
-        self, seq: int, kind: Literal["trim", "mask"], trigger: Literal["pressure", "overflow"]
+        self,
+        seq: int,
+        kind: Literal["trim", "mask"],
+        trigger: Literal["pressure", "overflow"],
+        commands: dict[str, str],
+        carried_by: str | None = None,
     ) -> int | None:
         data = self._result(seq).data
-        content = self._replacement(seq, kind)
+        content = self._replacement(seq, kind, commands)
         before = self.meter.price(seq)
-        after = self._price_of(seq, kind)
+        after = self._price_of(content, seq)
         if after >= before:
             return None
         first = original(self.session, self._result(seq))
@@ -168,6 +206,7 @@ class Pruner:
                 "kind": kind,
                 "trigger": trigger,
                 "replacement_tokens": after,
+                "carried_by": carried_by,
             },
         )
         self.session.append(
@@ -177,15 +216,6 @@ class Pruner:
             source_event_seqs=[prune.seq, seq],
         )
         return before - after
-
-    def _command(self, call_id: str) -> str:
-        for seq in reversed(self.session.surface):
-            event = self.session.events[seq]
-            if isinstance(event, AssistantMessage):
-                for call in event.data.tool_calls:
-                    if call.id == call_id:
-                        return command_text(call.name, call.arguments)
-        return "tool call"
 
 
 def original(session: Session, event: ToolResult) -> ToolResult:

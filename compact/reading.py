@@ -13,6 +13,7 @@ into *chunks* that each fit one summarizer call; every chunk is a valid conversa
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -24,6 +25,8 @@ from compact.prune import KEEP_HEAD, KEEP_TAIL, ensure_spill, head_tail, origina
 
 MIN_SHARE = 0.05
 """A unit too big for a chunk has its originals cut harder, down to this share of the caps."""
+SLICE = 500
+"""Nodes read between two yields to the event loop (a few milliseconds of work)."""
 
 
 @dataclass(frozen=True)
@@ -56,12 +59,17 @@ class RangeReader:
         self.head = head
         self.tail = tail
 
-    def units(self, span: Sequence[int]) -> list[Unit]:
-        """``span`` (seqs in surface order, balanced at both ends) cut into units."""
+    async def units(self, span: Sequence[int]) -> list[Unit]:
+        """``span`` (seqs in surface order, balanced at both ends) cut into units. Yields to
+        the event loop every :data:`SLICE` nodes: reading a range of tens of thousands of
+        nodes (their originals tokenized again) takes seconds, and a cancel or a signal
+        handler must not wait for it."""
         units: list[Unit] = []
         current: list[int] = []
         open_calls = 0
-        for seq in span:
+        for i, seq in enumerate(span):
+            if i % SLICE == SLICE - 1:
+                await asyncio.sleep(0)
             event = self.session.events[seq]
             current.append(seq)
             if isinstance(event, AssistantMessage):

@@ -58,6 +58,8 @@ class TimelineRecord:
     replacement_seq: int | None = None
     """Seq of the checkpoint ``user/message`` (the last replacement for a prune batch)."""
     shadowed_seqs: list[int] = field(default_factory=list)
+    """Read-only. The records of one prune batch share this list, which grows while the
+    batch runs (records of a batch differ in their counts, never only in this list)."""
     end_seq: int | None = None
     source_command_id: str | None = None
     calls: int = 0

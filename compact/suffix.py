@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 from agent.events import AssistantMessage, ToolResult
 from agent.messages import ChatMessage
+from agent.session import Session
+from compact.events import CompactPrune
 from compact.prune import command_text, original
 from compact.reading import RangeReader
 
@@ -63,8 +65,8 @@ def continuation(reader: RangeReader) -> Continuation:
             continue
         if not isinstance(event, ToolResult):
             continue
-        if original(session, event).seq == seq:
-            continue  # shown as it was first appended: the prefix has it
+        if original(session, event).seq == seq or _carried(session, event):
+            continue  # shown as it was first appended, or a checkpoint in the prefix has it
         message, as_is = reader.message(seq)
         if as_is or message is None:
             continue
@@ -78,3 +80,11 @@ def continuation(reader: RangeReader) -> Continuation:
         appendix = "\n\n".join([APPENDIX_HEAD, *originals])
         tokens += reader.estimator.count(appendix)
     return Continuation(messages, appendix, prefix, tokens)
+
+
+def _carried(session: Session, event: ToolResult) -> bool:
+    """Whether a checkpoint read ``event``'s original before it was masked: its content is
+    in that checkpoint, which the prefix holds (or a newer one that merged it)."""
+    sources = event.source_event_seqs or ()
+    prune = session.events[sources[0]] if sources else None
+    return isinstance(prune, CompactPrune) and prune.data.carried_by is not None

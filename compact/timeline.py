@@ -317,6 +317,7 @@ class TimelineFold:
         batch = self._batch
         batch.pending.update(shadowed)
         old = self._records[batch.index]
+        old.shadowed_seqs.extend(shadowed)  # one list for the batch's records: a copy each is n²
         tokens_after = old.tokens_after
         if data.replacement_tokens is not None:
             batch.logged.update(shadowed)
@@ -330,7 +331,6 @@ class TimelineFold:
                 items_before=old.items_before + len(shadowed),
                 tokens_before=old.tokens_before + data.shadowed_tokens,
                 tokens_after=tokens_after,
-                shadowed_seqs=[*old.shadowed_seqs, *shadowed],
             ),
         )
         return True

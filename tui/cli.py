@@ -1,7 +1,7 @@
 """Command-line entry point: ``reefline``.
 
 ``reefline -p "task"`` runs one turn headless; ``reefline`` alone starts the interactive
-front end. Exit codes: 0 ok, 1 error, 2 usage, 130 interrupted.
+front end. Exit codes: 0 ok, 1 error, 2 usage, 130 interrupted, 143 terminated (SIGTERM).
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@
 stdout carries the answer (or, with ``--json``, every event of this run as a JSON line);
 everything meant for a person — notices, retries, compactions as they run, denied commands,
 errors — goes to stderr.
-Exit codes: 0 ok, 1 error, 2 usage, 130 interrupted.
+Exit codes: 0 ok, 1 error, 2 usage, 130 interrupted (SIGINT, Ctrl+C), 143 terminated
+(SIGTERM), 129 hung up (SIGHUP): 128 + the signal, as a shell reports a process it killed.
+Each signal closes the turn the same way (the session is saved).
 """
 
 from __future__ import annotations
@@ -48,12 +50,12 @@ async def run_prompt(
     budget = CompactionSettings.model_validate(runtime.settings.compaction).summary_timeout_s
     beat = asyncio.ensure_future(printer.heartbeat(budget / 4))
     loop = asyncio.get_running_loop()
-    with _cancel_on(loop, task, signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    with _cancel_on(loop, task, signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as stop:
         try:
             result: TurnResult = await task
         except TurnCancelled:
             printer.say("reefline: interrupted; the turn was closed and the session saved")
-            return EXIT_INTERRUPTED
+            return EXIT_INTERRUPTED if stop.received is None else 128 + stop.received
         finally:
             beat.cancel()
             unsubscribe()
@@ -74,7 +76,11 @@ async def run_prompt(
 
 
 class _cancel_on:
-    """Cancel ``task`` when one of ``signals`` arrives (restoring the handlers afterwards)."""
+    """Cancel ``task`` when one of ``signals`` arrives (restoring the handlers afterwards);
+    :attr:`received` is the first that did.
+
+    The handlers run on the event loop, so the turn must yield to it for a signal to be
+    seen: long work in it (a prune of thousands of results) awaits between its units."""
 
     def __init__(
         self, loop: asyncio.AbstractEventLoop, task: asyncio.Future[object], *signals: int
@@ -82,11 +88,18 @@ class _cancel_on:
         self.loop = loop
         self.task = task
         self.signals = signals
+        self.received: int | None = None
 
-    def __enter__(self) -> None:
+    def __enter__(self) -> _cancel_on:
         for sig in self.signals:
             with contextlib.suppress(NotImplementedError, RuntimeError):
-                self.loop.add_signal_handler(sig, self.task.cancel)
+                self.loop.add_signal_handler(sig, self._cancel, sig)
+        return self
+
+    def _cancel(self, sig: int) -> None:
+        if self.received is None:
+            self.received = sig
+        self.task.cancel()
 
     def __exit__(self, *exc: object) -> None:
         for sig in self.signals:

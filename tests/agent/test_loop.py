@@ -50,7 +50,7 @@ async def test_two_step_turn_event_order(
     agent = make_agent(openai_server, session, tmp_path)
     seen_at_pre_step: list[tuple[int, int, str]] = []
 
-    async def pre_step(envelope: Envelope, turn: int, step: int) -> None:
+    async def pre_step(envelope: Envelope, turn: int, step: int, signal: asyncio.Event) -> None:
         seen_at_pre_step.append((turn, step, session.events[-1].type))
 
     agent.hooks.pre_step.append(pre_step)
@@ -159,7 +159,9 @@ async def test_overflow_goes_to_request_error_hook(
     agent = make_agent(openai_server, session, tmp_path)
     calls: list[tuple[int, int]] = []
 
-    async def on_error(envelope: Envelope, error: ContextOverflow, turn: int, step: int) -> bool:
+    async def on_error(
+        envelope: Envelope, error: ContextOverflow, turn: int, step: int, signal: asyncio.Event
+    ) -> bool:
         calls.append((turn, step))
         return recovers
 
@@ -285,7 +287,7 @@ async def test_unanswered_call_on_surface_is_never_sent(
     )
     agent = make_agent(openai_server, session, tmp_path)
 
-    async def orphan(envelope: Envelope, turn: int, step: int) -> None:
+    async def orphan(envelope: Envelope, turn: int, step: int, signal: asyncio.Event) -> None:
         # A listener that breaks the pairing mid-turn: the request must not go out.
         session.append(
             "assistant/message",
@@ -326,7 +328,7 @@ async def test_workspace_context_comes_back_after_it_is_shadowed(
     openai_server.push({"tool_calls": [bash_call("true")]}, {"text": "done"})
     agent = make_agent(openai_server, session, tmp_path)
 
-    async def compact_head(envelope: Envelope, turn: int, step: int) -> None:
+    async def compact_head(envelope: Envelope, turn: int, step: int, signal: asyncio.Event) -> None:
         if step != 2:
             return
         nodes = list(session.surface)

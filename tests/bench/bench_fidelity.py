@@ -73,7 +73,9 @@ def mask_only(
     pruner = Pruner(session, meter)
     threshold = settings.threshold(window)
 
-    async def pre_step(envelope: Envelope, turn: int, step: int) -> None:
+    async def pre_step(
+        envelope: Envelope, turn: int, step: int, signal: asyncio.Event | None = None
+    ) -> None:
         total = meter.measure(envelope).total
         if total < settings.prune_at(window):
             return
@@ -82,8 +84,8 @@ def mask_only(
         while cut > 0 and (kept < settings.retain(window) or cut == len(nodes)):
             cut -= 1
             kept += meter.price(nodes[cut])
-        if total >= threshold or pruner.savings(cut) >= 0.1 * window:
-            pruner.prune(protect_from=cut, done=lambda: False, trigger="pressure")
+        if total >= threshold or await pruner.savings(cut) >= 0.1 * window:
+            await pruner.prune(protect_from=cut, trigger="pressure")
 
     return pre_step
 

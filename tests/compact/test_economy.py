@@ -56,7 +56,7 @@ async def test_below_the_mark_nothing_is_rewritten(make_rig) -> None:
         turn += 1
         big_result(rig, turn, 3000)
     protect = len(rig.session.surface) - 3
-    assert rig.service.pruner is not None and rig.service.pruner.savings(protect) >= 1_600
+    assert rig.service.pruner is not None and await rig.service.pruner.savings(protect) >= 1_600
     generation = rig.session.replace_generation
     for _ in range(3):
         turn += 1

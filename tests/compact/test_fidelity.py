@@ -11,8 +11,8 @@ request over the window and every turn completed.
 
 from __future__ import annotations
 
+import functools
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,48 +27,69 @@ from tests.bench.bench_fidelity import (
     targets,
 )
 from tests.bench.economy import Counter
-from tests.bench.fidelity_model import Behaviour, Shape, outputs, plant
+from tests.bench.fidelity_model import Behaviour, Fact, Shape, outputs, plant
 
-PENDING = pytest.mark.xfail(
+BILLED = "billed input at cache 0.1"
+SMALL_WINDOW = pytest.mark.xfail(
     strict=True,
     raises=AssertionError,
-    reason="issue 26 items 1-2: the ladder does not meet these targets before its new policy",
+    reason=(
+        "issue 26's 0.8x: at a 16k window both strategies compact at the threshold and pay "
+        "the same floor (each new output once, uncached); the ladder measures 0.87-0.89x there"
+    ),
 )
 
 
-@pytest.fixture
-def tmp_path() -> Iterator[Path]:
-    """A folder with a path as short as the benchmark's: the session's file paths are in every
-    command and placeholder the model is sent, so a long test path would change the figures."""
-    with tempfile.TemporaryDirectory() as folder:
-        yield Path(folder)
-
-
-@pytest.mark.parametrize(
-    "shape",
-    [
-        pytest.param(
-            shape, marks=PENDING, id=f"{shape.turns}x{shape.steps}-{shape.window // 1000}k"
-        )
-        for shape in SESSIONS
-    ],
-)
-def test_the_ladder_meets_the_targets_against_summary_only(tmp_path: Path, shape: Shape) -> None:
+@functools.cache
+def outcomes(shape: Shape) -> tuple[tuple[Fact, ...], dict[tuple[Strategy, Behaviour], Outcome]]:
+    """The ladder and summary only on ``shape``, both behaviours (run once per test run)."""
     estimator = Estimator()
     counter = Counter(estimator)
     facts = plant(shape)
     logs = outputs(shape, facts, estimator)
     strategies: tuple[Strategy, ...] = ("ladder", "summary only")
-    outcomes: dict[tuple[Strategy, Behaviour], Outcome] = {
-        (strategy, behaviour): run_one(tmp_path, shape, facts, logs, strategy, behaviour, counter)
-        for behaviour in BEHAVIOURS
-        for strategy in strategies
-    }
+    # A folder with a path as short as the benchmark's: the session's file paths are in every
+    # command and placeholder the model is sent, so a long test path would change the figures.
+    with tempfile.TemporaryDirectory() as folder:
+        ran = {
+            (strategy, behaviour): run_one(
+                Path(folder), shape, facts, logs, strategy, behaviour, counter
+            )
+            for behaviour in BEHAVIOURS
+            for strategy in strategies
+        }
     # Sanity of the harness itself: summary only finished every turn, so the figures compare.
-    assert all(o.completed for o in outcomes.values())
-    missed = [
+    assert all(o.completed for o in ran.values())
+    return facts, ran
+
+
+def missed(shape: Shape, billed: bool) -> list[str]:
+    facts, ran = outcomes(shape)
+    return [
         f"{f.name}: {f.value:,} {f.unit} vs {f.baseline_name} {f.baseline_value:,} ({f.target})"
-        for f in targets(shape, facts, outcomes)
-        if f.ok is False
+        for f in targets(shape, facts, ran)
+        if f.ok is False and (BILLED in f.name) == billed
     ]
-    assert not missed, "targets missed:\n" + "\n".join(missed)
+
+
+def label(shape: Shape) -> str:
+    return f"{shape.turns}x{shape.steps}-{shape.window // 1000}k"
+
+
+@pytest.mark.parametrize("shape", SESSIONS, ids=label)
+def test_the_ladder_keeps_every_fact_within_the_window_and_sends_no_more(shape: Shape) -> None:
+    """Facts (silent: at least summary only's; noting: all), prompt tokens at most summary
+    only's, no request over the window, every turn completed."""
+    assert not missed(shape, billed=False)
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        pytest.param(shape, marks=SMALL_WINDOW if shape.window <= 16_000 else (), id=label(shape))
+        for shape in SESSIONS
+    ],
+)
+def test_the_ladder_bills_at_most_0_8_of_summary_only(shape: Shape) -> None:
+    """Billed input at cache price 0.1 at most 0.8x summary only's."""
+    assert not missed(shape, billed=True)

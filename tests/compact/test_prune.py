@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+from agent.events import Event, SurfaceReplace, ToolResult
+from agent.turns import TurnCancelled, unanswered_tool_calls
 from compact.prune import MASK_PREFIX, TRIM_MARK
 from tests.compact.conftest import Rig, add_turn
 
@@ -63,11 +69,11 @@ def on_surface(rig: Rig, call_id: str) -> str:
     return content
 
 
-def test_trim_keeps_head_and_tail_and_names_the_spill_file(make_rig, tmp_path: Path) -> None:
+async def test_trim_keeps_head_and_tail_and_names_the_spill_file(make_rig, tmp_path: Path) -> None:
     rig = make_rig(pruner=True)
     seq = big_result(rig, 1, 20_000, spill="/spill/1.out")
     original = rig.session.events[seq].data.content
-    report = rig.service.pruner.prune(protect_from=0, done=lambda: False, trigger="pressure")
+    report = await rig.service.pruner.prune(protect_from=0, trigger="pressure")
     assert report.results == 1 and report.saved_tokens > 0
     [prune] = [e for e in rig.session.events if e.type == "compact/prune"]
     assert prune.data.shadowed_seqs == [seq] and prune.data.kind == "trim"
@@ -80,13 +86,11 @@ def test_trim_keeps_head_and_tail_and_names_the_spill_file(make_rig, tmp_path: P
     assert seq not in rig.session.surface and replacement.seq in rig.session.surface
 
 
-def test_mask_replaces_old_results_with_a_placeholder_and_a_readable_file(make_rig) -> None:
+async def test_mask_replaces_old_results_with_a_placeholder_and_a_readable_file(make_rig) -> None:
     rig = make_rig(pruner=True)
     seq = big_result(rig, 1, 3000)
     add_turn(rig.session, 2)
-    rig.service.pruner.prune(
-        protect_from=len(rig.session.surface) - 3, done=lambda: False, trigger="pressure"
-    )
+    await rig.service.pruner.prune(protect_from=len(rig.session.surface) - 3, trigger="pressure")
     masked = [
         e
         for e in rig.session.events
@@ -101,14 +105,14 @@ def test_mask_replaces_old_results_with_a_placeholder_and_a_readable_file(make_r
     assert rig.session.events[rig.session.surface[-2]].data.content.startswith("w2_")
 
 
-def test_pruning_is_idempotent(make_rig) -> None:
+async def test_pruning_is_idempotent(make_rig) -> None:
     rig = make_rig(pruner=True)
     big_result(rig, 1, 20_000)
     big_result(rig, 2, 20_000)
     end = len(rig.session.surface)
-    first = rig.service.pruner.prune(protect_from=end, done=lambda: False, trigger="pressure")
+    first = await rig.service.pruner.prune(protect_from=end, trigger="pressure")
     n = len(rig.session.events)
-    again = rig.service.pruner.prune(protect_from=end, done=lambda: False, trigger="pressure")
+    again = await rig.service.pruner.prune(protect_from=end, trigger="pressure")
     assert first.results >= 2 and again.results == 0 and len(rig.session.events) == n
 
 
@@ -151,16 +155,16 @@ async def test_manual_compaction_never_prunes(make_rig) -> None:
     assert "compact/prune" not in [e.type for e in rig.session.events]
 
 
-def test_a_trimmed_result_is_masked_later_and_its_placeholder_describes_the_original(
+async def test_a_trimmed_result_is_masked_later_and_its_placeholder_describes_the_original(
     make_rig,
 ) -> None:
     rig = make_rig(pruner=True)
     seq = big_result(rig, 1, 20_000)
     original = rig.session.events[seq].data.content
     pruner = rig.service.pruner
-    pruner.prune(protect_from=0, done=lambda: False, trigger="pressure")  # trims only
+    await pruner.prune(protect_from=0, trigger="pressure")  # trims only
     add_turn(rig.session, 2)
-    pruner.prune(protect_from=len(rig.session.surface) - 3, done=lambda: False, trigger="pressure")
+    await pruner.prune(protect_from=len(rig.session.surface) - 3, trigger="pressure")
     kinds = [e.data.kind for e in rig.session.events if e.type == "compact/prune"]
     assert kinds[:2] == ["trim", "mask"]
     placeholder = on_surface(rig, "big1")
@@ -171,21 +175,21 @@ def test_a_trimmed_result_is_masked_later_and_its_placeholder_describes_the_orig
     assert Path(path).read_text() == original
 
 
-def test_savings_prices_a_full_pass_before_it_runs(make_rig) -> None:
+async def test_savings_prices_a_full_pass_before_it_runs(make_rig) -> None:
     rig = make_rig(pruner=True)
     for t in range(1, 4):
         big_result(rig, t, 3000)
     add_turn(rig.session, 4)
     protect = len(rig.session.surface) - 3
     before = rig.meter.measure().surface
-    estimate = rig.service.pruner.savings(protect)
+    estimate = await rig.service.pruner.savings(protect)
     assert estimate > 0
-    rig.service.pruner.prune(protect_from=protect, done=lambda: False, trigger="pressure")
+    await rig.service.pruner.prune(protect_from=protect, trigger="pressure")
     assert before - rig.meter.measure().surface == estimate
-    assert rig.service.pruner.savings(protect) == 0
+    assert await rig.service.pruner.savings(protect) == 0
 
 
-def test_every_view_states_the_same_saving(make_rig) -> None:
+async def test_every_view_states_the_same_saving(make_rig) -> None:
     """The panel's fold (which can price events) and the CLI's and export's (which cannot)
     give a prune batch the same saving: the log records the replacement's price."""
     from compact.timeline import TimelineFold
@@ -196,8 +200,8 @@ def test_every_view_states_the_same_saving(make_rig) -> None:
     rig = make_rig(pruner=True)
     big_result(rig, 1, 20_000)
     big_result(rig, 2, 20_000)
-    report = rig.service.pruner.prune(
-        protect_from=len(rig.session.surface), done=lambda: False, trigger="pressure"
+    report = await rig.service.pruner.prune(
+        protect_from=len(rig.session.surface), trigger="pressure"
     )
     assert report.results >= 2
     priced = TimelineFold(price=lambda event: rig.meter.price(event.seq))
@@ -229,14 +233,105 @@ def test_every_view_states_the_same_saving(make_rig) -> None:
     assert live.items == whole.items and batches == plain.records
 
 
-def test_a_masked_placeholder_counts_the_lines_the_command_printed(make_rig) -> None:
+async def test_a_masked_placeholder_counts_the_lines_the_command_printed(make_rig) -> None:
     """A minified file is one line: "1 line", not "2 lines" with the footer, nor "1 lines"."""
     rig = make_rig(pruner=True)
     big_result(rig, 1, 0, body="{" + '"k": 1, ' * 800 + "}\n")
     add_turn(rig.session, 2)
-    rig.service.pruner.prune(
-        protect_from=len(rig.session.surface) - 3, done=lambda: False, trigger="pressure"
-    )
+    await rig.service.pruner.prune(protect_from=len(rig.session.surface) - 3, trigger="pressure")
     placeholder = on_surface(rig, "big1")
     assert placeholder.startswith(MASK_PREFIX)
     assert "`cat file1.log` exited 0, 1 line; full output: " in placeholder, placeholder
+
+
+# --- stopping a pass between results ---------------------------------------------------------
+
+
+def ten_old_results(rig: Rig) -> int:
+    """Ten masking candidates and a newer turn; returns ``protect_from`` sparing that turn."""
+    for turn in range(1, 11):
+        big_result(rig, turn, 3000)
+    add_turn(rig.session, 11)
+    return len(rig.session.surface) - 3
+
+
+def after_replacements(rig: Rig, n: int, act: Callable[[], object]) -> None:
+    """Call ``act`` from the log as the ``n``-th prune replacement is appended."""
+    seen = 0
+
+    def observe(event: Event) -> None:
+        nonlocal seen
+        if isinstance(event, ToolResult) and isinstance(event.surface_op, SurfaceReplace):
+            seen += 1
+            if seen == n:
+                act()
+
+    rig.session.subscribe(observe)
+
+
+def assert_pairs_whole(rig: Rig) -> list[int]:
+    """Every ``compact/prune`` is followed by its replacement; returns the pruned seqs."""
+    events = rig.session.events
+    pruned = []
+    for event in events:
+        if event.type == "compact/prune":
+            [seq] = event.data.shadowed_seqs  # type: ignore[attr-defined]
+            replacement = events[event.seq + 1]
+            assert isinstance(replacement, ToolResult)
+            assert isinstance(replacement.surface_op, SurfaceReplace)
+            assert replacement.surface_op.start == seq
+            assert replacement.source_event_seqs == [event.seq, seq]
+            pruned.append(seq)
+    assert unanswered_tool_calls(rig.session.derive_messages()) == []
+    return pruned
+
+
+@pytest.mark.parametrize("how", ["cancel", "signal"])
+async def test_a_stopped_pass_leaves_whole_pairs_and_the_next_one_finishes_it(
+    make_rig, how: str
+) -> None:
+    rig = make_rig(pruner=True)
+    protect = ten_old_results(rig)
+    pruner = rig.service.pruner
+    signal = asyncio.Event()
+    task = asyncio.ensure_future(
+        pruner.prune(protect_from=protect, trigger="pressure", signal=signal)
+    )
+    after_replacements(rig, 3, task.cancel if how == "cancel" else signal.set)
+    if how == "cancel":
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    else:
+        assert (await task).results == 3
+    assert len(assert_pairs_whole(rig)) == 3
+    # The next pass prunes the rest, and nothing twice.
+    assert (await pruner.prune(protect_from=protect, trigger="pressure")).results == 7
+    pruned = assert_pairs_whole(rig)
+    assert len(pruned) == len(set(pruned)) == 10
+    assert all(on_surface(rig, f"big{turn}").startswith(MASK_PREFIX) for turn in range(1, 11))
+
+
+async def test_the_turn_signal_reaches_the_pruner_and_ends_the_turn(
+    make_rig, openai_server
+) -> None:
+    """Overflow recovery is handed the turn's signal: set mid-prune, the pass stops after
+    the result in hand, no summary starts, no failure is announced, and the turn ends
+    cancelled without retrying the request."""
+    from tests.compact.conftest import server_model
+    from tests.compact.test_overflow_and_loop import OVERFLOW
+
+    # No window known: no compaction under pressure comes first; the provider's refusal
+    # starts the recovery.
+    rig = make_rig(pruner=True, model=server_model(openai_server), window=None)
+    ten_old_results(rig)
+    rig.service.install(rig.agent.hooks)
+    openai_server.push(OVERFLOW)
+    signal = asyncio.Event()
+    after_replacements(rig, 2, signal.set)
+    with pytest.raises(TurnCancelled):
+        await rig.agent.run_turn("go on", signal=signal)
+    assert len(assert_pairs_whole(rig)) == 2
+    types = [e.type for e in rig.session.events]
+    assert "compact/start" not in types and rig.notices == []
+    assert len(openai_server.requests) == 1  # the overflowing request was not sent again
+    assert rig.session.events[-1].data.reason == "cancelled"  # type: ignore[attr-defined]

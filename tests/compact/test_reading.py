@@ -51,9 +51,7 @@ async def test_a_masked_result_reaches_the_summary_as_its_original(
     seq = planted(rig, 1, body)
     for t in range(2, 6):
         add_turn(rig.session, t, words=120)
-    rig.service.pruner.prune(
-        protect_from=len(rig.session.surface) - 2, done=lambda: False, trigger="pressure"
-    )
+    await rig.service.pruner.prune(protect_from=len(rig.session.surface) - 2, trigger="pressure")
     on_surface = rig.session.derive_messages()
     assert all("54329" not in str(m.get("content")) for m in on_surface)  # masked
     openai_server.push({"text": "## Primary request and intent\n- read notes"})
@@ -77,9 +75,7 @@ async def test_a_huge_original_is_read_head_and_tail_and_names_its_file(
     planted(rig, 1, body)
     for t in range(2, 5):
         add_turn(rig.session, t, words=120)
-    rig.service.pruner.prune(
-        protect_from=len(rig.session.surface) - 2, done=lambda: False, trigger="pressure"
-    )
+    await rig.service.pruner.prune(protect_from=len(rig.session.surface) - 2, trigger="pressure")
     assert MASK_PREFIX in str(rig.session.derive_messages())  # masked on the surface
     openai_server.push({"text": "## Primary request and intent\n- read notes"})
     assert await rig.service.compact_now(rig.agent.envelope()) is not None
@@ -90,13 +86,13 @@ async def test_a_huge_original_is_read_head_and_tail_and_names_its_file(
     assert Path(path).read_text() == body  # what was cut is recoverable from the file
 
 
-def test_chunks_keep_order_and_cut_a_unit_too_big_for_any_chunk(make_rig, estimator) -> None:
+async def test_chunks_keep_order_and_cut_a_unit_too_big_for_any_chunk(make_rig, estimator) -> None:
     rig = make_rig(window=None)
     big = big_result(rig, 1, 20_000)
     for t in range(2, 8):
         add_turn(rig.session, t, words=80)
     reader = RangeReader(rig.session, estimator)
-    units = reader.units(list(rig.session.surface))
+    units = await reader.units(list(rig.session.surface))
     assert [seq for u in units for seq in u.seqs] == list(rig.session.surface)
     chunks = plan_chunks(units, 1500, 1200, reader.fit)
     flat = [seq for chunk in chunks for u in chunk for seq in u.seqs]
