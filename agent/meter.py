@@ -188,7 +188,7 @@ class TokenMeter:
             self._usage,
             input=self._usage.input + usage.prompt_tokens,
             output=self._usage.output + usage.completion_tokens,
-            cached=self._usage.cached + usage.cached_tokens,
+            cached=self._usage.cached + (usage.cached_tokens or 0),
         )
         # The request held the surface as it was before this reply; the reply joined it right
         # after. So "surface now" pairs with prompt + completion.
