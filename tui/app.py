@@ -261,7 +261,8 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
 
     def _update_gauge(self) -> None:
         runtime = self.runtime
-        reading = GaugeReading.of(runtime.measure(), runtime.threshold_tokens)
+        spend = runtime.usage().short
+        reading = GaugeReading.of(runtime.measure(), runtime.threshold_tokens, spend)
         self.part(TokenGauge).show(reading)
         self.part(AppHeader).show_percent(reading.percent, ZONE_TEXT[reading.zone])
 
