@@ -374,7 +374,8 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
             if self._main_mounted():
                 self.part(PromptArea).focus()
 
-        self.push_screen(SummaryScreen(record, self.runtime.session.events), callback=closed)
+        screen = SummaryScreen(record, self.runtime.session.events, self.runtime.price_of)
+        self.push_screen(screen, callback=closed)
 
     async def on_unmount(self) -> None:
         if self.bridge is not None:

@@ -114,7 +114,7 @@ def _view(args: argparse.Namespace, home: Path) -> int:
         elif not records:
             print(f"Session {session.id} has no compactions yet.")
         else:
-            print(clean(timeline_table(records)))
+            print(clean(timeline_table(records, price_of=price_book(_configured_prices()))))
         return EXIT_OK
     # The export is read on terminals too (cat, less -R): written out, nothing obeyed.
     text = clean(export_markdown(session))

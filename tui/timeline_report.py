@@ -13,12 +13,15 @@ import re
 import time
 from collections.abc import Sequence
 
+from agent.prices import PriceOf
 from compact.records import TimelineRecord
-from compact.wording import fmt_duration, fmt_tokens, label, one_line, plural
+from compact.wording import fmt_duration, fmt_tokens, label, one_line, plural, spent
 from tools.terminal import flat
 from tui.cells import cells, fit, pad
 
-_HEADERS = ("#", "trigger", "status", "started", "items", "tokens", "duration", "model")
+_HEADERS = (
+    "#", "trigger", "status", "started", "items", "tokens", "duration", "summary calls", "model"
+)  # fmt: skip
 _MODEL_CELLS = 24
 _MIN_LAST = 12
 _GAP = "  "
@@ -74,7 +77,7 @@ def summary_excerpt(summary: str) -> str:
     return one_line(" ".join(lines) if lines else summary)
 
 
-def _row(r: TimelineRecord) -> list[str]:
+def _row(r: TimelineRecord, price_of: PriceOf | None) -> list[str]:
     return [
         str(r.number),
         label(r),
@@ -83,30 +86,35 @@ def _row(r: TimelineRecord) -> list[str]:
         _items(r),
         _tokens(r),
         fmt_duration(r.duration_s),
+        spent(r, price_of) or "—",
         flat(r.model or "—"),
     ]
 
 
 _MODEL = _HEADERS.index("model")
 _MIN_MODEL = 8
-_DROP_ORDER = ("model", "duration", "started", "items")
+_DROP_ORDER = ("summary calls", "model", "duration", "started", "items")
 """Columns given up, in this order, when even a short model name leaves no room."""
 
 
-def timeline_table(records: Sequence[TimelineRecord], width: int = 100) -> str:
+def timeline_table(
+    records: Sequence[TimelineRecord], width: int = 100, price_of: PriceOf | None = None
+) -> str:
     """The timeline as an aligned plain-text table, one row per record.
 
     Columns: #, trigger, status, started (local time), items before→after, tokens
-    before→after (``−N`` saved for prunes), duration, model, and a last column with the
+    before→after (``−N`` saved for prunes), duration, what the summary calls cost
+    (:func:`compact.wording.spent`; with ``price_of``, an estimated cost), model, and a
+    last column with the
     summary (or error) flattened to one line, its headings dropped, cut so each row fits
     ``width`` terminal cells. In a narrow terminal the model name is shortened first, then
-    the model, duration, started and items columns are left out; # trigger status tokens
-    and a few cells of summary always stay. Summaries may hold anything a model wrote:
+    the summary calls, model, duration, started and items columns are left out; # trigger
+    status tokens and a few cells of summary always stay. Summaries may hold anything a model wrote:
     newlines, control, bidi and wide characters are handled.
     """
     if not records:
         return "No compactions yet."
-    rows = [_row(r) for r in records]
+    rows = [_row(r, price_of) for r in records]
     widths = [max(cells(h), *(cells(row[i]) for row in rows)) for i, h in enumerate(_HEADERS)]
     widths[_MODEL] = min(widths[_MODEL], _MODEL_CELLS)
     shown = list(range(len(_HEADERS)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent.token_text import fmt_tokens
 from tests.openai_server import OpenAIServer
 from tests.tui.conftest import UI
 from tui.screens.context import ContextScreen
@@ -97,3 +98,43 @@ async def test_a_narrow_gauge_drops_the_spend_before_the_context(
         await ui.send(pilot, "first")
         text = gauge_text(app)
         assert "cached" not in text and "auto at" in text
+
+
+async def test_the_timeline_row_and_summary_say_what_a_compaction_cost_and_saved(
+    ui: UI, openai_server: OpenAIServer
+) -> None:
+    """/compact on the loopback server: its summary call's usage (DeepSeek's shape) is on
+    the timeline row, and the summary modal says what it saved and its estimated cost."""
+    from textual.widgets import OptionList
+
+    from tui.screens.summary import SummaryScreen
+    from tui.widgets.timeline import TimelinePanel
+
+    runtime = ui.runtime(
+        base_url=openai_server.base_url, model="deepseek-chat", demo=False, context_window=8000
+    )
+    small = {"prompt_tokens": 900, "completion_tokens": 10}
+    for n in range(3):
+        openai_server.push({"text": f"answer {n}", "words": 300, "usage": small})
+    summary = {"prompt_tokens": 3000, "completion_tokens": 100,
+               "prompt_cache_hit_tokens": 2500, "prompt_cache_miss_tokens": 500}  # fmt: skip
+    openai_server.push({"text": "## Primary request and intent\n- three answers", "usage": summary})
+    app = ui.app(runtime)
+    async with app.run_test(size=(160, 44)) as pilot:
+        for n in range(3):
+            await ui.send(pilot, f"question {n}")
+        await ui.send(pilot, "/compact")
+        panel = app.query_one(TimelinePanel)
+        [record] = panel.records
+        assert record.status == "done"
+        row = str(panel.query_one(OptionList).options[0].prompt)
+        assert "3k in · 83% cached" in row
+        panel.query_one(OptionList).focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, SummaryScreen)
+        facts = app.screen.query_one(".facts").render().plain
+        assert record.saved_tokens is not None and record.saved_tokens > 0
+        assert f"saved     {fmt_tokens(record.saved_tokens)} tokens of context" in facts
+        # deepseek-chat: 500 × 0.28 + 2,500 × 0.028 + 100 × 0.42, per million: < $0.01
+        assert "cost      3k in · 83% cached · 100 out · ~<$0.01 est." in facts
