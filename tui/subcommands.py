@@ -143,9 +143,10 @@ def _sessions(home: Path) -> int:
     spend = _spend_reader()
     for item in stored:
         when = dt.datetime.fromtimestamp(item.modified).strftime("%Y-%m-%d %H:%M")
-        first = clean(" ".join(first_prompt(item.path).listed.split())[:60])
+        head = first_prompt(item.path)
+        first = clean(" ".join(head.listed.split())[:60])
         print(f"{item.id}  {when}  {item.size / 1024:7.1f} KiB  {first}")
-        if said := spend(item.path):
+        if head.problem is None and (said := spend(item.path)):
             print(f"    {said}")
     return EXIT_OK
 

@@ -24,6 +24,8 @@ _HEADERS = (
 )  # fmt: skip
 _MODEL_CELLS = 24
 _MIN_LAST = 12
+_ROOM_BESIDE_SPENT = 40
+"""The summary column keeps at least this many cells, or the summary calls column goes."""
 _GAP = "  "
 
 
@@ -93,7 +95,7 @@ def _row(r: TimelineRecord, price_of: PriceOf | None) -> list[str]:
 
 _MODEL = _HEADERS.index("model")
 _MIN_MODEL = 8
-_DROP_ORDER = ("summary calls", "model", "duration", "started", "items")
+_DROP_ORDER = ("model", "duration", "started", "items")
 """Columns given up, in this order, when even a short model name leaves no room."""
 
 
@@ -107,9 +109,10 @@ def timeline_table(
     (:func:`compact.wording.spent`; with ``price_of``, an estimated cost), model, and a
     last column with the
     summary (or error) flattened to one line, its headings dropped, cut so each row fits
-    ``width`` terminal cells. In a narrow terminal the model name is shortened first, then
-    the summary calls, model, duration, started and items columns are left out; # trigger
-    status tokens and a few cells of summary always stay. Summaries may hold anything a model wrote:
+    ``width`` terminal cells. The summary calls column is left out when the summary would
+    get fewer than 40 cells beside it; in a narrower terminal the model name is shortened,
+    then the model, duration, started and items columns are left out; # trigger status
+    tokens and a few cells of summary always stay. Summaries may hold anything a model wrote:
     newlines, control, bidi and wide characters are handled.
     """
     if not records:
@@ -122,6 +125,9 @@ def timeline_table(
     def fixed() -> int:
         return sum(widths[i] + len(_GAP) for i in shown)
 
+    if fixed() + _ROOM_BESIDE_SPENT > width:
+        # The summary calls' cost is the first thing given up: a summary says more.
+        shown.remove(_HEADERS.index("summary calls"))
     over = fixed() + _MIN_LAST - width
     if over > 0:
         widths[_MODEL] = max(_MIN_MODEL, cells(_HEADERS[_MODEL]), widths[_MODEL] - over)
