@@ -87,6 +87,14 @@ def configured_home(flag: Path | None) -> Path | None:
     return None if home is None else Path(home).expanduser()
 
 
+def names_prices(env: Mapping[str, str] = os.environ) -> bool:
+    """Whether the config file or a ``REEFLINE_PRICES*`` variable sets ``prices``: a tool
+    that needs only them (``reefline sessions``) loads the settings' validation only then."""
+    if any(name.upper().startswith("REEFLINE_PRICES") for name in env):
+        return True
+    return "prices" in read_config(checked_config_path())
+
+
 def _read_bytes(path: Path) -> bytes | None:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))

@@ -77,21 +77,30 @@ class ToolCall(Data):
 
 
 class Usage(Data):
-    """Provider-reported token usage of one request (buckets as the OpenAI API reports them)."""
+    """Provider-reported token usage of one request (buckets as the OpenAI API reports them).
+
+    ``cached_tokens`` is the part of ``prompt_tokens`` the provider served from its prompt
+    cache; None when the provider reported no cache figure (logs written before it could be
+    None hold 0 there either way).
+    """
 
     prompt_tokens: int
     completion_tokens: int
-    cached_tokens: int = 0
+    cached_tokens: int | None = None
     reasoning_tokens: int = 0
 
     def plus(self, other: Usage | None) -> Usage:
-        """The usage of both requests (``other`` None: this one)."""
+        """The usage of both requests (``other`` None: this one). The cached figure is None
+        only when neither reported one."""
         if other is None:
             return self
+        cached = None
+        if self.cached_tokens is not None or other.cached_tokens is not None:
+            cached = (self.cached_tokens or 0) + (other.cached_tokens or 0)
         return Usage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
-            cached_tokens=self.cached_tokens + other.cached_tokens,
+            cached_tokens=cached,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
         )
 

@@ -284,7 +284,7 @@ class Agent:
                         if await handler(envelope, exc, state.turn, state.step, state.signal):
                             retry = True
                     if state.signal.is_set():
-                        raise asyncio.CancelledError  # stopped during the recovery: no retry
+                        raise asyncio.CancelledError from None  # stopped there: no retry
                     if retry:
                         continue
                 state.error = exc.user_message

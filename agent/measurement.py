@@ -1,4 +1,5 @@
-"""What the token meter reads out: the size of the next request and the session's usage.
+"""What the token meter reads out: the size of the next request (the session's usage is
+:mod:`agent.usage_totals`).
 
 Values only (frozen); the meter (:mod:`agent.meter`) computes them from the log, and the gauge,
 ``/context`` and compaction read them.
@@ -39,25 +40,3 @@ class Measurement:
         if not self.context_window:
             return None
         return 100.0 * self.total / self.context_window
-
-
-@dataclass(frozen=True)
-class SessionUsage:
-    """Provider-reported usage summed over every assistant reply in the log."""
-
-    input: int = 0
-    output: int = 0
-    cached: int = 0
-    replies: int = 0
-    """Replies the server finished (a cancelled one is not counted)."""
-    reports: int = 0
-    """How many of them carried usage; 0 of N: the server reports none ("not reported")."""
-
-    @property
-    def reported(self) -> bool:
-        """False when replies came and none carried usage (the totals mean nothing)."""
-        return self.reports > 0 or self.replies == 0
-
-    @property
-    def total(self) -> int:
-        return self.input + self.output

@@ -17,7 +17,6 @@ used instead.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -34,10 +33,11 @@ from agent.events import (
     ToolResult,
     UserMessage,
 )
-from agent.measurement import Measurement, SessionUsage
+from agent.measurement import Measurement
 from agent.messages import event_message
 from agent.session import Session
 from agent.tokens import Estimator, tools_json
+from agent.usage_totals import UsageFold, UsageTotals
 from agent.windows import WindowBook
 
 __all__ = ["TokenMeter"]
@@ -115,7 +115,7 @@ class TokenMeter:
         self._system_prices: dict[str, int] = {}
         self._tools_prices: dict[str, int] = {}
         self._anchor: _Anchor | None = None
-        self._usage = SessionUsage()
+        self._usage = UsageFold()
         self._consumed = 0
         if estimator.ready:
             self._catch_up()
@@ -159,6 +159,7 @@ class TokenMeter:
 
     def _fold(self, event: Event) -> None:
         self._consumed = event.seq + 1
+        self._usage.feed(event)
         if isinstance(event, RequestHeader):
             data = event.data
             self._header = data
@@ -190,22 +191,10 @@ class TokenMeter:
 
     def _on_reply(self, event: AssistantMessage) -> None:
         usage = event.data.usage
-        if event.data.finish_reason != "cancelled":  # a reply cut short by the user has none
-            self._usage = dataclasses.replace(
-                self._usage,
-                replies=self._usage.replies + 1,
-                reports=self._usage.reports + (usage is not None),
-            )
         if usage is None:
             # No usage (e.g. llama.cpp when streaming): keep the previous anchor, which stays
             # correct by adding surface growth; without one, measure() estimates in full.
             return
-        self._usage = dataclasses.replace(
-            self._usage,
-            input=self._usage.input + usage.prompt_tokens,
-            output=self._usage.output + usage.completion_tokens,
-            cached=self._usage.cached + usage.cached_tokens,
-        )
         # The request held the surface as it was before this reply; the reply joined it right
         # after. So "surface now" pairs with prompt + completion.
         provider = usage.prompt_tokens + usage.completion_tokens
@@ -240,10 +229,11 @@ class TokenMeter:
         return self._header
 
     @property
-    def session_usage(self) -> SessionUsage:
-        """Provider usage summed over every assistant reply in the log (billing view)."""
+    def session_usage(self) -> UsageTotals:
+        """Provider usage summed over every model call in the log, summarizer calls
+        included (:mod:`agent.usage_totals`): what the session billed."""
         self._catch_up()
-        return self._usage
+        return self._usage.totals
 
     def price(self, seq: int) -> int:
         """The estimated price of surface node ``seq`` (on the surface or shadowed since);

@@ -16,6 +16,7 @@ from agent.call_bounds import MAX_ARGUMENT_CHARS, MAX_CALLS, MAX_TEXT_CHARS, tex
 from agent.events import ToolCall, Usage
 from agent.llm_errors import MalformedResponse, StreamIncomplete
 from agent.redaction import StreamRedactor, redact
+from agent.wire_usage import chunk_cache_figure, parse_usage
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionChunk
@@ -145,7 +146,9 @@ class ReplyBuilder:
         self.calls: list[dict[str, Any]] = []  # {"id", "name", "args": list[str]}
         self.slot_of_index: dict[int, int] = {}
         self.finish_reason: str | None = None
-        self.usage: Usage | None = None
+        self.raw_usage: Any = None
+        self.chunk_cached: int | None = None
+        """A cache figure llama.cpp sends beside the usage (``timings.cache_n``)."""
         self.chunks = 0
         self.dropped = 0
         self.dropped_indexes: set[int] = set()
@@ -155,9 +158,11 @@ class ReplyBuilder:
         events: list[StreamEvent] = []
         if chunk.model:
             self.model = chunk.model
+        if (cached := chunk_cache_figure(chunk)) is not None:
+            self.chunk_cached = cached
         if chunk.usage is not None:
             # Some servers repeat running usage on every chunk: the last one wins.
-            self.usage = _usage(chunk.usage)
+            self.raw_usage = chunk.usage
         for choice in chunk.choices or []:
             if choice.index not in (0, None):
                 continue  # we never ask for n > 1
@@ -214,6 +219,13 @@ class ReplyBuilder:
         entry["args"].append(args)
         return ToolCallDelta(slot, call.id, name, args)
 
+    @property
+    def usage(self) -> Usage | None:
+        """The usage the server reported (None: it sent none)."""
+        if self.raw_usage is None:
+            return None
+        return parse_usage(self.raw_usage, self.chunk_cached)
+
     def reply(self) -> Reply:
         if self.finish_reason is None:
             raise StreamIncomplete(
@@ -251,21 +263,6 @@ def _argument_text(arguments: object) -> str:
         return json.dumps(arguments, ensure_ascii=False)
     except (TypeError, ValueError, RecursionError) as exc:
         raise MalformedResponse(f"tool call arguments that are not JSON text ({exc})") from exc
-
-
-def _usage(raw: Any) -> Usage:
-    prompt_details = getattr(raw, "prompt_tokens_details", None)
-    completion_details = getattr(raw, "completion_tokens_details", None)
-    cached = getattr(prompt_details, "cached_tokens", None)
-    if cached is None:
-        # DeepSeek reports its prompt cache in a top-level field of its own.
-        cached = (getattr(raw, "model_extra", None) or {}).get("prompt_cache_hit_tokens")
-    return Usage(
-        prompt_tokens=raw.prompt_tokens or 0,
-        completion_tokens=raw.completion_tokens or 0,
-        cached_tokens=int(cached or 0),
-        reasoning_tokens=int(getattr(completion_details, "reasoning_tokens", None) or 0),
-    )
 
 
 def whole_as_chunk(payload: dict[str, Any]) -> dict[str, Any]:

@@ -24,9 +24,11 @@ from agent.config_file import (
     config_path,
     read_config,
 )
+from agent.prices import ModelPrice
 
 __all__ = [
     "ApprovalPolicy",
+    "PriceSetting",
     "SandboxMode",
     "Settings",
     "SettingsError",
@@ -35,11 +37,29 @@ __all__ = [
     "config_path",
     "describe_errors",
     "load_config_file",
+    "load_prices",
     "load_settings",
 ]
 
 ApprovalPolicy = Literal["ask", "auto", "deny"]
 SandboxMode = Literal["off", "read-only", "workspace-write"]
+
+
+class PriceSetting(BaseModel):
+    """``[prices."model-name"]``: US dollars per million tokens, as the provider bills them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input: float = Field(ge=0)
+    """Prompt tokens billed in full."""
+    output: float = Field(ge=0)
+    cached_input: float | None = Field(default=None, ge=0)
+    """Prompt tokens served from the provider's prompt cache; unset: the input price (no
+    discount is assumed that the config does not state)."""
+
+    def price(self) -> ModelPrice:
+        cached = self.input if self.cached_input is None else self.cached_input
+        return ModelPrice(self.input, cached, self.output)
 
 
 class Settings(BaseModel):
@@ -79,6 +99,13 @@ class Settings(BaseModel):
     """Use the offline scripted model."""
     compaction: dict[str, Any] = {}
     """Compaction settings, validated by the compaction backend."""
+    prices: dict[str, PriceSetting] = {}
+    """Per-model prices for the cost estimate, beside the built-in table (which they override)."""
+
+    @property
+    def model_prices(self) -> dict[str, ModelPrice]:
+        """:attr:`prices` as :func:`agent.prices.price_of` reads them."""
+        return {name: entry.price() for name, entry in self.prices.items()}
 
 
 def describe_errors(
@@ -105,6 +132,29 @@ def load_config_file(path: Path) -> dict[str, Any]:
     except ValidationError as exc:
         raise SettingsError(describe_errors(exc, str(path))) from None
     return data
+
+
+def load_prices() -> dict[str, ModelPrice]:
+    """Only the ``prices`` setting (config file, then ``REEFLINE_PRICES*``), validated as
+    :func:`load_settings` validates it, for a tool that reads no other setting.
+
+    Raises:
+        SettingsError: naming the config file (or variable) and the key.
+    """
+    path = checked_config_path()
+    merged = {"prices": read_config(path).get("prices", {})}
+    try:
+        Settings.model_validate(merged)
+    except ValidationError as exc:
+        raise SettingsError(describe_errors(exc, str(path))) from None
+    env = environment_settings(os.environ)
+    if "prices" in env:
+        merged = _deep_merge(merged, {"prices": env["prices"]})
+    try:
+        return Settings.model_validate(merged).model_prices
+    except ValidationError as exc:
+        origins = _environment_origins(os.environ)
+        raise SettingsError(describe_errors(exc, "REEFLINE_PRICES", origins)) from None
 
 
 def load_settings(flags: Mapping[str, Any] | None = None) -> Settings:

@@ -9,6 +9,9 @@ overrides are for. An unknown model gets ``None``: the gauge says so rather than
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TypeVar
+
+V = TypeVar("V")
 
 KNOWN_CONTEXT_WINDOWS: Mapping[str, int] = {
     # OpenAI
@@ -49,20 +52,16 @@ KNOWN_CONTEXT_WINDOWS: Mapping[str, int] = {
 
 # A table key matches a longer name only at one of these separators, so "o3" covers
 # "o3-2025-04-16" but "gpt-4" would never swallow "gpt-4o".
-
-
-# A table key matches a longer name only at one of these separators, so "o3" covers
-# "o3-2025-04-16" but "gpt-4" would never swallow "gpt-4o".
 _SEPARATORS = ("-", ":", "@", "_")
 
 
-def _normalize(model: str) -> str:
+def normalize_model(model: str) -> str:
     # Routers and Hugging Face ids carry an owner prefix ("openai/gpt-4o"); the window belongs
     # to the model, not the owner.
     return model.strip().lower().rsplit("/", 1)[-1]
 
 
-def _lookup(name: str, table: Mapping[str, int]) -> int | None:
+def _lookup(name: str, table: Mapping[str, V]) -> V | None:
     if name in table:
         return table[name]
     best: str | None = None
@@ -76,16 +75,26 @@ def _lookup(name: str, table: Mapping[str, int]) -> int | None:
 def known_context_window(model: str, overrides: Mapping[str, int] | None = None) -> int | None:
     """The context window of ``model`` in tokens, or ``None`` when it is not known.
 
-    ``overrides`` (from settings) win over the built-in table. Lookup is case-insensitive,
-    ignores an owner prefix such as ``openai/``, and falls back to the longest key that is a
-    prefix of the name at a separator, so dated variants (``gpt-4o-2024-08-06``) and tagged
-    ones (``llama3.1:8b``) resolve to their family.
+    ``overrides`` (from settings) win over the built-in table; see :func:`model_entry`.
+    """
+    return model_entry(model, KNOWN_CONTEXT_WINDOWS, overrides)
+
+
+def model_entry(
+    model: str, table: Mapping[str, V], overrides: Mapping[str, V] | None = None
+) -> V | None:
+    """``model``'s entry in a per-model ``table`` (windows, prices), or None.
+
+    ``overrides`` (from settings) win over the table. Lookup is case-insensitive, ignores an
+    owner prefix such as ``openai/``, and falls back to the longest key that is a prefix of
+    the name at a separator, so dated variants (``gpt-4o-2024-08-06``) and tagged ones
+    (``llama3.1:8b``) resolve to their family.
     """
     if overrides:
         if model in overrides:
             return overrides[model]
-        folded = {_normalize(k): v for k, v in overrides.items()}
-        found = _lookup(_normalize(model), folded)
+        folded = {normalize_model(k): v for k, v in overrides.items()}
+        found = _lookup(normalize_model(model), folded)
         if found is not None:
             return found
-    return _lookup(_normalize(model), KNOWN_CONTEXT_WINDOWS)
+    return _lookup(normalize_model(model), table)

@@ -8,30 +8,13 @@ import math
 from typing import Literal
 
 from agent.events import Event
+from agent.prices import PriceOf, format_cost
+from agent.token_text import fmt_tokens as fmt_tokens  # re-exported: its home is agent
 from compact.events import CompactEnd, CompactProgress, CompactStart
 from compact.records import TimelineRecord
 from compact.timeline import TimelineFold
 
 # --- formatting (shared by every front end) -----------------------------------------------------
-
-
-def fmt_tokens(n: int) -> str:
-    """A token count in at most three significant digits: ``950``, ``38.1k``, ``1.05M``."""
-    if n < 0:
-        return "-" + fmt_tokens(-n)
-    if n < 1000:
-        return str(n)
-    value = float(n)
-    for unit in ("k", "M", "G"):
-        value /= 1000
-        # Roll over before rounding would print four digits (999_999 -> "1M", not "1000k").
-        if value < 999.5 or unit == "G":
-            digits = 2 if value < 9.995 else 1 if value < 99.95 else 0
-            text = f"{value:.{digits}f}"
-            if "." in text:
-                text = text.rstrip("0").rstrip(".")
-            return text + unit
-    raise AssertionError("unreachable")
 
 
 def fmt_duration(seconds: float | None) -> str:
@@ -108,7 +91,7 @@ def progress_text(record: TimelineRecord, now: float) -> str:
 def describe(record: TimelineRecord) -> str:
     """One plain line for a record, e.g.::
 
-    #1 auto · done · 42 items · 38.1k → 2.3k tokens · 4.2s
+    #1 auto · done · 42 items · 38.1k → 2.3k tokens · 4.2s · summary calls 40k in · 83% …
     #2 prune · done · 3 results · −9.7k tokens
     #3 manual · failed: <error>
     """
@@ -144,8 +127,36 @@ def describe(record: TimelineRecord) -> str:
             parts.append(one_line(record.note, 80))
     if record.duration_s is not None and record.kind == "compaction":
         parts.append(fmt_duration(record.duration_s))
+    if cost := spent(record):
+        parts.append(f"summary calls {cost}")
     if record.focus:
         parts.append(f'focus "{one_line(record.focus, 40)}"')
+    return " · ".join(parts)
+
+
+def spent(record: TimelineRecord, price_of: PriceOf | None = None) -> str:
+    """What a compaction's summary calls cost, as their provider reported it:
+    ``3k in · 83% cached · 100 out`` (``cache not reported`` when the provider named no
+    cache figure), and ``~$0.01 est.`` when ``price_of`` knows the summarizer's price.
+    Empty for a prune (no model call) and when no call reported usage."""
+    usage = record.usage
+    if usage is None:
+        return ""
+    cached = usage.cached_tokens
+    share = (
+        "cache not reported"
+        if cached is None or usage.prompt_tokens <= 0
+        else f"{100 * min(cached, usage.prompt_tokens) / usage.prompt_tokens:.0f}% cached"
+    )
+    parts = [
+        f"{fmt_tokens(usage.prompt_tokens)} in",
+        share,
+        f"{fmt_tokens(usage.completion_tokens)} out",
+    ]
+    price = price_of(record.model) if price_of is not None and record.model else None
+    if price is not None:
+        dollars = price.cost(usage.prompt_tokens, cached or 0, usage.completion_tokens)
+        parts.append(format_cost(dollars))
     return " · ".join(parts)
 
 

@@ -22,6 +22,8 @@ Response spec: a ``ScriptedResponse`` or a dict with the same keys, all optional
     delay_s       float  pause before each event
     usage         bool | dict  true: computed usage chunk (sent only when the request asks
                          with stream_options.include_usage); a dict is sent as given; false: none
+    usage_chunk   dict   more top-level fields of the chunk that carries the usage (of the
+                         whole body when not streamed), e.g. llama.cpp's ``timings``
     finish_reason str    default "tool_calls" when there are tool calls, else "stop";
                          "" sends none (a stream that ends cleanly but unfinished)
     model         str    model name in the chunks (default: the requested model)
@@ -73,6 +75,7 @@ class ScriptedResponse:
     chunk_size: int = 8
     delay_s: float = 0.0
     usage: bool | dict[str, Any] = True
+    usage_chunk: dict[str, Any] = field(default_factory=dict)
     finish_reason: str | None = None
     model: str | None = None
     cut_after: int | None = None
@@ -377,7 +380,8 @@ class _Handler(BaseHTTPRequestHandler):
         events = [{**base, "created": int(time.time()), "choices": [c]} for c in choices]
         wants_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         if spec.usage and wants_usage:
-            events.append({**base, "choices": [], "usage": self._usage(spec, body)})
+            usage = {"usage": self._usage(spec, body)}
+            events.append({**base, **spec.usage_chunk, "choices": [], **usage})
         for sent, event in enumerate(events):
             if sent == spec.cut_after:
                 # Dropped connection: no terminating chunk, so the client sees a broken body.
@@ -431,7 +435,7 @@ class _Handler(BaseHTTPRequestHandler):
                          "finish_reason": self._finish_reason(spec)}],
         }  # fmt: skip
         if spec.usage:
-            payload["usage"] = self._usage(spec, body)
+            payload.update(spec.usage_chunk, usage=self._usage(spec, body))
         self._json(200, payload)
 
 

@@ -264,7 +264,8 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
 
     def _update_gauge(self) -> None:
         runtime = self.runtime
-        reading = GaugeReading.of(runtime.measure(), runtime.threshold_tokens)
+        spend = runtime.usage().short
+        reading = GaugeReading.of(runtime.measure(), runtime.threshold_tokens, spend)
         self.part(TokenGauge).show(reading)
         self.part(AppHeader).show_percent(reading.percent, ZONE_TEXT[reading.zone])
 
@@ -376,7 +377,8 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
             if self._main_mounted():
                 self.part(PromptArea).focus()
 
-        self.push_screen(SummaryScreen(record, self.runtime.session.events), callback=closed)
+        screen = SummaryScreen(record, self.runtime.session.events, self.runtime.price_of)
+        self.push_screen(screen, callback=closed)
 
     async def on_unmount(self) -> None:
         if self.bridge is not None:

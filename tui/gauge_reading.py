@@ -19,12 +19,20 @@ class GaugeReading:
     measured: bool
     where: str = ""
     """Where the window figure came from: ``from server``, ``from table``, ``set``..."""
+    spend: str = ""
+    """What the session used and cost so far (:attr:`tui.usage_reading.UsageReading.short`),
+    said after the details; the first thing a narrow line drops."""
 
     @classmethod
-    def of(cls, measurement: Measurement, threshold: int | None) -> GaugeReading:
+    def of(cls, measurement: Measurement, threshold: int | None, spend: str = "") -> GaugeReading:
         where = measurement.window.where if measurement.window is not None else ""
         return cls(
-            measurement.total, measurement.context_window, threshold, measurement.measured, where
+            measurement.total,
+            measurement.context_window,
+            threshold,
+            measurement.measured,
+            where,
+            spend,
         )
 
     @property
@@ -87,13 +95,14 @@ class GaugeReading:
 
     def line(self, width: int = 20) -> str:
         """One plain line for the REPL: ``ctx [█████░░░|░░] ~5.2k / 12k · 43% · auto at 80%``."""
+        tail = " · ".join([*self.details, self.spend] if self.spend else self.details)
         if not self.window:
-            return f"ctx {self.used} · " + " · ".join(self.details)
+            return f"ctx {self.used} · {tail}"
         filled, cell = self.bar_cells(width)
         bar = ["█" if i < filled else "░" for i in range(width)]
         if cell is not None:
             bar[cell] = "|"
-        return f"ctx [{''.join(bar)}] {self.used} · " + " · ".join(self.details)
+        return f"ctx [{''.join(bar)}] {self.used} · {tail}"
 
 
 BREAKDOWN_LABELS = {

@@ -97,7 +97,8 @@ class PlainRepl(ReplCommands):
 
     def gauge_line(self) -> str:
         runtime = self.runtime
-        return GaugeReading.of(runtime.measure(), runtime.threshold_tokens).line()
+        spend = runtime.usage().short
+        return GaugeReading.of(runtime.measure(), runtime.threshold_tokens, spend).line()
 
     def _on_event(self, event: Event) -> None:
         fed = self.view.feed(event)

@@ -49,7 +49,6 @@ class ReplCommands:
         self.say(self.gauge_line())
 
     async def cmd_context(self: ReplHost, args: str) -> None:
-        meter = self.runtime.meter
         measurement = self.runtime.measure()
         self.say(self.gauge_line())
         for label, tokens, share in breakdown_rows(measurement):
@@ -58,14 +57,9 @@ class ReplCommands:
         how = f" ({window.detail})" if window.detail else ""
         self.say(f"  {window.label()}{how}")
         self.say(f"  sandbox: {self.runtime.sandbox_summary}")
-        usage = meter.session_usage
-        if not usage.reported:
-            self.say("  session totals: not reported by the server")
-        else:
-            self.say(
-                f"  session totals: {usage.input:,} in · {usage.output:,} out · "
-                f"{usage.cached:,} cached"
-            )
+        self.say("  session totals (provider-reported):")
+        for label, value in self.runtime.usage().rows():
+            self.say(f"    {label:<8} {value}")
 
     async def cmd_timeline(self: ReplHost, args: str) -> None:
         records = timeline(self.runtime.session.events)

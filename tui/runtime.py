@@ -18,6 +18,7 @@ from agent.discovery import WindowAsker
 from agent.loop import Agent
 from agent.measurement import Measurement
 from agent.meter import TokenMeter
+from agent.prices import PriceOf, price_book
 from agent.provider import Provider
 from agent.session import Session
 from agent.settings import Settings
@@ -27,6 +28,7 @@ from compact.command import CompactCommand
 from compact.contract import CompactService
 from tools.base import ApprovalPolicy
 from tools.bash import BashTool
+from tui.usage_reading import UsageReading
 
 
 class StartupError(Exception):
@@ -80,6 +82,15 @@ class Runtime:
         """The size of the next request as it would go out now, system prompt and tool
         schemas included: the one reading the gauge, ``/context`` and the REPL show."""
         return self.meter.measure(self.agent.envelope())
+
+    @property
+    def price_of(self) -> PriceOf:
+        """Model prices: the config's ``prices``, then the built-in table."""
+        return price_book(self.settings.model_prices)
+
+    def usage(self) -> UsageReading:
+        """The session's usage and estimated cost, as the gauge and ``/context`` say it."""
+        return UsageReading.of(self.meter.session_usage, self.price_of)
 
     @property
     def threshold_tokens(self) -> int | None:

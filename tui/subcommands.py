@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agent.config_file import SettingsError, configured_home
+from agent.config_file import SettingsError, configured_home, names_prices
+from agent.prices import price_book
 from agent.store import (
     InvalidSessionId,
     default_home,
@@ -28,6 +29,9 @@ from tui.exit_codes import EXIT_ERROR, EXIT_OK, EXIT_USAGE
 from tui.text import clean, first_line
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from agent.prices import ModelPrice, PriceOf
     from agent.session import Session
 
 
@@ -74,7 +78,10 @@ def main(argv: list[str]) -> int:
     except SettingsError as exc:
         return _fail(str(exc), EXIT_USAGE)
     if args.command == "sessions":
-        return _sessions(home)
+        try:
+            return _sessions(home)
+        except SettingsError as exc:  # the config's prices, read once a log needs them
+            return _fail(str(exc), EXIT_USAGE)
     return _view(args, home)
 
 
@@ -107,7 +114,7 @@ def _view(args: argparse.Namespace, home: Path) -> int:
         elif not records:
             print(f"Session {session.id} has no compactions yet.")
         else:
-            print(clean(timeline_table(records)))
+            print(clean(timeline_table(records, price_of=price_book(_configured_prices()))))
         return EXIT_OK
     # The export is read on terminals too (cat, less -R): written out, nothing obeyed.
     text = clean(export_markdown(session))
@@ -127,15 +134,55 @@ def _latest(home: Path) -> str | None:
 
 
 def _sessions(home: Path) -> int:
+    """One line per session (id, last change, size, first prompt) and, under a session that
+    called a model, what it used and cost: ``in 41.2k · 63% cached · ~$0.12 est.``."""
     stored = list_sessions(home)
     if not stored:
         print(f"No sessions under {clean(str(home / 'sessions'))} yet.")
         return EXIT_OK
+    spend = _spend_reader()
     for item in stored:
         when = dt.datetime.fromtimestamp(item.modified).strftime("%Y-%m-%d %H:%M")
-        first = clean(" ".join(first_prompt(item.path).listed.split())[:60])
+        head = first_prompt(item.path)
+        first = clean(" ".join(head.listed.split())[:60])
         print(f"{item.id}  {when}  {item.size / 1024:7.1f} KiB  {first}")
+        if head.problem is None and (said := spend(item.path)):
+            print(f"    {said}")
     return EXIT_OK
+
+
+def _spend_reader() -> Callable[[Path], str]:
+    """What a log says the session used and cost (empty when it called no model), folded
+    from the lines that record model calls; prices are loaded on first need."""
+    from agent.usage_totals import records_a_call, usage_of_log
+    from tui.usage_reading import UsageReading
+
+    price_of: PriceOf | None = None
+
+    def spend(path: Path) -> str:
+        nonlocal price_of
+        try:
+            with open(path, "rb") as f:
+                lines = [line for line in f if records_a_call(line)]
+        except OSError:
+            return ""
+        if not lines:
+            return ""
+        if price_of is None:
+            price_of = price_book(_configured_prices())
+        return UsageReading.of(usage_of_log(lines), price_of).short
+
+    return spend
+
+
+def _configured_prices() -> dict[str, ModelPrice]:
+    """The config's ``prices``, validated as the app validates them; the validation is
+    loaded only when the config (or the environment) sets some."""
+    if not names_prices():
+        return {}
+    from agent.settings import load_prices
+
+    return load_prices()
 
 
 def _compact(args: argparse.Namespace) -> int:

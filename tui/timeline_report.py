@@ -13,14 +13,19 @@ import re
 import time
 from collections.abc import Sequence
 
+from agent.prices import PriceOf
 from compact.records import TimelineRecord
-from compact.wording import fmt_duration, fmt_tokens, label, one_line, plural
+from compact.wording import fmt_duration, fmt_tokens, label, one_line, plural, spent
 from tools.terminal import flat
 from tui.cells import cells, fit, pad
 
-_HEADERS = ("#", "trigger", "status", "started", "items", "tokens", "duration", "model")
+_HEADERS = (
+    "#", "trigger", "status", "started", "items", "tokens", "duration", "summary calls", "model"
+)  # fmt: skip
 _MODEL_CELLS = 24
 _MIN_LAST = 12
+_ROOM_BESIDE_SPENT = 40
+"""The summary column keeps at least this many cells, or the summary calls column goes."""
 _GAP = "  "
 
 
@@ -74,7 +79,7 @@ def summary_excerpt(summary: str) -> str:
     return one_line(" ".join(lines) if lines else summary)
 
 
-def _row(r: TimelineRecord) -> list[str]:
+def _row(r: TimelineRecord, price_of: PriceOf | None) -> list[str]:
     return [
         str(r.number),
         label(r),
@@ -83,6 +88,7 @@ def _row(r: TimelineRecord) -> list[str]:
         _items(r),
         _tokens(r),
         fmt_duration(r.duration_s),
+        spent(r, price_of) or "—",
         flat(r.model or "—"),
     ]
 
@@ -93,20 +99,25 @@ _DROP_ORDER = ("model", "duration", "started", "items")
 """Columns given up, in this order, when even a short model name leaves no room."""
 
 
-def timeline_table(records: Sequence[TimelineRecord], width: int = 100) -> str:
+def timeline_table(
+    records: Sequence[TimelineRecord], width: int = 100, price_of: PriceOf | None = None
+) -> str:
     """The timeline as an aligned plain-text table, one row per record.
 
     Columns: #, trigger, status, started (local time), items before→after, tokens
-    before→after (``−N`` saved for prunes), duration, model, and a last column with the
+    before→after (``−N`` saved for prunes), duration, what the summary calls cost
+    (:func:`compact.wording.spent`; with ``price_of``, an estimated cost), model, and a
+    last column with the
     summary (or error) flattened to one line, its headings dropped, cut so each row fits
-    ``width`` terminal cells. In a narrow terminal the model name is shortened first, then
-    the model, duration, started and items columns are left out; # trigger status tokens
-    and a few cells of summary always stay. Summaries may hold anything a model wrote:
+    ``width`` terminal cells. The summary calls column is left out when the summary would
+    get fewer than 40 cells beside it; in a narrower terminal the model name is shortened,
+    then the model, duration, started and items columns are left out; # trigger status
+    tokens and a few cells of summary always stay. Summaries may hold anything a model wrote:
     newlines, control, bidi and wide characters are handled.
     """
     if not records:
         return "No compactions yet."
-    rows = [_row(r) for r in records]
+    rows = [_row(r, price_of) for r in records]
     widths = [max(cells(h), *(cells(row[i]) for row in rows)) for i, h in enumerate(_HEADERS)]
     widths[_MODEL] = min(widths[_MODEL], _MODEL_CELLS)
     shown = list(range(len(_HEADERS)))
@@ -114,6 +125,9 @@ def timeline_table(records: Sequence[TimelineRecord], width: int = 100) -> str:
     def fixed() -> int:
         return sum(widths[i] + len(_GAP) for i in shown)
 
+    if fixed() + _ROOM_BESIDE_SPENT > width:
+        # The summary calls' cost is the first thing given up: a summary says more.
+        shown.remove(_HEADERS.index("summary calls"))
     over = fixed() + _MIN_LAST - width
     if over > 0:
         widths[_MODEL] = max(_MIN_MODEL, cells(_HEADERS[_MODEL]), widths[_MODEL] - over)

@@ -105,6 +105,6 @@ async def test_usage_a_server_never_reports_is_not_reported(
     await agent.run_turn("one")
     await agent.run_turn("two")
     usage = meter.session_usage
-    assert (usage.replies, usage.reports, usage.reported) == (2, 0, False)
+    assert (usage.calls, usage.reports, usage.reported) == (2, 0, False)
     await agent.run_turn("three")  # the server's default reply carries usage
     assert meter.session_usage.reported and meter.session_usage.reports == 1

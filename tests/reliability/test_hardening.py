@@ -641,7 +641,9 @@ def test_a_log_whose_head_cannot_be_parsed_is_listed_as_unreadable(
     assert run(cli_env, workdir, "-p", "the good one", "--demo").returncode == 0
     out = run(cli_env, workdir, "sessions")
     assert out.returncode == 0, out.stderr
-    listed = {line.split()[0]: line for line in out.stdout.splitlines()}
+    # (An indented line under a session says what it used and cost.)
+    heads = [line for line in out.stdout.splitlines() if not line.startswith(" ")]
+    listed = {line.split()[0]: line for line in heads}
     assert len(listed) == 2, out.stdout
     assert "(unreadable log: line 2 is nested too deeply)" in listed[bad.stem]
     assert any("the good one" in line for line in listed.values())

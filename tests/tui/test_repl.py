@@ -153,7 +153,7 @@ def test_plain_says_a_reply_was_cut_a_lowered_window_and_usage_not_reported(
     assert "Once upon" in out and "! The reply was cut off at the output cap" in out
     assert "! The server says its context window is 6,000 tokens" in out
     assert "window 6,000 from the server's error" in out
-    assert "session totals: not reported by the server" in out
+    assert "usage    not reported by the server" in out
 
 
 def test_plain_prints_a_running_commands_output_as_it_comes(tmp_path: Path, workdir: Path) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.prices import ModelPrice, price_book
 from agent.session import Session
 from compact.records import TimelineRecord
 from compact.timeline import timeline
@@ -68,7 +69,7 @@ def test_table_has_a_row_per_record(session: Session) -> None:
     lines = timeline_table(records, width=160).splitlines()
     assert len(lines) == 2 + len(records)
     header, _, prune_row, done_row, failed_row = lines
-    assert header.split()[:8] == [
+    assert header.split()[:10] == [
         "#",
         "trigger",
         "status",
@@ -76,6 +77,8 @@ def test_table_has_a_row_per_record(session: Session) -> None:
         "items",
         "tokens",
         "duration",
+        "summary",
+        "calls",
         "model",
     ]
     assert prune_row.split()[:3] == ["1", "prune", "done"]
@@ -85,6 +88,12 @@ def test_table_has_a_row_per_record(session: Session) -> None:
     assert "[focus: the parser] RAW-SUMMARY find why" in done_row
     assert failed_row.split()[:3] == ["3", "manual", "failed"]
     assert "error: the summarizer returned nothing" in failed_row
+    # What the summary calls cost, as reported (no cache figure: said so), and in dollars
+    # only with a price for the summarizer.
+    assert "900 in · cache not reported · 120 out" in done_row and "$" not in done_row
+    priced = price_book({"summarizer-m": ModelPrice(1.0, 0.1, 10.0)})
+    done_row = timeline_table(records, width=200, price_of=priced).splitlines()[3]
+    assert "900 in · cache not reported · 120 out · ~<$0.01 est." in done_row
 
 
 def test_table_survives_long_summaries_and_odd_characters(session: Session) -> None:
@@ -128,7 +137,7 @@ def test_json_round_trips(session: Session) -> None:
     assert done["usage"] == {
         "prompt_tokens": 900,
         "completion_tokens": 120,
-        "cached_tokens": 0,
+        "cached_tokens": None,  # the story's server named no cache figure: not reported
         "reasoning_tokens": 0,
     }
     assert (done["label"], done["saved_tokens"]) == ("auto", 35_800)

@@ -11,15 +11,16 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from agent.measurement import Measurement, SessionUsage
+from agent.measurement import Measurement
 from compact.wording import fmt_tokens
 from tui.gauge_reading import GaugeReading, breakdown_rows
+from tui.usage_reading import UsageReading
 
 BAR = 24
 
 
 def breakdown_lines(
-    measurement: Measurement, threshold: int | None, usage: SessionUsage, sandbox: str = ""
+    measurement: Measurement, threshold: int | None, usage: UsageReading, sandbox: str = ""
 ) -> list[Content]:
     """The body of the modal, one Content per line (also used by tests); ``sandbox`` is
     :attr:`tui.runtime.Runtime.sandbox_summary`.
@@ -68,21 +69,8 @@ def breakdown_lines(
         Content(""),
         Content.styled("Session totals (provider-reported)", "bold $text-accent"),
     ]
-    if not usage.reported:
-        lines.append(Content.styled("not reported by the server", "$text-muted"))
-    else:
-        lines += [
-            Content.assemble(("input          ", ""), (f"{fmt_tokens(usage.input):>7}", "bold")),
-            Content.assemble(("output         ", ""), (f"{fmt_tokens(usage.output):>7}", "bold")),
-            Content.assemble(("cached         ", ""), (f"{fmt_tokens(usage.cached):>7}", "bold")),
-        ]
-        if usage.reports < usage.replies:
-            lines.append(
-                Content.styled(
-                    f"{usage.replies - usage.reports} of {usage.replies} replies reported no usage",
-                    "$text-muted",
-                )
-            )
+    for label, value in usage.rows():
+        lines.append(Content.assemble((f"{label:<15}", ""), (value, "bold")))
     if not measurement.measured:
         lines += [
             Content(""),
@@ -101,7 +89,7 @@ class ContextScreen(ModalScreen[None]):
         self,
         measurement: Measurement,
         threshold: int | None,
-        usage: SessionUsage,
+        usage: UsageReading,
         sandbox: str = "",
     ) -> None:
         super().__init__(classes="modal")

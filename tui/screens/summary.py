@@ -22,8 +22,9 @@ from agent.events import (
     ToolResult,
     UserMessage,
 )
+from agent.prices import PriceOf
 from compact.records import TimelineRecord
-from compact.wording import fmt_duration, fmt_tokens, label, plural
+from compact.wording import fmt_duration, fmt_tokens, label, plural, spent
 from tui.text import bash_command, clean, first_line
 
 
@@ -51,8 +52,10 @@ def describe_item(event: Event) -> str:
     return event.type
 
 
-def record_facts(record: TimelineRecord) -> list[tuple[str, str]]:
-    """(label, value) rows for the header of the modal."""
+def record_facts(record: TimelineRecord, price_of: PriceOf | None = None) -> list[tuple[str, str]]:
+    """(label, value) rows for the header of the modal: what the record did, what it saved
+    and what its summary calls cost (estimated in dollars when ``price_of`` knows the
+    summarizer's price)."""
     facts: list[tuple[str, str]] = []
     status = record.status
     if record.error:
@@ -77,15 +80,10 @@ def record_facts(record: TimelineRecord) -> list[tuple[str, str]]:
         calls = plural(record.calls, "summarizer call")
         chunks = f" · {record.chunks} chunks" if record.chunks > 1 else ""
         facts.append(("calls", calls + chunks))
-    if record.usage is not None:
-        usage = record.usage
-        facts.append(
-            (
-                "usage",
-                f"{usage.prompt_tokens} in · {usage.completion_tokens} out"
-                + (f" · {usage.cached_tokens} cached" if usage.cached_tokens else ""),
-            )
-        )
+    if record.saved_tokens is not None and record.status == "done":
+        facts.append(("saved", f"{fmt_tokens(record.saved_tokens)} tokens of context"))
+    if cost := spent(record, price_of):
+        facts.append(("cost", cost))
     return facts
 
 
@@ -95,10 +93,13 @@ class SummaryScreen(ModalScreen[None]):
     AUTO_FOCUS = "*"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss", "close")]
 
-    def __init__(self, record: TimelineRecord, events: Sequence[Event]) -> None:
+    def __init__(
+        self, record: TimelineRecord, events: Sequence[Event], price_of: PriceOf | None = None
+    ) -> None:
         super().__init__(classes="modal")
         self.record = record
         self.log_events = events
+        self.price_of = price_of
 
     def compose(self) -> ComposeResult:
         record = self.record
@@ -107,7 +108,7 @@ class SummaryScreen(ModalScreen[None]):
             dialog.border_title = f"#{record.number} {kind}"
             dialog.border_subtitle = "esc closes"
             with VerticalScroll(classes="body"):
-                facts = record_facts(record)
+                facts = record_facts(record, self.price_of)
                 width = max(len(label) for label, _ in facts)
                 yield Static(
                     Content("\n").join(

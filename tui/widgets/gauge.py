@@ -27,7 +27,9 @@ BAR_MIN, BAR_MAX = 8, 48
 
 
 class TokenGauge(Widget):
-    """One line: ``ctx ▕██████░░░░│░░▏ ~5.2k / 12k · 43% · auto at 80% · ~estimated``."""
+    """One line: ``ctx ▕██████░░░░│░░▏ ~5.2k / 12k · 43% · auto at 80% · ~estimated``, then
+    what the session used and cost when there is room (``in 41.2k · 63% cached · ~$0.12
+    est.``)."""
 
     DEFAULT_CSS = "TokenGauge { height: 1; }"
 
@@ -48,12 +50,19 @@ class TokenGauge(Widget):
         style = ZONE_STYLES[reading.zone]
         text_style = ZONE_TEXT[reading.zone]
         tail = " · ".join(reading.details)
+        spend = f" · {reading.spend}" if reading.spend else ""
         if not reading.window:
             return Content.assemble(
-                ("ctx ", "bold"), (reading.used, text_style), (f" · {tail}", "$text-muted")
+                ("ctx ", "bold"),
+                (reading.used, text_style),
+                (f" · {tail}", "$text-muted"),
+                (spend, "$text-muted"),
             )
         used = f" {reading.used} "
-        room = self.size.width - len("ctx ▕▏") - len(used) - len(tail) - 3
+        room = self.size.width - len("ctx ▕▏") - len(used) - len(tail) - len(spend) - 3
+        if room < BAR_MIN + 8:  # the spend goes first: the gauge is about the context
+            spend = ""
+            room = self.size.width - len("ctx ▕▏") - len(used) - len(tail) - 3
         if room < BAR_MIN:  # narrow: drop the details before the bar
             tail = reading.percent
             room = self.size.width - len("ctx ▕▏") - len(used) - len(tail) - 3
@@ -75,4 +84,5 @@ class TokenGauge(Widget):
             (used, text_style),
             ("· ", "$text-muted"),
             (tail, "$text-muted"),
+            (spend, "$text-muted"),
         )

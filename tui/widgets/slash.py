@@ -121,7 +121,7 @@ class SlashCommands:
             ContextScreen(
                 runtime.measure(),
                 runtime.threshold_tokens,
-                runtime.meter.session_usage,
+                runtime.usage(),
                 runtime.sandbox_summary,
             )
         )

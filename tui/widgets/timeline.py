@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from compact.wording import fmt_duration, fmt_tokens, label
+from compact.wording import fmt_duration, fmt_tokens, label, spent
 from tui.text import first_line
 
 if TYPE_CHECKING:
@@ -41,10 +41,11 @@ def _clock(epoch: float | None) -> str:
 
 
 def record_row(record: TimelineRecord, now: float | None = None) -> Content:
-    """Two or three lines describing one record::
+    """Two or more lines describing one record::
 
     #1 auto    ✓ 14:02
        42 items · 38.1k→2.3k · 4.2s
+       40k in · 83% cached
     """
     icon, style = _STATUS.get(record.status, ("?", "$text-muted"))
     if record.status == "running":
@@ -66,6 +67,9 @@ def record_row(record: TimelineRecord, now: float | None = None) -> Content:
         lines.append(Content.styled("\u00a0\u00a0\u00a0model-free fallback", "$text-warning"))
     elif record.status == "running" and record.note:
         lines.append(Content.styled("\u00a0" * 3 + first_line(record.note, 60), "$text-warning"))
+    if cost := spent(record):
+        # What the summary calls read and wrote (the saving is the line above).
+        lines.append(Content.styled("\u00a0" * 3 + cost.rsplit(" · ", 1)[0], "$text-muted"))
     if record.focus:
         lines.append(
             Content.styled("\u00a0" * 3 + f'focus: "{first_line(record.focus, 20)}"', "$text-muted")
