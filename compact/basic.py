@@ -63,7 +63,7 @@ from compact.guards import BREAKER_FAILURES, Guards
 from compact.policy import CompactionSettings, load_compaction_settings
 from compact.prune import Pruner
 from compact.reading import RangeReader
-from compact.schedule import StepSizes, cost_mark
+from compact.schedule import Schedule
 from compact.selection import (
     balanced_span,
     new_tokens,
@@ -123,10 +123,7 @@ class BasicCompactService(CompactService):
             RangeReader(session, meter.estimator, price=meter.price), self.summarize, self.settings
         )
         self.guards = Guards()
-        self.steps = StepSizes()
-        self._last_summary: int | None = None
-        self._header = 0
-        """Tokens of the newest request header measured (system prompt and tools)."""
+        self.schedule = Schedule(self.settings, folds=pruner is not None)
         self._lock = Lock(session)
 
     @property
@@ -204,10 +201,10 @@ class BasicCompactService(CompactService):
     # --- the contract -------------------------------------------------------------------------
 
     def threshold(self, window: int | None) -> int | None:
-        """The mark (see :meth:`mark`): where the gauge says automatic compaction runs."""
+        """Where automatic compaction runs (:meth:`compact.schedule.Schedule.mark`)."""
         if window is None or not self.settings.auto:
             return None
-        return self.mark(window)
+        return self.schedule.mark(window)
 
     async def compact_if_needed(
         self,
@@ -221,17 +218,17 @@ class BasicCompactService(CompactService):
         if window is None:
             return None
         threshold = self.settings.threshold(window)
-        mark = self.mark(window)
+        mark = self.schedule.mark(window)
         # Far below the mark: decided without waiting for the tokenizer, which starts
         # loading once the history is halfway there.
         bound = self.meter.bound(envelope, warm_at=mark // 2)
-        self.steps.saw(bound)
+        self.schedule.steps.saw(bound)
         if bound < mark:
             return None
         await self.meter.settle()  # a long resumed log is priced with pauses, not at once
         measurement = self.meter.measure(envelope)
-        self._header = measurement.header
-        total, mark = measurement.total, self.mark(window)
+        self.schedule.header = measurement.header
+        total, mark = measurement.total, self.schedule.mark(window)
         if total < mark:
             return None
         retain = self.settings.retain(window)
@@ -247,21 +244,6 @@ class BasicCompactService(CompactService):
         if said is not None:
             self.announce("warning", said)
         return result
-
-    def mark(self, window: int) -> int:
-        """The context size at which the next automatic compaction starts: the threshold,
-        or earlier where that costs less over the coming steps (:mod:`compact.schedule`)."""
-        threshold = self.settings.threshold(window)
-        growth = self.steps.growth()
-        if growth is None or self.settings.cache_price <= 0:
-            return threshold
-        summary = self._last_summary or self.settings.summary_cap(threshold, window) // 2
-        kept = growth if self.pruner is not None else self.settings.retain(window)
-        after = self._header + summary + kept
-        best = cost_mark(
-            growth=growth, after=after, summary=summary, cached_price=self.settings.cache_price
-        )
-        return min(threshold, best)
 
     async def _compact_down(
         self, envelope: Envelope, retain: int, threshold: int, signal: asyncio.Event | None
@@ -342,7 +324,7 @@ class BasicCompactService(CompactService):
             return condensed
 
         result = await bracketed(self.session, self.meter, self._lock, attempt, condense, signal)
-        self._last_summary = result.summary_tokens
+        self.schedule.last_summary = result.summary_tokens
         if read_all and self.pruner is not None and attempt.trigger == "auto":
             # The checkpoint read the retained tail too: what the tail's older outputs said
             # is in it, so they leave the view now, before the next request (one rewrite,

@@ -30,6 +30,8 @@ import math
 import statistics
 from dataclasses import dataclass, field
 
+from compact.policy import CompactionSettings
+
 WINDOW_STEPS = 8
 """Steps the typical growth is measured over (the newest ones)."""
 
@@ -57,3 +59,31 @@ def cost_mark(*, growth: int, after: int, summary: int, cached_price: float) -> 
     per step, never less than two steps above what a compaction leaves."""
     best = after + math.sqrt(2 * growth * (after + summary) / max(cached_price, 1e-6))
     return max(math.ceil(best), after + 2 * growth)
+
+
+@dataclass
+class Schedule:
+    """Where one session's next automatic compaction starts. ``folds``: a compaction masks
+    the retained tail's older outputs (so it leaves about one step of it, not all)."""
+
+    settings: CompactionSettings
+    folds: bool
+    steps: StepSizes = field(default_factory=StepSizes)
+    header: int = 0
+    """Tokens of the newest request header measured (system prompt and tools)."""
+    last_summary: int | None = None
+    """Tokens of the newest checkpoint written."""
+
+    def mark(self, window: int) -> int:
+        """The threshold, or earlier where compacting costs less over the coming steps."""
+        threshold = self.settings.threshold(window)
+        growth = self.steps.growth()
+        if growth is None or self.settings.cache_price <= 0:
+            return threshold
+        summary = self.last_summary or self.settings.summary_cap(threshold, window) // 2
+        kept = growth if self.folds else self.settings.retain(window)
+        after = self.header + summary + kept
+        best = cost_mark(
+            growth=growth, after=after, summary=summary, cached_price=self.settings.cache_price
+        )
+        return min(threshold, best)
