@@ -178,7 +178,7 @@ async def test_cancel_mid_stream_records_partial_reply(
     openai_server: OpenAIServer, session: Session, tmp_path: Path
 ) -> None:
     openai_server.push(
-        {"text": "partial answer that stalls", "chunk_size": 4, "stall_after": 3, "stall_s": 5}
+        {"text": "partial answer that stalls", "chunk_size": 4, "stall_after": 3, "stall_s": 60}
     )
     agent = make_agent(openai_server, session, tmp_path)
     got_text = asyncio.Event()
