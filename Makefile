@@ -44,7 +44,7 @@ test: $(VENV)/.installed-dev
 # A test must hold there too: it waits on events, never on a moment or a speed.
 test-loaded: $(VENV)/.installed-dev
 	$(PYTHON) -c 'while True: pass' & one=$$!; $(PYTHON) -c 'while True: pass' & two=$$!; \
-		trap 'kill $$one $$two' EXIT; $(MAKE) test
+		trap 'kill $$one $$two 2>/dev/null' EXIT; trap 'exit 130' INT TERM; $(MAKE) test
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
