@@ -450,7 +450,7 @@ async def test_connect_that_hangs_is_a_connection_failure() -> None:
         await client.aclose()
         for filler in fillers:
             filler.close()
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 30  # the timeout ended the wait (a bound, not a speed)
     assert url in info.value.user_message
 
 

@@ -104,7 +104,7 @@ async def test_exit_code_is_data(tool: BashTool, command: str, expected: int) ->
     assert out.exit_code == expected
     assert not out.is_error
     assert out.content.endswith(f"[exit {expected} · {out.duration_s:.2f}s]")
-    assert out.duration_s is not None and 0 < out.duration_s < 5
+    assert out.duration_s is not None and 0 < out.duration_s < 60
 
 
 async def test_stderr_is_merged_in_order(tool: BashTool) -> None:
@@ -145,8 +145,8 @@ async def test_timeout_kills_the_whole_group(
 async def test_timeout_is_capped_by_max_timeout(work: Path, tmp_path: Path) -> None:
     tool = BashTool(cwd=work, spill_dir=tmp_path / "s", policy="auto", max_timeout=0.3)
     started = time.monotonic()
-    out = await tool.run({"command": "sleep 5", "timeout": 100})
-    assert time.monotonic() - started < 2
+    out = await tool.run({"command": "sleep 100", "timeout": 100})
+    assert time.monotonic() - started < 30  # capped, not the 100 s asked for
     assert out.is_error and "timed out after 0.3s" in out.content
 
 
@@ -245,7 +245,7 @@ async def test_vanished_cwd_falls_back_to_the_original(tool: BashTool, work: Pat
 async def test_stdin_is_closed(tool: BashTool) -> None:
     started = time.monotonic()
     out = await tool.run({"command": "cat; read x; echo read=$?; readlink /proc/$$/fd/0"})
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # an open stdin would have held it until timeout
     assert body(out.content) == "read=1\n/dev/null"
 
 
