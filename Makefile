@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 ARGS   ?=
 
-.PHONY: run test lint bench screenshots conformance clean
+.PHONY: run test test-loaded lint bench screenshots conformance clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,12 @@ test: $(VENV)/.installed-dev
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest --collect-only -q -p no:xdist >/dev/null 2>&1 & \
 		$(BIN)/mypy; status=$$?; wait; exit $$status
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -rs -n $(JOBS)
+
+# The same suite on a busy machine: two CPU burners run beside it (killed after, by PID).
+# A test must hold there too: it waits on events, never on a moment or a speed.
+test-loaded: $(VENV)/.installed-dev
+	$(PYTHON) -c 'while True: pass' & one=$$!; $(PYTHON) -c 'while True: pass' & two=$$!; \
+		trap 'kill $$one $$two 2>/dev/null' EXIT; trap 'exit 130' INT TERM; $(MAKE) test
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .

@@ -176,6 +176,10 @@ class OpenAIServer:
         self.reject_tool_choice = False
         """Refuse any request that sets ``tool_choice`` (HTTP 400), as some servers do."""
         self.stopping = threading.Event()
+        self.stalled = threading.Event()
+        """Set when a response goes silent (``stall_after``): all before it was written."""
+        self.unstalled = threading.Event()
+        """Set it to end every stall now (a test that has seen what the stall is for)."""
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
         self._httpd.daemon_threads = True
@@ -388,9 +392,13 @@ class _Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
                 self.connection.shutdown(socket.SHUT_RDWR)
                 return
-            if sent == spec.stall_after and self.app.stopping.wait(spec.stall_s):
-                self.close_connection = True  # server shutting down
-                return
+            if sent == spec.stall_after:
+                self.app.stalled.set()
+                ends = time.monotonic() + spec.stall_s
+                while not self.app.unstalled.is_set() and time.monotonic() < ends:
+                    if self.app.stopping.wait(min(0.05, spec.stall_s)):
+                        self.close_connection = True  # server shutting down
+                        return
             if sent == spec.error_after:
                 error = {"message": spec.message, "type": spec.type, "code": spec.code}
                 self._chunk(b"data: " + json.dumps({"error": error}).encode() + b"\n\n")

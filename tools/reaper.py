@@ -37,8 +37,11 @@ for line in sys.stdin:
             groups.pop(int(pgid), None)
 for pgid, start in groups.items():
     now = started(pgid)
-    if now is not None and start and now != start:
-        continue  # the number was reused by another process: not our group any more
+    if now is not None and now != start:
+        # Another process has the number: ours is gone with all its group (a group's number
+        # is not given out while a member lives). With no start time known (the leader had
+        # gone before it was tracked) a live process under the number is such a one too.
+        continue
     try:
         os.killpg(pgid, signal.SIGKILL)
     except OSError:

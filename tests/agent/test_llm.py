@@ -392,7 +392,7 @@ async def test_stall_mid_stream_times_out_and_is_retried(openai_server) -> None:
     client = OpenAICompatible(
         openai_server.base_url, KEY, "openai", retry=policy, request_timeout=0.3
     )
-    stall = {"text": "thinking very slowly", "stall_after": 2, "stall_s": 5}
+    stall = {"text": "thinking very slowly", "stall_after": 2, "stall_s": 60}
     openai_server.push(stall, stall)
     seen: list[StreamEvent] = []
     started = time.monotonic()
@@ -400,7 +400,7 @@ async def test_stall_mid_stream_times_out_and_is_retried(openai_server) -> None:
         async for event in client.stream(request()):
             seen.append(event)
     await client.aclose()
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 30  # the timeouts ended it, not the stalls
     assert sum(isinstance(e, Retrying) for e in seen) == 1
     assert len(openai_server.requests) == 2
     assert "0.3 s" in str(info.value)
@@ -450,7 +450,7 @@ async def test_connect_that_hangs_is_a_connection_failure() -> None:
         await client.aclose()
         for filler in fillers:
             filler.close()
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 30  # the timeout ended the wait (a bound, not a speed)
     assert url in info.value.user_message
 
 

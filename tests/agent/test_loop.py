@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from agent.replies import TextDelta, ToolOutputDelta
 from agent.retry import RetryPolicy
 from agent.session import Session
 from agent.turns import TurnCancelled
+from tests.held import Held, kill_all, still_alive
 from tests.openai_server import OpenAIServer
 from tools.bash import BashTool
 
@@ -180,7 +180,7 @@ async def test_cancel_mid_stream_records_partial_reply(
     openai_server: OpenAIServer, session: Session, tmp_path: Path
 ) -> None:
     openai_server.push(
-        {"text": "partial answer that stalls", "chunk_size": 4, "stall_after": 3, "stall_s": 5}
+        {"text": "partial answer that stalls", "chunk_size": 4, "stall_after": 3, "stall_s": 60}
     )
     agent = make_agent(openai_server, session, tmp_path)
     got_text = asyncio.Event()
@@ -226,12 +226,15 @@ async def test_cancel_mid_bash_kills_the_group_and_balances_the_surface(
         if pid_file.exists() and pid_file.read_text().strip():
             break
         await asyncio.sleep(0.05)
+    sleeper = Held(int(pid_file.read_text()))  # running: the command waits for it
     task.cancel()
     with pytest.raises(TurnCancelled):
         await task
-    pid = int(pid_file.read_text())
-    await asyncio.sleep(0.1)
-    assert not _alive(pid), "the backgrounded sleep survived the cancel"
+    try:
+        # Killed with its group: gone once it has finished dying (waited for, not timed).
+        assert not still_alive([sleeper]), "the backgrounded sleep survived the cancel"
+    finally:
+        kill_all([sleeper])
     results = {e.data.call_id: e.data for e in session.events if e.type == "tool/result"}
     assert results["slow"].is_error and "interrupted" in results["slow"].content
     assert results["later"].is_error and "not run" in results["later"].content
@@ -239,15 +242,6 @@ async def test_cancel_mid_bash_kills_the_group_and_balances_the_surface(
 
     assert unanswered_tool_calls(session.derive_messages()) == []
     assert session.events[-1].type == "turn/end" and session.events[-1].data.reason == "cancelled"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    return stat.exists() and stat.read_text().split()[2] != "Z"
 
 
 async def test_steering_is_delivered_at_the_next_step(

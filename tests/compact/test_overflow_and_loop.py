@@ -193,7 +193,7 @@ async def test_cancellation_wins_over_overflow_recovery(
     history(rig)
     agent = installed(rig)
     openai_server.push(
-        OVERFLOW, {"text": "## Primary request and intent\n- c", "stall_after": 1, "stall_s": 5}
+        OVERFLOW, {"text": "## Primary request and intent\n- c", "stall_after": 1, "stall_s": 60}
     )
     task = asyncio.create_task(agent.run_turn("next"))
     while len(openai_server.requests) < 2:

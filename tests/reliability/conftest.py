@@ -7,12 +7,9 @@ come from tests/conftest.py).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -31,17 +28,20 @@ from tests.e2e.conftest import (  # noqa: F401  (fixtures re-exported)
     session_files,
     tiktoken_cache,
 )
+from tests.held import Held, hold, still_alive
 from tui.demo import ScriptedModel
 
 __all__ = [
     "REEFLINE",
     "Run",
     "descendants",
+    "hold",
     "kill_groups",
     "log_events",
     "only_session",
     "reopen_and_check",
     "session_files",
+    "still_alive",
 ]
 
 
@@ -84,23 +84,11 @@ def alive(pid: int) -> bool:
     return stat[stat.rfind(b")") + 2 :].split()[0] != b"Z"
 
 
-def kill_groups(pids: list[int]) -> None:
-    """SIGKILL the process groups of ``pids`` (what a SIGKILLed agent leaves behind)."""
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            os.killpg(os.getpgid(pid), signal.SIGKILL)
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-
-
-def wait_gone(pids: list[int], timeout: float = 5.0) -> list[int]:
-    """Wait until none of ``pids`` is alive; return those still alive after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        left = [p for p in pids if alive(p)]
-        if not left or time.monotonic() > deadline:
-            return left
-        time.sleep(0.02)
+def kill_groups(held: list[Held]) -> None:
+    """SIGKILL what a SIGKILLed agent left behind: each of ``held`` and the group it leads
+    (see :meth:`Held.kill_group`: never a group or a process that is not the test's)."""
+    for process in held:
+        process.kill_group()
 
 
 def open_brackets(events: list[dict[str, Any]]) -> list[str]:

@@ -202,7 +202,7 @@ async def test_a_command_ignoring_sigterm_is_killed_on_cancel(tmp_path: Path, ma
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert time.monotonic() - started < 3  # SIGTERM grace, then SIGKILL: no hang
+    assert time.monotonic() - started < 30  # SIGTERM grace, then SIGKILL: not the sleeps' 60 s
     assert no_survivors(marker)
     assert not bash.running
 
@@ -212,7 +212,7 @@ async def test_a_command_ignoring_sigterm_is_killed_on_timeout(tmp_path: Path, m
     command = f"export REEFLINE_TEST_MARK={marker}; trap '' TERM; echo started; sleep 60"
     started = time.monotonic()
     out = await bash.run({"command": command, "timeout": 1})
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # not the sleep's 60 s
     assert out.is_error and out.exit_code is None
     assert "started" in out.content and "timed out after 1s" in out.content
     assert no_survivors(marker)
@@ -266,9 +266,9 @@ async def test_a_command_opening_dev_tty_fails_fast_instead_of_hanging(tmp_path:
     bash = tool(tmp_path)
     started = time.monotonic()
     out = await bash.run(
-        {"command": "read -r answer < /dev/tty && echo got $answer", "timeout": 20}
+        {"command": "read -r answer < /dev/tty && echo got $answer", "timeout": 300}
     )
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 60  # failed, not timed out (a bound, not a speed)
     assert out.exit_code not in (0, None)
     assert "/dev/tty" in out.content
     out = await bash.run({"command": "cat > /dev/tty <<< 'to the terminal'", "timeout": 20})

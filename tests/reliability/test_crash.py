@@ -44,16 +44,18 @@ import pytest
 
 from agent.session import Session
 from compact.registry import build_registry
+from tests.held import Held
 from tests.openai_server import OpenAIServer
 from tests.reliability.conftest import (
     REEFLINE,
     descendants,
+    hold,
     kill_groups,
     log_events,
     open_brackets,
     reopen_and_check,
     session_files,
-    wait_gone,
+    still_alive,
 )
 
 PAGE = 4096
@@ -240,9 +242,9 @@ class Child:
 
     # --- ending -------------------------------------------------------------------------------
 
-    def kill(self) -> list[int]:
+    def kill(self) -> list[Held]:
         """SIGKILL the CLI (only the CLI, as a crash would); return the orphans it leaves."""
-        orphans = descendants(self.proc.pid)
+        orphans = hold(descendants(self.proc.pid))
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait(10)
         return orphans
@@ -403,7 +405,7 @@ class CrashRig:
             )
         child = Child(self.args(), self.env, self.cwd, self.log)
         landed: str | None = None
-        orphans: list[int] = []
+        orphans: list[Held] = []
         try:
             landed = self._drive(child, plan)
             if landed is None:
@@ -416,7 +418,7 @@ class CrashRig:
             server.queue.clear()
             child.close()
             kill_groups(orphans)
-        assert not wait_gone(orphans)
+        assert not still_alive(orphans)
         if landed is not None:
             self.tally.kills[plan.kind] = self.tally.kills.get(plan.kind, 0) + 1
             self.tally.landed[landed] = self.tally.landed.get(landed, 0) + 1

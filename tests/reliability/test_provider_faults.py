@@ -56,7 +56,7 @@ def test_stall_mid_stream_times_out_and_is_retried_visibly(
     run_cli: Run, openai_server: OpenAIServer, cli_env: dict[str, str]
 ) -> None:
     openai_server.push(
-        {"text": "I am about to go quiet", "chunk_size": 4, "stall_after": 3, "stall_s": 8},
+        {"text": "I am about to go quiet", "chunk_size": 4, "stall_after": 3, "stall_s": 60},
         {"text": "back again"},
     )
     out = ask(run_cli, openai_server, "hi", env={"REEFLINE_REQUEST_TIMEOUT": "1"})

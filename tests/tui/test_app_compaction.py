@@ -132,7 +132,7 @@ async def test_a_running_compaction_says_what_it_is_doing(
     openai_server.push(
         *({"text": f"Answer {n}.", "words": 600} for n in range(2)),
         {"text": "## Primary", "finish_reason": "length"},
-        {"text": "## Primary request and intent\n- terse", "stall_after": 1, "stall_s": 1.5},
+        {"text": "## Primary request and intent\n- terse", "stall_after": 1, "stall_s": 120},
         {"text": "Short."},
     )
     runtime = ui.runtime(
@@ -148,6 +148,7 @@ async def test_a_running_compaction_says_what_it_is_doing(
         assert app.status.activity == "compacting"
         assert "auto" in app.status.detail and "terser" in app.status.detail
         assert "terser" in rows(app)[0]
+        openai_server.unstalled.set()  # seen in flight: now let the terser retry finish
         await ui.settle(pilot)
         [record] = [r for r in panel.records if r.kind == "compaction"]
         assert record.status == "done", record.error

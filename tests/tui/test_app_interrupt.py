@@ -34,7 +34,7 @@ async def test_esc_interrupts_a_running_bash(ui: UI, openai_server: OpenAIServer
         started = time.monotonic()
         await pilot.press("escape")
         await ui.settle(pilot)
-        assert time.monotonic() - started < 5
+        assert time.monotonic() - started < 20  # not the command's 30 s (a bound, not a speed)
         end = turn_end(app)
         assert end is not None and end.data.reason == "cancelled"
         assert not app.runtime.bash.running
