@@ -26,9 +26,7 @@ from agent.registry import EventError, EventRegistry, log_line
 from agent.repair import Closer, dangling_call_closers, interrupted_turn_closers
 from agent.store import (
     LogFile,
-    StoredSession,
     default_home,
-    list_sessions,
     new_session_id,
     remove_log,
     session_path,
@@ -210,11 +208,6 @@ class Session:
             appended.append(ev.seq)
         return appended
 
-    @staticmethod
-    def list_stored(home: Path | None = None) -> list[StoredSession]:
-        """Sessions on disk under ``home``, most recently modified first."""
-        return list_sessions(Path(home) if home is not None else default_home())
-
     @without_collector
     def _replay(self, lines: Iterable[bytes]) -> tuple[int, bytes]:
         """Fold every complete line into memory; return the byte offset where a torn
@@ -239,8 +232,7 @@ class Session:
     def _checked(self, pos: int) -> int:
         """``pos``, once the log is known to hold at least its ``session/start``."""
         if not self._events:
-            # Also when the only line is torn: cutting it would leave a log without its
-            # session/start, and the resume appended next would make it unloadable.
+            # Also when the only line is torn: a log without its session/start is unloadable.
             raise SessionLoadError(self.path, None, "empty session log (no complete session/start)")
         return pos
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Protocol
 
-from agent.session import Session
+from agent.store import list_sessions
 from compact.timeline import timeline
 from compact.wording import describe
 from tui.commands import (
@@ -69,7 +69,7 @@ class ReplCommands:
             self.say(describe(record))
 
     async def cmd_sessions(self: ReplHost, args: str) -> None:
-        for stored in Session.list_stored(self.runtime.home):
+        for stored in list_sessions(self.runtime.home):
             mark = "  (this session)" if stored.id == self.runtime.session.id else ""
             self.say(f"{stored.id}{mark}")
         self.say("/resume <id> continues one.")

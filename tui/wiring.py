@@ -21,7 +21,7 @@ from agent.registry import EventRegistry
 from agent.retry import RetryPolicy
 from agent.session import Session
 from agent.settings import Settings, SettingsError, config_dir, config_path, load_config_file
-from agent.store import SessionBusy, default_home
+from agent.store import SessionBusy, default_home, list_sessions
 from agent.tokens import Estimator
 from agent.windows import WindowBook
 from compact.basic import BasicCompactService, load_compaction_settings
@@ -107,7 +107,7 @@ def open_session(
     if resume is not None and continue_last:
         raise StartupError("use either --resume ID or --continue, not both")
     if continue_last:
-        stored = Session.list_stored(home)
+        stored = list_sessions(home)
         if stored:
             resume = stored[0].id
     if resume is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.widgets import OptionList
 
-from agent.session import Session
+from agent.store import list_sessions
 from tests.tui.conftest import UI
 from tui.screens.context import ContextScreen
 from tui.screens.sessions import SessionsScreen
@@ -117,7 +117,7 @@ async def test_new_sessions_and_resume(ui: UI) -> None:
         assert app.runtime.session.id == second
         assert "cannot resume" in notices(app)[-1]
         assert "/sessions" in notices(app)[-1] and "reefline sessions" not in notices(app)[-1]
-        assert len(Session.list_stored(ui.home)) == 2
+        assert len(list_sessions(ui.home)) == 2
 
 
 async def test_a_session_nothing_happened_in_leaves_nothing_behind(ui: UI) -> None:
@@ -128,11 +128,11 @@ async def test_a_session_nothing_happened_in_leaves_nothing_behind(ui: UI) -> No
         kept = app.runtime.session.id
         await ui.send(pilot, "/new")
         await ui.send(pilot, "/new")
-        assert len(Session.list_stored(ui.home)) == 2  # the first /new's is gone already
+        assert len(list_sessions(ui.home)) == 2  # the first /new's is gone already
         await ui.type(pilot, "/quit")
         await pilot.pause()
     app.runtime.close()
-    assert [s.id for s in Session.list_stored(ui.home)] == [kept]
+    assert [s.id for s in list_sessions(ui.home)] == [kept]
     assert {p.stem for p in (ui.home / "sessions").glob("*.spill")} <= {kept}
 
 
@@ -230,7 +230,7 @@ async def test_rewind_goes_back_to_before_a_prompt_in_a_new_session(ui: UI) -> N
         assert any(f"Forked from session {parent.id}" in n for n in notices(app))
         assert not any("Session resumed." in n for n in notices(app))  # the fork says it
         assert parent.path.read_bytes() == parent_bytes
-        assert {s.id for s in Session.list_stored(ui.home)} == {parent.id, app.runtime.session.id}
+        assert {s.id for s in list_sessions(ui.home)} == {parent.id, app.runtime.session.id}
 
 
 async def test_sessions_lists_a_log_it_cannot_parse_as_unreadable(ui: UI) -> None:

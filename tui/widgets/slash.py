@@ -15,7 +15,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 
 from agent.fork import ForkPoint
-from agent.session import Session
+from agent.store import list_sessions
 from tui.commands import (
     SLASH_COMMANDS,
     Said,
@@ -133,7 +133,7 @@ class SlashCommands:
         await self._switch(None)
 
     async def _cmd_sessions(self: CommandHost, args: str) -> None:
-        stored = Session.list_stored(self.runtime.home)
+        stored = list_sessions(self.runtime.home)
 
         async def chosen(session_id: str | None) -> None:
             if session_id:
