@@ -92,6 +92,10 @@ class CompactEndData(Data):
     compaction_id: str
     turn: int | None = None
     error: str | None = None
+    reread_tokens: int | None = None
+    """What the rewrite cost a prompt cache: the estimated tokens of the conversation from
+    the checkpoint on, which the next request reads uncached (None: it failed, or an older
+    log)."""
 
 
 class CompactPruneData(Data):

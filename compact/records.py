@@ -71,6 +71,8 @@ class TimelineRecord:
     note: str | None = None
     """The latest thing that went wrong with a call (a cut, a failure), while running."""
     fallback_reason: str | None = None
+    reread_tokens: int | None = None
+    """What the compaction cost a prompt cache: tokens the next request read uncached."""
     """Why the model-free checkpoint took the model's place (``model`` is ``fallback``)."""
 
     @property

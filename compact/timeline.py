@@ -265,6 +265,7 @@ class TimelineFold:
                 end_seq=event.seq,
                 error=error,
                 turn=old.turn if old.turn is not None else data.turn,
+                reread_tokens=data.reread_tokens,
             ),
         )
 

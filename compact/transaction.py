@@ -114,9 +114,9 @@ async def bracketed(
         },
     )
 
-    def end(error: str | None) -> Event:
+    def end(error: str | None, reread: int | None = None) -> Event:
         data = {"compaction_id": compaction_id, "turn": turn, "error": error}
-        return append(session, "compact/end", data)
+        return append(session, "compact/end", {**data, "reread_tokens": reread})
 
     try:
         condensed = await condense(compaction_id, span, shadowed_tokens)
@@ -169,7 +169,7 @@ async def bracketed(
         with contextlib.suppress(CompactionError):
             end(f"internal error: {exc}")
         raise
-    closed = end(None)
+    closed = end(None, meter.measure().surface)  # the checkpoint is at the head
     return CompactionResult(
         compaction_id=compaction_id,
         trigger=attempt.trigger,

@@ -129,6 +129,8 @@ def describe(record: TimelineRecord) -> str:
         parts.append(fmt_duration(record.duration_s))
     if cost := spent(record):
         parts.append(f"summary calls {cost}")
+    if cache := reread(record):
+        parts.append(cache)
     if record.focus:
         parts.append(f'focus "{one_line(record.focus, 40)}"')
     return " · ".join(parts)
@@ -158,6 +160,14 @@ def spent(record: TimelineRecord, price_of: PriceOf | None = None) -> str:
         dollars = price.cost(usage.prompt_tokens, cached or 0, usage.completion_tokens)
         parts.append(format_cost(dollars))
     return " · ".join(parts)
+
+
+def reread(record: TimelineRecord) -> str:
+    """What a compaction cost a prompt cache (``5.2k re-read uncached``); empty when not
+    known (a prune, a failure, an older log)."""
+    if record.reread_tokens is None:
+        return ""
+    return f"{fmt_tokens(record.reread_tokens)} re-read uncached"
 
 
 def running_detail(record: TimelineRecord) -> str:

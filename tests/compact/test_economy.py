@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 
 from compact.prune import MASK_PREFIX, original
+from compact.timeline import TimelineFold
+from compact.wording import describe, fmt_tokens
 from tests.compact.conftest import add_turn, server_model
 from tests.compact.test_prune import big_result
 from tests.openai_server import SUMMARY_MARK, OpenAIServer
@@ -39,6 +41,15 @@ async def test_a_summary_request_continues_the_last_step_request_byte_for_byte(
         # What came after the step request: its reply and results, then the instruction.
         new = summary["messages"][len(step["messages"]) :]
         assert [m["role"] for m in new] == ["assistant", "tool", "user"]
+    # What each rewrite cost the cache is on its timeline record: the checkpoint and what
+    # follows it, read uncached by the next request.
+    fold = TimelineFold()
+    fold.feed_all(rig.session.events)
+    done = [r for r in fold.records if r.kind == "compaction" and r.status == "done"]
+    assert len(done) == len(summaries)
+    for record in done:
+        assert record.reread_tokens is not None and 0 < record.reread_tokens < 16_000
+        assert f"{fmt_tokens(record.reread_tokens)} re-read uncached" in describe(record)
 
 
 async def test_below_the_mark_nothing_is_rewritten(make_rig) -> None:

@@ -24,7 +24,7 @@ from agent.events import (
 )
 from agent.prices import PriceOf
 from compact.records import TimelineRecord
-from compact.wording import fmt_duration, fmt_tokens, label, plural, spent
+from compact.wording import fmt_duration, fmt_tokens, label, plural, reread, spent
 from tui.text import bash_command, clean, first_line
 
 
@@ -84,6 +84,8 @@ def record_facts(record: TimelineRecord, price_of: PriceOf | None = None) -> lis
         facts.append(("saved", f"{fmt_tokens(record.saved_tokens)} tokens of context"))
     if cost := spent(record, price_of):
         facts.append(("cost", cost))
+    if cache := reread(record):
+        facts.append(("cache", f"the next request {cache}"))
     return facts
 
 

@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from compact.wording import fmt_duration, fmt_tokens, label, spent
+from compact.wording import fmt_duration, fmt_tokens, label, reread, spent
 from tui.text import first_line
 
 if TYPE_CHECKING:
@@ -70,6 +70,8 @@ def record_row(record: TimelineRecord, now: float | None = None) -> Content:
     if cost := spent(record):
         # What the summary calls read and wrote (the saving is the line above).
         lines.append(Content.styled("\u00a0" * 3 + cost.rsplit(" · ", 1)[0], "$text-muted"))
+    if cache := reread(record):
+        lines.append(Content.styled("\u00a0" * 3 + cache, "$text-muted"))
     if record.focus:
         lines.append(
             Content.styled("\u00a0" * 3 + f'focus: "{first_line(record.focus, 20)}"', "$text-muted")
