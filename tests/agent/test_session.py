@@ -15,7 +15,7 @@ from agent.load_report import ReentrantAppend, SessionLoadError
 from agent.registry import EventError
 from agent.repair import NOT_STARTED, OUTCOME_UNKNOWN
 from agent.session import Session
-from agent.store import InvalidSessionId, SessionBusy
+from agent.store import InvalidSessionId, SessionBusy, list_sessions
 from tests.agent.conftest import assistant, replace, result, user
 
 
@@ -145,7 +145,7 @@ def test_torn_tail_is_saved_then_cut(session: Session, home: Path) -> None:
     assert [e.type for e in again.events] == ["session/start", "user/message", "session/resume"]
     assert again.events[-1].seq == 2  # the cut line's seq is reused by a well-formed event
     again.close()
-    assert Session.list_stored(home)[0].id == session.id  # side files are not sessions
+    assert list_sessions(home)[0].id == session.id  # side files are not sessions
 
 
 @pytest.mark.parametrize(
@@ -254,10 +254,10 @@ def test_list_newest_first(home: Path, tmp_path: Path) -> None:
     a.close()
     b.close()
     os.utime(a.path, (2_000_000_000, 2_000_000_000))
-    assert [s.id for s in Session.list_stored(home)] == ["aaa", "bbb"]
+    assert [s.id for s in list_sessions(home)] == ["aaa", "bbb"]
     os.utime(b.path, (2_100_000_000, 2_100_000_000))
-    assert [s.id for s in Session.list_stored(home)] == ["bbb", "aaa"]
-    assert Session.list_stored(tmp_path / "nowhere") == []
+    assert [s.id for s in list_sessions(home)] == ["bbb", "aaa"]
+    assert list_sessions(tmp_path / "nowhere") == []
 
 
 def test_spill_dir_is_next_to_the_log(session: Session) -> None:

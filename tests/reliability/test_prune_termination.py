@@ -1,7 +1,9 @@
 """SIGTERM in the middle of a long prune, through the real CLI: ``reefline -p --continue`` on
-a session of thousands of tool results with a small window prunes them one by one; a
-SIGTERM sent once the first ``compact/prune`` is in the log must stop it between two results,
-close the turn and exit 143, leaving a log that loads with every prune paired."""
+a session of thousands of tool results, whose request the server refuses as too long,
+prunes them one by one to recover (under pressure nothing is pruned on its own any more:
+the overflow recovery is where a long prune happens); a SIGTERM sent once the first
+``compact/prune`` is in the log must stop it between two results, close the turn and exit
+143, leaving a log that loads with every prune paired."""
 
 from __future__ import annotations
 
@@ -44,11 +46,20 @@ def test_sigterm_during_a_long_prune_stops_it_between_results(
     built = build_long_session(home, RESULTS, str(workdir))
     log = built.path
     offset = log.stat().st_size
+    # The window is not known ahead (no --context-window, a model no table names), so no
+    # compaction comes first: the refusal starts the recovery, which prunes.
+    openai_server.push(
+        {
+            "status": 400,
+            "message": "This model's maximum context length is 8000 tokens.",
+            "code": "context_length_exceeded",
+        }
+    )
     err = tmp_path / "stderr.txt"
     with open(err, "w") as stderr:
         proc = subprocess.Popen(
             [REEFLINE, "-p", "go on", "--continue", "--base-url", openai_server.base_url,
-             "--model", "m", "--context-window", "8000"],
+             "--model", "m"],
             cwd=workdir, env=cli_env, stdout=subprocess.DEVNULL, stderr=stderr,
         )  # fmt: skip
     try:

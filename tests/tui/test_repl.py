@@ -16,7 +16,7 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from agent.session import Session
+from agent.store import list_sessions
 from tests.tui.conftest import UI
 from tui.history import history_path
 from tui.line_input import make_session, prompt_reader
@@ -65,7 +65,7 @@ def test_piped_stdin_runs_turns_and_commands(tmp_path: Path, workdir: Path) -> N
     assert "#1 manual · done" in out.split("session totals")[1]
     assert "Unknown command /compcat — did you mean /compact?" in out
     assert "never read" not in out
-    [stored] = Session.list_stored(tmp_path / "home")
+    [stored] = list_sessions(tmp_path / "home")
     assert "what is in README.md" in stored.path.read_text()
 
 
