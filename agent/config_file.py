@@ -7,10 +7,11 @@ that what needs only one key before anything else — the session tools' home, t
 
 from __future__ import annotations
 
+import difflib
 import os
 import stat
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,13 @@ MAX_CONFIG_BYTES = 1 << 20
 
 class SettingsError(ValueError):
     """Settings that cannot be used; the message names the source and the key."""
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """``" (did you mean `max_steps`?)"`` for the choice closest to a mistyped ``word``, or ""
+    when none is close: one wording for every unknown key of the settings."""
+    near = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean `{near[0]}`?)" if near else ""
 
 
 def config_dir() -> Path:
