@@ -233,6 +233,39 @@ async def test_rewind_goes_back_to_before_a_prompt_in_a_new_session(ui: UI) -> N
         assert {s.id for s in Session.list_stored(ui.home)} == {parent.id, app.runtime.session.id}
 
 
+async def test_rewind_says_at_once_that_it_is_going_back(ui: UI) -> None:
+    """From the pick to the new session on screen, the status line says it is going back
+    (and offers no Esc it would ignore) and the prompt already holds the text to edit, read-
+    only so that nothing goes to the session being left; after, it is ready and editable."""
+    from tui.screens.rewind import RewindScreen
+    from tui.widgets.status import StatusLine
+
+    app = ui.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.send(pilot, "explore the README.md")
+        await ui.send(pilot, "now parser.py")
+        parent = app.runtime.session.id
+        prompt = app.query_one(PromptArea)
+        status = app.query_one(StatusLine)
+        seen: list[tuple[str, str, bool, str, str]] = []
+
+        def saw(activity: str) -> None:  # called as the status changes, not polled
+            line = status.render().plain
+            seen.append((activity, prompt.text, prompt.read_only, app.runtime.session.id, line))
+
+        app.watch(status, "activity", saw, init=False)
+        await app.run_slash("rewind")
+        await ui.until(pilot, lambda: isinstance(app.screen, RewindScreen))
+        await pilot.press("enter")
+        await ui.until(pilot, lambda: app.runtime.session.id != parent)
+        await ui.until(pilot, lambda: status.activity == "idle")
+        activity, text, read_only, session, line = seen[0]
+        assert (activity, text, read_only, session) == ("rewinding", "now parser.py", True, parent)
+        assert "going back" in line and "to before turn 2" in line and "esc" not in line, line
+        assert not prompt.read_only and prompt.text == "now parser.py"
+        assert "Back before turn 2" in notices(app)[-1]
+
+
 async def test_sessions_lists_a_log_it_cannot_parse_as_unreadable(ui: UI) -> None:
     """A stored log with a line nested deeper than the JSON parser goes: /sessions still
     opens, that row says the log is unreadable, and picking it says why."""

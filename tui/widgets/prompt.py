@@ -89,9 +89,10 @@ class PromptArea(TextArea):
         await super()._on_key(event)
 
     def submit(self) -> None:
-        """Send the text (Enter): history, then :class:`PromptSubmitted`; empty text is not sent."""
+        """Send the text (Enter): history, then :class:`PromptSubmitted`; empty text is not
+        sent, nor any while the prompt is read-only (a session is being switched)."""
         text = self.text
-        if not text.strip():
+        if self.read_only or not text.strip():
             return
         self.prompt_history.add(text)
         self._index = None
