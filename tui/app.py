@@ -57,10 +57,20 @@ W = TypeVar("W", bound=Widget)
 
 WIDE = 120
 """Terminals at least this wide open with the timeline panel showing."""
+NARROW = 100
+"""Below this width the timeline panel, when opened, is narrower (``Screen.-narrow``)."""
+SHORT = 12
+"""Below this height the header, the footer and the prompt's box go (``Screen.-short``)."""
 
 
 class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
     """See the module docstring. ``runtime`` is built by the caller (see ``tui.cli``)."""
+
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [
+        (0, "-narrow"),
+        (NARROW, "-roomy"),
+    ]
+    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [(0, "-short"), (SHORT, "-tall")]
 
     CSS_PATH = "app.tcss"
     TITLE = "reefline"
