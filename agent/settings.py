@@ -81,6 +81,9 @@ class Settings(BaseModel):
     timeout, dropped stream) is repeated, with backoff, before the turn ends in an error."""
     demo: bool = False
     """Use the offline scripted model."""
+    theme: str | None = None
+    """The app's colour theme, a name from its command palette's theme list; a theme picked
+    there is saved here."""
     compaction: dict[str, Any] = {}
     """Compaction settings, validated by the compaction backend (a :data:`TableCheck`)."""
 

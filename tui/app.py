@@ -37,6 +37,7 @@ from tui.screens.summary import SummaryScreen
 from tui.shutdown import Shutdown
 from tui.terminal_state import terminal_state
 from tui.text import sandbox_label
+from tui.theme_memory import ThemeMemory
 from tui.view.fold import LogView
 from tui.widgets.bridge import (
     CompactionNoticed,
@@ -167,7 +168,10 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
         self.timeline.display = self.size.width >= WIDE
         self.set_interval(0.25, self._tick)
         self._watch_signals()
+        theme_said = ThemeMemory(self, self.runtime.settings.theme).start()
         await self._open(self.runtime)
+        if theme_said:
+            await self.transcript.add_notice(theme_said, "warning")
 
     def on_resize(self) -> None:
         if not self._timeline_chosen:
