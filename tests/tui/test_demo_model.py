@@ -157,7 +157,7 @@ def test_counts_agree_with_their_nouns(model: ScriptedModel, tmp_path: Path) -> 
     assert "(s)" not in text
     assert "1 entry at the top level" in text and "1 file within two levels" in text
     assert "`a.txt`: 1 line\n" in text + "\n"
-    assert f"I ran {len(commands(replies))} read-only commands." in text
+    assert f"with {len(commands(replies))} read-only commands." in text
     (one / "b.txt").write_text("x\ny\n")
     replies, _ = turn(model, [SYSTEM, {"role": "user", "content": "look around"}], one)
     text = replies[-1].text

@@ -227,16 +227,16 @@ def _answer(scene: _Scene, tools_available: bool) -> str:
     }[intent]
     target = _target(scene) or "the files"
     opening = {
-        "greeting": f"Hello! I am the offline demo model. I can look around {where} with "
-        "read-only commands: ask about a file by name, the line counts, or problems.",
+        "greeting": "Hello! I am the offline demo model. I can look around with read-only "
+        "commands: ask about a file by name, the line counts, or problems.",
         "file": f"Here is what `{target}` holds, from its first lines.",
         "counts": "Here are the sizes of the main text files, in lines.",
         "problems": "I looked for problems: failed commands and errors in what they printed.",
-        "overview": f"Here is an overview of {where}.",
+        "overview": "Here is an overview of the project.",
     }[intent]
     out = [
         opening,
-        f"I ran {plural(len(commands), 'read-only command')}. "
+        f"I looked at {where} with {plural(len(commands), 'read-only command')}. "
         "*(Offline demo model: scripted and deterministic.)*",
     ]
     for name in order:
