@@ -77,7 +77,9 @@ def fork_session(parent: Session, at_seq: int, home: Path | None = None) -> tupl
     start = SessionStart(
         seq=0,
         time=time.time(),
-        data=SessionStartData(id=new_id, cwd=first.data.cwd, created_at=time.time()),
+        data=SessionStartData(
+            id=new_id, cwd=first.data.cwd, created_at=time.time(), forked_from=parent.id
+        ),
     )
     fork = SessionFork(
         seq=point.seq,

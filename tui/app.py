@@ -36,7 +36,7 @@ from tui.screens.approval import ARM_S
 from tui.screens.summary import SummaryScreen
 from tui.shutdown import Shutdown
 from tui.terminal_state import terminal_state
-from tui.text import sandbox_label
+from tui.text import clean, resume_hint, sandbox_label
 from tui.theme_memory import ThemeMemory
 from tui.view.fold import LogView
 from tui.widgets.bridge import (
@@ -407,4 +407,6 @@ def run_app(runtime: Runtime) -> int:
     finally:
         app.runtime.close()
         heap.resume_collection()  # if the app ended before it showed the session
+    if app.runtime.session.path.exists():  # an untouched session is discarded on close
+        print(clean(resume_hint(app.runtime.session.id)))
     return app.return_code or 0

@@ -7,6 +7,7 @@ from collections.abc import Awaitable
 from typing import Protocol
 
 from agent.session import Session
+from agent.store import first_prompt
 from compact.timeline import timeline
 from compact.wording import describe
 from tui.commands import (
@@ -77,7 +78,8 @@ class ReplCommands:
     async def cmd_sessions(self: ReplHost, args: str) -> None:
         for stored in Session.list_stored(self.runtime.home):
             mark = "  (this session)" if stored.id == self.runtime.session.id else ""
-            self.say(f"{stored.id}{mark}")
+            first = first_line(first_prompt(stored.path).listed, 60)
+            self.say(f"{stored.id}{mark}  {first}")
         self.say("/resume <id> continues one.")
 
     async def cmd_new(self: ReplHost, args: str) -> None:
