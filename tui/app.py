@@ -27,6 +27,7 @@ from compact.records import TimelineRecord
 from tui import heap
 from tui.approvals import Approvals
 from tui.commands import SLASH_COMMANDS, parse_slash
+from tui.completion import choices
 from tui.demo import BANNER as DEMO_BANNER
 from tui.gauge_reading import GaugeReading
 from tui.history import PromptHistory, history_path
@@ -48,7 +49,7 @@ from tui.widgets.bridge import (
 from tui.widgets.gauge import ZONE_TEXT, TokenGauge
 from tui.widgets.header import AppHeader
 from tui.widgets.marker import CompactionMarkerSelected
-from tui.widgets.prompt import CommandHints, PromptArea, PromptSubmitted
+from tui.widgets.prompt import CompletionMenu, PromptArea, PromptSubmitted
 from tui.widgets.slash import SlashCommands
 from tui.widgets.status import StatusLine
 from tui.widgets.timeline import TimelinePanel, TimelineRecordSelected
@@ -121,7 +122,7 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
             id="prompt",
             placeholder="Message reefline · / for commands · esc interrupts",
         )
-        yield CommandHints(id="hints")
+        yield CompletionMenu(id="hints")
         yield Footer()
 
     def _main_mounted(self) -> bool:
@@ -164,7 +165,7 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
         )
 
     async def on_mount(self) -> None:
-        self.part(CommandHints).display = False
+        self.part(PromptArea).menu = self.part(CompletionMenu)
         self.timeline.display = self.size.width >= WIDE
         self.set_interval(0.25, self._tick)
         self._watch_signals()
@@ -302,10 +303,11 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
 
     @on(PromptArea.Changed, "#prompt")
     def _prompt_changed(self, event: PromptArea.Changed) -> None:
-        self.part(CommandHints).show_for(event.text_area.text, SLASH_COMMANDS)
+        text = event.text_area.text
+        self.part(CompletionMenu).show(choices(text, self.runtime), text)
 
     async def on_prompt_submitted(self, message: PromptSubmitted) -> None:
-        self.part(CommandHints).display = False
+        self.part(CompletionMenu).close()
         text = message.text
         slash = parse_slash(text)
         if slash is not None:

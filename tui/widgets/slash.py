@@ -72,7 +72,8 @@ class CommandHost(Protocol):
 
 
 KEYS_HELP = (
-    "enter send · shift+enter / ctrl+j new line · ↑↓ history · tab completes a command · "
+    "enter send · shift+enter / ctrl+j new line · ↑↓ history · / opens the command menu "
+    "(↑↓ move, tab or enter take, esc closes) · "
     "pgup/pgdn scroll · esc interrupt · ctrl+c interrupt, twice quits · ctrl+t timeline · "
     "shift+tab from the prompt reaches the timeline rows (↑↓, enter opens a summary) · "
     "ctrl+y copy the last answer · ctrl+p command palette · ctrl+q quit"
