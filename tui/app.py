@@ -59,20 +59,13 @@ W = TypeVar("W", bound=Widget)
 
 WIDE = 120
 """Terminals at least this wide open with the timeline panel showing."""
-NARROW = 100
-"""Below this width the timeline panel, when opened, is narrower (``Screen.-narrow``)."""
-SHORT = 12
-"""Below this height the header, the footer and the prompt's box go (``Screen.-short``)."""
 
 
 class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
     """See the module docstring. ``runtime`` is built by the caller (see ``tui.cli``)."""
 
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [
-        (0, "-narrow"),
-        (NARROW, "-roomy"),
-    ]
-    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [(0, "-short"), (SHORT, "-tall")]
+    HORIZONTAL_BREAKPOINTS: ClassVar = [(0, "-narrow"), (100, "-roomy")]  # see app.tcss
+    VERTICAL_BREAKPOINTS: ClassVar = [(0, "-short"), (12, "-tall")]
 
     CSS_PATH = "app.tcss"
     TITLE = "reefline"
@@ -122,7 +115,7 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
             id="prompt",
             placeholder="Message reefline · / for commands · esc interrupts",
         )
-        yield CompletionMenu(id="hints")
+        yield CompletionMenu(lambda text: choices(text, self.runtime), id="hints")
         yield Footer()
 
     def _main_mounted(self) -> bool:
@@ -169,10 +162,8 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
         self.timeline.display = self.size.width >= WIDE
         self.set_interval(0.25, self._tick)
         self._watch_signals()
-        theme_said = ThemeMemory(self, self.runtime.settings.theme).start()
+        ThemeMemory(self, self.runtime.settings.theme).start()
         await self._open(self.runtime)
-        if theme_said:
-            await self.transcript.add_notice(theme_said, "warning")
 
     def on_resize(self) -> None:
         if not self._timeline_chosen:
@@ -301,13 +292,7 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
 
     # --- prompt -------------------------------------------------------------------------------
 
-    @on(PromptArea.Changed, "#prompt")
-    def _prompt_changed(self, event: PromptArea.Changed) -> None:
-        text = event.text_area.text
-        self.part(CompletionMenu).show(choices(text, self.runtime), text)
-
     async def on_prompt_submitted(self, message: PromptSubmitted) -> None:
-        self.part(CompletionMenu).close()
         text = message.text
         slash = parse_slash(text)
         if slash is not None:

@@ -20,22 +20,22 @@ class ThemeMemory:
         self.shown = ""
         """The theme on screen as last saved or applied."""
 
-    def start(self) -> str | None:
-        """Apply the configured theme; then listen for changes. Returns what to tell the
-        user when the configured name is not a theme (the default one stays)."""
-        said = None
+    def start(self) -> None:
+        """Apply the configured theme (a name that is no theme is said, in a toast, and the
+        default stays); then listen for changes."""
         if self.configured is not None:
             if self.configured in self.app.available_themes:
                 self.app.theme = self.configured
             else:
                 names = ", ".join(sorted(self.app.available_themes))
-                said = (
+                self.app.notify(
                     f"The configured theme {self.configured!r} does not exist (the themes are "
-                    f"{names}): pick one with ctrl+p, Theme."
+                    f"{names}): pick one with ctrl+p, Theme.",
+                    severity="warning",
+                    timeout=10,
                 )
         self.shown = self.app.theme
         self.app.theme_changed_signal.subscribe(self.app, self._changed)
-        return said
 
     def _changed(self, theme: Theme) -> None:
         if theme.name == self.shown:

@@ -8,7 +8,7 @@ Tab or Enter take the highlighted row, Esc closes it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from textual import events
@@ -49,6 +49,10 @@ class PromptArea(TextArea):
 
         self.menu: CompletionMenu | None = None
         """The completion menu under the prompt, when the app has one."""
+
+    def _on_text_area_changed(self, event: TextArea.Changed) -> None:
+        if self.menu is not None and event.text_area is self:
+            self.menu.offer(self.text)
 
     def _menu_key(self, key: str) -> bool:
         """Handle ``key`` in the open completion menu; False when it is not the menu's."""
@@ -108,6 +112,8 @@ class PromptArea(TextArea):
         self._index = None
         self._draft = ""
         self.clear()
+        if self.menu is not None:
+            self.menu.close()
         self.post_message(PromptSubmitted(text))
 
     def _recall(self, step: int) -> bool:
@@ -139,10 +145,16 @@ class CompletionMenu(OptionList):
 
     can_focus = False
 
-    def __init__(self, **kwargs: str) -> None:
+    def __init__(self, complete: Callable[[str], list[Choice]], **kwargs: str) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.complete = complete
+        """What completes a text (:func:`tui.completion.choices` for the open session)."""
         self.choices: list[Choice] = []
         self.display = False
+
+    def offer(self, text: str) -> None:
+        """Show what completes ``text``."""
+        self.show(self.complete(text), text)
 
     def show(self, choices: list[Choice], text: str) -> None:
         """Offer ``choices`` for ``text``; none, or only ``text`` itself, closes the menu."""
