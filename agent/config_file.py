@@ -7,10 +7,13 @@ that what needs only one key before anything else — the session tools' home, t
 
 from __future__ import annotations
 
+import difflib
+import json
 import os
+import re
 import stat
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,13 @@ MAX_CONFIG_BYTES = 1 << 20
 
 class SettingsError(ValueError):
     """Settings that cannot be used; the message names the source and the key."""
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """``" (did you mean `max_steps`?)"`` for the choice closest to a mistyped ``word``, or ""
+    when none is close: one wording for every unknown key of the settings."""
+    near = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean `{near[0]}`?)" if near else ""
 
 
 def config_dir() -> Path:
@@ -93,6 +103,43 @@ def names_prices(env: Mapping[str, str] = os.environ) -> bool:
     if any(name.upper().startswith("REEFLINE_PRICES") for name in env):
         return True
     return "prices" in read_config(checked_config_path())
+
+
+def save_config_value(path: Path, key: str, value: str) -> None:
+    """Set the top-level text setting ``key`` to ``value`` in the config file, keeping every
+    other byte: its line before the first table is replaced, or one is added at the top (the
+    file and its folder are made when missing). Written whole to a temporary file that is then
+    renamed over the old one (mode 0600), so a crash leaves the old file or the new one.
+
+    Raises:
+        SettingsError: the file cannot be read, is not valid TOML (it is left alone: the user
+        has a mistake to fix), or cannot be written.
+    """
+    read_config(path)  # refuses what the settings would refuse
+    raw = _read_bytes(path)
+    text = "" if raw is None else raw.decode("utf-8", errors="replace")
+    line = f"{key} = {json.dumps(value)}"  # a JSON string is a TOML basic string
+    first_table = re.search(r"^\s*\[", text, re.M)
+    head_end = first_table.start() if first_table else len(text)
+    found = re.compile(rf"^[ \t]*{re.escape(key)}[ \t]*=.*$", re.M).search(text, 0, head_end)
+    text = text[: found.start()] + line + text[found.end() :] if found else f"{line}\n{text}"
+    try:
+        if tomllib.loads(text).get(key) != value:
+            raise SettingsError(f"{path}: cannot save `{key}` in it: its `{key}` line is unusual")
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"{path}: cannot save `{key}` in it: {exc}") from None
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise SettingsError(f"{path}: cannot save `{key}`: {exc.strerror}") from None
 
 
 def _read_bytes(path: Path) -> bytes | None:

@@ -116,6 +116,9 @@ class SessionStartData(Data):
     version: int = 1
     cwd: str
     created_at: float
+    forked_from: str | None = None
+    """The parent session's id when this one is a fork (its ``session/fork`` says where),
+    here too so that a listing, which reads only a log's first lines, can say so."""
 
 
 class EmptyData(Data):

@@ -8,6 +8,7 @@ only read. Forks happen at a turn's start: every copied turn is closed, every ca
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from dataclasses import dataclass
@@ -76,21 +77,53 @@ def fork_session(parent: Session, at_seq: int, home: Path | None = None) -> tupl
     start = SessionStart(
         seq=0,
         time=time.time(),
-        data=SessionStartData(id=new_id, cwd=first.data.cwd, created_at=time.time()),
+        data=SessionStartData(
+            id=new_id, cwd=first.data.cwd, created_at=time.time(), forked_from=parent.id
+        ),
     )
     fork = SessionFork(
         seq=point.seq,
         time=time.time(),
         data=SessionForkData(parent=parent.id, at_seq=point.seq),
     )
-    lines = [start, *parent.events[1 : point.seq], fork]
-    body = "".join(event.to_json() + "\n" for event in lines).encode()
+    copied = _logged_prefix(parent, point.seq)
+    if copied is None:  # the file is not (or no longer) the events in memory: write those
+        copied = "".join(event.to_json() + "\n" for event in parent.events[1 : point.seq]).encode()
+    body = (start.to_json() + "\n").encode() + copied + (fork.to_json() + "\n").encode()
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     with os.fdopen(fd, "wb") as f:
         f.write(body)
         f.flush()
         os.fsync(f.fileno())
     return new_id, point
+
+
+def _logged_prefix(parent: Session, end_seq: int) -> bytes | None:
+    """The parent's log lines of seqs 1 to ``end_seq - 1`` as bytes, copied rather than
+    serialized again (which cost about as much as loading them): line ``i`` of the log holds
+    seq ``i`` when the file has exactly one line per event in memory. None when it has not
+    (a file changed behind the session): the caller serializes the events instead."""
+    try:
+        raw = parent.path.read_bytes()
+    except OSError:
+        return None
+    if raw.count(b"\n") != len(parent.events) or not raw.endswith(b"\n"):
+        return None
+    start = raw.index(b"\n") + 1
+    end = start
+    last = start
+    for _ in range(end_seq - 1):
+        last, end = end, raw.index(b"\n", end) + 1
+    if end_seq > 1 and _seq_of(raw[last:end]) != end_seq - 1:
+        return None
+    return raw[start:end]
+
+
+def _seq_of(line: bytes) -> object:
+    try:
+        return json.loads(line).get("seq")
+    except (ValueError, AttributeError):
+        return None
 
 
 def _point(points: list[ForkPoint], at_seq: int) -> ForkPoint:

@@ -1,7 +1,9 @@
 """Settings: command-line flags > ``REEFLINE_*`` environment > config file > defaults.
 
 The config file is ``~/.config/reefline/config.toml`` (``$REEFLINE_CONFIG`` names another).
-A file with a wrong key or type is rejected with its path and the key. API keys are never
+A file with a wrong key or type is rejected with its path and the key; every error of the
+file, the environment and the flags is reported at once, an unknown key with the nearest known
+one. API keys are never
 settings values: they are read from the environment when the provider is resolved, and they
 never reach the log, the output or a ``repr``.
 """
@@ -11,17 +13,18 @@ from __future__ import annotations
 import json
 import os
 import urllib.parse
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, model_validator
 
 from agent.config_file import (
     SettingsError,
     checked_config_path,
     config_dir,
     config_path,
+    did_you_mean,
     read_config,
 )
 from agent.prices import ModelPrice
@@ -32,6 +35,7 @@ __all__ = [
     "SandboxMode",
     "Settings",
     "SettingsError",
+    "TableCheck",
     "check_base_url",
     "config_dir",
     "config_path",
@@ -75,7 +79,7 @@ class Settings(BaseModel):
     """Name of the environment variable holding the API key."""
     context_window: int | None = Field(default=None, gt=0)
     """Context window in tokens when the model is not in the built-in table."""
-    context_windows: dict[str, int] = {}
+    context_windows: dict[str, PositiveInt] = {}
     """Per-model context window overrides."""
     approve: ApprovalPolicy | None = None
     """Bash approval policy; None = the front end's default (ask in the app, deny headless)."""
@@ -97,8 +101,11 @@ class Settings(BaseModel):
     timeout, dropped stream) is repeated, with backoff, before the turn ends in an error."""
     demo: bool = False
     """Use the offline scripted model."""
+    theme: str | None = None
+    """The app's colour theme, a name from its command palette's theme list; a theme picked
+    there is saved here."""
     compaction: dict[str, Any] = {}
-    """Compaction settings, validated by the compaction backend."""
+    """Compaction settings, validated by the compaction backend (a :data:`TableCheck`)."""
     prices: dict[str, PriceSetting] = {}
     """Per-model prices for the cost estimate, beside the built-in table (which they override)."""
 
@@ -107,20 +114,51 @@ class Settings(BaseModel):
         """:attr:`prices` as :func:`agent.prices.price_of` reads them."""
         return {name: entry.price() for name, entry in self.prices.items()}
 
+    @model_validator(mode="after")
+    def _output_fits_the_window(self) -> Settings:
+        # A cap at or above the window leaves no room for the conversation: every request
+        # would be refused by the server, only later and less clearly.
+        if (
+            self.max_output_tokens is not None
+            and self.context_window is not None
+            and self.max_output_tokens >= self.context_window
+        ):
+            raise ValueError(
+                f"max_output_tokens ({self.max_output_tokens}) must be below context_window "
+                f"({self.context_window}), or no room is left for the conversation"
+            )
+        return self
+
+
+TableCheck = Callable[[Mapping[str, Any]], object]
+"""Validates one table setting (``compaction``) for a layer the core cannot import; raises
+``ValueError`` whose message holds one line per error (``key: what is wrong``)."""
+
 
 def describe_errors(
-    exc: ValidationError, source: str, origins: Mapping[str, str] | None = None
+    exc: ValidationError,
+    source: str,
+    origins: Mapping[str, str] | None = None,
+    known: Collection[str] = Settings.model_fields,
 ) -> str:
     """One line per error: the flag or variable that set the setting when ``origins`` (top-level
-    key → where its value came from) knows it, else ``source`` and the key."""
+    key → where its value came from) knows it, else ``source`` and the key; an unknown key
+    with the nearest of the ``known`` ones."""
     lines = []
     for err in exc.errors():
-        key = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        where = (origins or {}).get(str(err["loc"][0])) if err["loc"] else None
+        loc = [str(p) for p in err["loc"]]
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden" and len(loc) == 1:
+            message = f"not a setting{did_you_mean(loc[0], known)}"
+        if not loc:  # a rule between settings: its message names them
+            lines.append(f"{source}: {message}")
+            continue
+        key = ".".join(loc)
+        where = (origins or {}).get(loc[0])
         if where is None:
-            lines.append(f"{source}: key `{key}`: {err['msg']}")
+            lines.append(f"{source}: key `{key}`: {message}")
         else:
-            lines.append(f"{where} (setting `{key}`): {err['msg']}")
+            lines.append(f"{where} (setting `{key}`): {message}")
     return "\n".join(lines)
 
 
@@ -157,27 +195,66 @@ def load_prices() -> dict[str, ModelPrice]:
         raise SettingsError(describe_errors(exc, "REEFLINE_PRICES", origins)) from None
 
 
-def load_settings(flags: Mapping[str, Any] | None = None) -> Settings:
+def load_settings(
+    flags: Mapping[str, Any] | None = None, tables: Mapping[str, TableCheck] | None = None
+) -> Settings:
     """Merge flags (None values ignored) > ``REEFLINE_*`` environment > config file > defaults.
 
+    Every error is reported at once: the file's own (even where a flag overrides the key),
+    those of the merged settings, and those of each table ``tables`` checks (the composition
+    root passes the compaction backend's validation, which the core cannot import).
+
     Raises:
-        SettingsError: naming the config file and key, or the flag / variable at fault.
+        SettingsError: one line per error, naming the config file and key, or the flag /
+        variable at fault.
     """
-    merged = load_config_file(checked_config_path())
+    path = checked_config_path()
+    data = read_config(path)
+    errors: list[str] = []
+    errors += _errors_of(data, str(path))
     given = {k: v for k, v in (flags or {}).items() if v is not None}
     origins = _environment_origins(os.environ)
     origins.update({key: f"--{key.replace('_', '-')} {value}" for key, value in given.items()})
+    merged = data
     for layer in (environment_settings(os.environ), given):
         merged = _deep_merge(merged, layer)
+    # A key no flag or variable set is the file's: the same line as above, said once.
+    errors += _errors_of(merged, str(path), origins)
+    for key, check in (tables or {}).items():
+        table = merged.get(key)
+        if not isinstance(table, Mapping):
+            continue  # not a table: reported above
+        try:
+            check(table)
+        except ValueError as exc:
+            where = origins.get(key, str(path))
+            errors += [f"{where}: {line}" for line in str(exc).splitlines()]
+    if isinstance(base_url := merged.get("base_url"), str) and base_url:
+        try:
+            check_base_url(base_url, "--base-url")
+        except SettingsError as exc:
+            errors.append(str(exc))
+    if errors:
+        raise SettingsError("\n".join(dict.fromkeys(errors)))
+    return Settings.model_validate(merged)
+
+
+def _errors_of(
+    data: Mapping[str, Any], source: str, origins: Mapping[str, str] | None = None
+) -> list[str]:
+    """Every error of ``data`` as settings, one line each. The rules between settings run
+    only once every setting is valid: they are checked on the valid ones too, so that all
+    errors come in one round."""
     try:
-        settings = Settings.model_validate(merged)
+        Settings.model_validate(data)
     except ValidationError as exc:
-        raise SettingsError(
-            describe_errors(exc, "settings (command-line flags or REEFLINE_* environment)", origins)
-        ) from None
-    if settings.base_url:
-        check_base_url(settings.base_url, "--base-url")
-    return settings
+        lines = describe_errors(exc, source, origins).splitlines()
+        bad = {str(err["loc"][0]) for err in exc.errors() if err["loc"]}
+        if bad:
+            valid = {key: value for key, value in data.items() if key not in bad}
+            lines += [line for line in _errors_of(valid, source, origins) if line not in lines]
+        return lines
+    return []
 
 
 ENV_PREFIX = "REEFLINE_"

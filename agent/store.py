@@ -15,7 +15,7 @@ import json
 import os
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
 
@@ -109,11 +109,17 @@ class FirstPrompt:
     problem: str | None = None
     """Why the log cannot be loaded, found in its first lines ("line 2 is nested too
     deeply"); the session cannot be resumed or viewed until it is mended."""
+    forked_from: str | None = None
+    """The parent's id when the session is a fork (a listing would show both alike)."""
 
     @property
     def listed(self) -> str:
-        """One line for a listing: the request, or the problem in parentheses."""
-        return f"(unreadable log: {self.problem})" if self.problem else (self.text or "")
+        """One line for a listing: the request (``fork of ID: `` first for a fork), or the
+        problem in parentheses."""
+        if self.problem:
+            return f"(unreadable log: {self.problem})"
+        fork = f"fork of {self.forked_from}: " if self.forked_from else ""
+        return fork + (self.text or "")
 
 
 def first_prompt(path: Path) -> FirstPrompt:
@@ -126,15 +132,29 @@ def first_prompt(path: Path) -> FirstPrompt:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         return FirstPrompt(None, f"cannot be opened ({exc.strerror or exc})")
+    parent = None
     with os.fdopen(fd, "rb") as f:
         try:
             for lineno, line in zip(range(1, FIRST_PROMPT_LINES + 1), f, strict=False):
+                if lineno == 1:
+                    parent = _parent_in(line)
                 found = _prompt_in(line, lineno)
                 if found is not None:
-                    return found
+                    return replace(found, forked_from=parent)
         except OSError as exc:
             return FirstPrompt(None, f"cannot be read ({exc.strerror or exc})")
-    return FirstPrompt(None)
+    return FirstPrompt(None, forked_from=parent)
+
+
+def _parent_in(line: bytes) -> str | None:
+    """The ``forked_from`` of a ``session/start`` line (None for any other line, or none)."""
+    try:
+        event = json.loads(line)
+    except (ValueError, RecursionError):
+        return None  # reported as the line is read for the prompt
+    data = event.get("data") if isinstance(event, dict) else None
+    parent = data.get("forked_from") if isinstance(data, dict) else None
+    return parent if isinstance(parent, str) and SESSION_ID.match(parent) else None
 
 
 def _prompt_in(line: bytes, lineno: int) -> FirstPrompt | None:

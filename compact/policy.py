@@ -12,6 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from agent.config_file import did_you_mean
+
 MIN_SUMMARY_TOKENS = 256
 """A smaller output cap cannot hold the checkpoint's sections."""
 SUMMARY_SHARE = 0.25
@@ -116,7 +118,8 @@ class CompactionSettings(BaseModel):
 def load_compaction_settings(
     raw: Mapping[str, Any], window: int | None = None
 ) -> CompactionSettings:
-    """Validate user settings; the error names each bad key under ``compaction.``."""
+    """Validate user settings; the error has one line per bad key, named under
+    ``compaction.`` (an unknown one with the nearest known key)."""
     try:
         settings = CompactionSettings.model_validate(dict(raw))
         settings.check_window(window)
@@ -124,8 +127,20 @@ def load_compaction_settings(
         lines = []
         for err in exc.errors():
             key = ".".join(str(p) for p in err["loc"])
-            lines.append(f"compaction{'.' + key if key else ''}: {err['msg']}")
-        raise ValueError("; ".join(lines)) from None
+            message = err["msg"].removeprefix("Value error, ")
+            if err["type"] == "extra_forbidden":
+                near = did_you_mean(key, CompactionSettings.model_fields)
+                message = f"not a compaction setting{near}"
+            lines.append(f"compaction{'.' + key if key else ''}: {message}")
+        # The rules between keys (retention below the threshold) run only once every key is
+        # valid: check them on the valid keys too, so that all errors come in one round.
+        bad = {str(err["loc"][0]) for err in exc.errors() if err["loc"]}
+        if bad:
+            try:
+                load_compaction_settings({k: v for k, v in raw.items() if k not in bad}, window)
+            except ValueError as rest:
+                lines += [line for line in str(rest).splitlines() if line not in lines]
+        raise ValueError("\n".join(lines)) from None
     except ValueError as exc:
         raise ValueError(f"compaction: {exc}") from None
     return settings

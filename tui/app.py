@@ -2,9 +2,8 @@
 
 The app observes the core and never drives compaction itself: session events, stream deltas
 and compaction notices arrive as Textual messages through :class:`RuntimeBridge`; a turn runs
-in one exclusive worker that Esc cancels; ``/compact`` goes through the runtime's
-:class:`~compact.command.CompactCommand`.
-"""
+in one exclusive worker that Esc cancels; ``/compact`` goes through the runtime's compact
+command (:class:`~compact.command.CompactCommand`)."""
 
 from __future__ import annotations
 
@@ -27,6 +26,7 @@ from compact.records import TimelineRecord
 from tui import heap
 from tui.approvals import Approvals
 from tui.commands import SLASH_COMMANDS, parse_slash
+from tui.completion import choices
 from tui.demo import BANNER as DEMO_BANNER
 from tui.gauge_reading import GaugeReading
 from tui.history import PromptHistory, history_path
@@ -36,7 +36,8 @@ from tui.screens.approval import ARM_S
 from tui.screens.summary import SummaryScreen
 from tui.shutdown import Shutdown
 from tui.terminal_state import terminal_state
-from tui.text import sandbox_label
+from tui.text import clean, resume_hint, sandbox_label
+from tui.theme_memory import ThemeMemory
 from tui.view.fold import LogView
 from tui.widgets.bridge import (
     CompactionNoticed,
@@ -47,7 +48,7 @@ from tui.widgets.bridge import (
 from tui.widgets.gauge import ZONE_TEXT, TokenGauge
 from tui.widgets.header import AppHeader
 from tui.widgets.marker import CompactionMarkerSelected
-from tui.widgets.prompt import CommandHints, PromptArea, PromptSubmitted
+from tui.widgets.prompt import CompletionMenu, PromptArea, PromptSubmitted
 from tui.widgets.slash import SlashCommands
 from tui.widgets.status import StatusLine
 from tui.widgets.timeline import TimelinePanel, TimelineRecordSelected
@@ -61,6 +62,9 @@ WIDE = 120
 
 class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
     """See the module docstring. ``runtime`` is built by the caller (see ``tui.cli``)."""
+
+    HORIZONTAL_BREAKPOINTS: ClassVar = [(0, "-narrow"), (100, "-roomy")]  # see app.tcss
+    VERTICAL_BREAKPOINTS: ClassVar = [(0, "-short"), (12, "-tall")]
 
     CSS_PATH = "app.tcss"
     TITLE = "reefline"
@@ -110,7 +114,7 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
             id="prompt",
             placeholder="Message reefline · / for commands · esc interrupts",
         )
-        yield CommandHints(id="hints")
+        yield CompletionMenu(lambda text: choices(text, self.runtime), id="hints")
         yield Footer()
 
     def _main_mounted(self) -> bool:
@@ -153,10 +157,11 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
         )
 
     async def on_mount(self) -> None:
-        self.part(CommandHints).display = False
+        self.part(PromptArea).menu = self.part(CompletionMenu)
         self.timeline.display = self.size.width >= WIDE
         self.set_interval(0.25, self._tick)
         self._watch_signals()
+        ThemeMemory(self, self.runtime.settings.theme).start()
         await self._open(self.runtime)
 
     def on_resize(self) -> None:
@@ -287,12 +292,7 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
 
     # --- prompt -------------------------------------------------------------------------------
 
-    @on(PromptArea.Changed, "#prompt")
-    def _prompt_changed(self, event: PromptArea.Changed) -> None:
-        self.part(CommandHints).show_for(event.text_area.text, SLASH_COMMANDS)
-
     async def on_prompt_submitted(self, message: PromptSubmitted) -> None:
-        self.part(CommandHints).display = False
         text = message.text
         slash = parse_slash(text)
         if slash is not None:
@@ -395,4 +395,6 @@ def run_app(runtime: Runtime) -> int:
     finally:
         app.runtime.close()
         heap.resume_collection()  # if the app ended before it showed the session
+    if app.runtime.session.path.exists():  # an untouched session is discarded on close
+        print(clean(resume_hint(app.runtime.session.id)))
     return app.return_code or 0

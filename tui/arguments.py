@@ -7,6 +7,7 @@ model client and no terminal library.
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,24 @@ class _Version(argparse.Action):
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:
         self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"reefline: {message}\n(see reefline --help)\n")
+        hints = "".join(f"\n{hint}" for hint in self._flag_hints(message))
+        self.exit(EXIT_USAGE, f"reefline: {message}{hints}\n(see reefline --help)\n")
+
+    def _flag_hints(self, message: str) -> list[str]:
+        """``did you mean --model?`` for each mistyped flag an "unrecognized arguments"
+        error names (argparse before 3.14 suggests none)."""
+        if not message.startswith("unrecognized arguments:"):
+            return []
+        known = [flag for action in self._actions for flag in action.option_strings]
+        hints = []
+        for word in message.partition(":")[2].split():
+            flag = word.partition("=")[0]
+            if not flag.startswith("--"):
+                continue
+            near = difflib.get_close_matches(flag, known, n=1, cutoff=0.6)
+            if near:
+                hints.append(f"{flag}: did you mean {near[0]}?")
+        return hints
 
 
 SUBCOMMANDS = ("sessions", "timeline", "compact", "export", "fork")

@@ -75,13 +75,16 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown command {argv[0]!r}: {hint}the commands are {names}")
     args = parser.parse_args(argv)  # --help and --version end here, having loaded little
     from agent.settings import SettingsError, load_settings
+    from compact.policy import load_compaction_settings
 
     if args.json and args.prompt is None:
         parser.error("--json needs -p PROMPT")
     if args.prompt is not None and not args.prompt.strip():
         parser.error("the prompt is empty: give -p the task, e.g. -p 'why does the build fail?'")
     try:
-        settings = load_settings(settings_flags(args))
+        settings = load_settings(
+            settings_flags(args), tables={"compaction": load_compaction_settings}
+        )
     except SettingsError as exc:
         print(f"reefline: {clean(str(exc))}", file=sys.stderr)
         return EXIT_USAGE

@@ -42,13 +42,17 @@ from tui.line_input import (
 from tui.repl_commands import ReplCommands
 from tui.runtime import Runtime
 from tui.terminal_state import LEAVE_PROMPT, restore_terminal, terminal_state
-from tui.text import clean, command_rows, command_shape, first_line
+from tui.text import clean, command_rows, command_shape, first_line, resume_hint
 from tui.view.fold import Change, LogView
-from tui.view.items import Answer, CommandOutcome, RetryPlanned, ToolRun, TurnClosed
+from tui.view.items import Answer, CommandOutcome, Prompt, RetryPlanned, ToolRun, TurnClosed
 
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 """The signals that end the REPL (SIGINT interrupts a turn; at a prompt ctrl+c is a key)."""
 
+RECAP_ENTRIES = 6
+"""How many of the last prompts, commands and answers a resumed session shows first."""
+RECAP_ANSWER_LINES = 8
+"""How many lines of an answer the recap shows."""
 LIVE_LINES = 20
 """Lines of a running command's output the REPL prints as they come."""
 
@@ -133,6 +137,34 @@ class PlainRepl(ReplCommands):
             self.say(f"! turn ended: {item.reason}{error}")
         elif isinstance(item, CommandOutcome):
             self.say(clean(item.text))
+
+    def _recap(self) -> None:
+        """A resumed session's last few entries (prompts, commands, answers), so the user
+        sees where the conversation stood; the app shows them in its transcript."""
+        entries = [
+            item
+            for item in self.view.items
+            if isinstance(item, Prompt | ToolRun)
+            or (isinstance(item, Answer) and item.text.strip())
+        ]
+        if not entries:
+            return
+        recent = entries[-RECAP_ENTRIES:]
+        self.say(f"Earlier in this session (the last {len(recent)} of {len(entries)} entries):")
+        for item in recent:
+            if isinstance(item, Prompt):
+                self.say(f"› {first_line(item.text, 200)}")
+            elif isinstance(item, ToolRun):
+                self._show_command(item.command, indent="")
+                if item.result is not None and not item.pruned:
+                    self._tool_result(item.result)
+            elif isinstance(item, Answer):
+                lines = clean(item.text).rstrip().splitlines()
+                for line in lines[:RECAP_ANSWER_LINES]:
+                    self.say(line)
+                if len(lines) > RECAP_ANSWER_LINES:
+                    self.say(f"  … ({len(lines) - RECAP_ANSWER_LINES} more lines)")
+        self.say("── end of the earlier entries ──")
 
     def _tool_result(self, data: ToolResultData) -> None:
         if data.is_error and data.exit_code is None:
@@ -233,6 +265,7 @@ class PlainRepl(ReplCommands):
         self.say(f"reefline · {runtime.model_name}{label} · session {runtime.session.id}")
         for notice in runtime.notices:
             self.say(f"! {notice}")
+        self._recap()
         self.say(f"Commands run {runtime.sandbox_words}; /context says more.")
         self.say("/help lists the commands; ctrl+d or /quit leaves.")
         try:
@@ -342,6 +375,8 @@ async def run_repl(
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.remove_signal_handler(sig)
         await repl.runtime.aclose()
+        if repl.runtime.session.path.exists():  # an untouched session is discarded on close
+            repl.say(resume_hint(repl.runtime.session.id))
 
 
 def _listen(listeners: list[StreamListener], listener: StreamListener) -> Callable[[], None]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Protocol
 
-from agent.store import list_sessions
+from agent.store import first_prompt, list_sessions
 from compact.timeline import timeline
 from compact.wording import describe
 from tui.commands import (
@@ -71,7 +71,8 @@ class ReplCommands:
     async def cmd_sessions(self: ReplHost, args: str) -> None:
         for stored in list_sessions(self.runtime.home):
             mark = "  (this session)" if stored.id == self.runtime.session.id else ""
-            self.say(f"{stored.id}{mark}")
+            first = first_line(first_prompt(stored.path).listed, 60)
+            self.say(f"{stored.id}{mark}  {first}")
         self.say("/resume <id> continues one.")
 
     async def cmd_new(self: ReplHost, args: str) -> None:

@@ -25,6 +25,7 @@ from textual.widgets import OptionList
 
 from agent.settings import load_settings
 from tui.app import ReeflineApp
+from tui.commands import rewind_points
 from tui.screens.approval import ApprovalScreen
 from tui.widgets.entries import UserEntry
 from tui.widgets.prompt import PromptArea
@@ -150,6 +151,41 @@ async def approval(app: ReeflineApp, pilot: Pilot[Any]) -> None:
     await pilot.pause(0.3)
 
 
+async def completion(app: ReeflineApp, pilot: Pilot[Any]) -> None:
+    """A turn, then ``/new`` and ``/resume `` typed: the menu offers the earlier session."""
+    await _still(app, pilot)
+    await _send(app, pilot, PROMPTS[0])
+    await _send(app, pilot, "/new")
+    app.part(PromptArea).focus()
+    await pilot.press(*"/resume ")
+    await pilot.pause(0.2)
+
+
+async def commands_menu(app: ReeflineApp, pilot: Pilot[Any]) -> None:
+    """``/`` typed: the command menu under the prompt, each command with what it does."""
+    await _still(app, pilot)
+    await pilot.press("/")
+    await pilot.pause(0.2)
+
+
+async def fork_in_list(app: ReeflineApp, pilot: Pilot[Any]) -> None:
+    """Two prompts, a rewind to before the second, then ``/sessions``: the fork is marked."""
+    await _still(app, pilot)
+    await _send(app, pilot, PROMPTS[0])
+    await _send(app, pilot, PROMPTS[1])
+    points = rewind_points(app.runtime)
+    await app._rewind_to(points[-1])
+    await _wait(app, pilot)
+    await app.run_slash("sessions")
+    await pilot.pause(0.3)
+
+
+async def narrow_timeline(app: ReeflineApp, pilot: Pilot[Any]) -> None:
+    """Compactions at 80×24 with the timeline opened (ctrl+t): the panel is narrow."""
+    await compactions(app, pilot)
+    await pilot.pause(0.2)
+
+
 DEMO: dict[str, Any] = {}
 SMALL: dict[str, Any] = {"context_window": 4_000}
 """The timeline shots use a smaller window still, so compactions pile up in a few prompts."""
@@ -166,6 +202,10 @@ SHOTS = [
     Shot("summary-80x24", (80, 24), summary, SMALL),
     Shot("approval-120x40", (120, 40), approval, DEMO, approve="ask"),
     Shot("approval-80x24", (80, 24), approval, DEMO, approve="ask"),
+    Shot("completion-commands-100x30", (100, 30), commands_menu, DEMO),
+    Shot("completion-resume-120x40", (120, 40), completion, DEMO),
+    Shot("sessions-fork-120x40", (120, 40), fork_in_list, DEMO),
+    Shot("timeline-80x24", (80, 24), narrow_timeline, SMALL),
 ]
 
 

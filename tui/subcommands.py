@@ -189,6 +189,7 @@ def _compact(args: argparse.Namespace) -> int:
     import asyncio
 
     from agent.settings import load_settings
+    from compact.policy import load_compaction_settings
     from tui.runtime import StartupError  # the model client: only this tool needs it
     from tui.wiring import build_runtime
 
@@ -201,7 +202,8 @@ def _compact(args: argparse.Namespace) -> int:
                 "api_key_env": args.api_key_env,
                 "context_window": args.context_window,
                 "demo": args.demo,
-            }
+            },
+            tables={"compaction": load_compaction_settings},
         )
         home = settings.home.expanduser() if settings.home else default_home()
         session_id = args.session or _latest(home)

@@ -179,7 +179,9 @@ def build_runtime(
     try:
         compaction_settings = load_compaction_settings(settings.compaction, window)
     except ValueError as exc:
-        raise SettingsError(f"{_compaction_source()}: {exc}") from None
+        where = _compaction_source()
+        lines = (f"{where}: {line}" for line in str(exc).splitlines())
+        raise SettingsError("\n".join(lines)) from None
     if window is None and not asker.enabled:
         notices.append(
             f"The context window of {provider.model} is unknown: the gauge shows tokens only "

@@ -44,6 +44,8 @@ def test_fork_lists_its_points_and_goes_on_from_before_a_prompt(
     parent = log_events(parent_log)
     assert child[0]["type"] == "session/start" and child[0]["data"]["id"] == child_id
     assert child[1:at] == parent[1:at]  # the history before the prompt, as it was
+    child_lines = parent_log.with_name(f"{child_id}.jsonl").read_bytes().splitlines()
+    assert child_lines[1:at] == before.splitlines()[1:at]  # a copy of the log's bytes
     assert child[at]["type"] == "session/fork"
     assert child[at]["data"] == {"parent": parent_id, "at_seq": at}
 

@@ -10,7 +10,7 @@ from tui.screens.context import ContextScreen
 from tui.screens.sessions import SessionsScreen
 from tui.widgets.entries import Notice, UserEntry
 from tui.widgets.header import AppHeader
-from tui.widgets.prompt import CommandHints, PromptArea
+from tui.widgets.prompt import CompletionMenu, PromptArea
 from tui.widgets.timeline import TimelinePanel
 
 
@@ -42,20 +42,66 @@ async def test_an_unknown_command_suggests_the_closest(ui: UI) -> None:
         assert [u.text for u in app.query(UserEntry)] == ["/etc/hosts is a path"]
 
 
-async def test_completion_as_you_type(ui: UI) -> None:
-    """Typing /co shows the matching commands; Tab completes a unique match."""
+def menu_rows(app) -> list[str]:
+    menu = app.query_one(CompletionMenu)
+    return [str(menu.get_option_at_index(i).prompt) for i in range(menu.option_count)]
+
+
+async def test_completion_menu_as_you_type(ui: UI) -> None:
+    """Typing /co opens a menu under the prompt with each match and what it does; ↓ moves,
+    Tab takes the highlighted row; Enter on a whole command sends it; Esc closes the menu."""
     app = ui.app()
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("/", "c", "o")
-        hints = app.query_one(CommandHints)
-        assert hints.display
-        assert "/compact" in hints.render().plain and "/context" in hints.render().plain
-        await pilot.press("n", "t", "tab")
-        assert app.query_one(PromptArea).text == "/context "
+        menu = app.query_one(CompletionMenu)
+        prompt = app.query_one(PromptArea)
+        assert menu.display and not menu.has_focus
+        rows = menu_rows(app)
+        assert rows[0].startswith("/compact") and rows[1].startswith("/context"), rows
+        assert "what fills the context window" in rows[1], rows  # with what it does
+        assert menu.region.y > prompt.region.y  # under the prompt
+        await pilot.press("down", "tab")
+        assert prompt.text == "/context "
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, ContextScreen)
-        assert not hints.display
+        assert not menu.display
+        await pilot.press("escape")
+        await ui.until(pilot, lambda: not isinstance(app.screen, ContextScreen))
+        await pilot.press("/", "h")
+        assert menu.display
+        await pilot.press("escape")
+        assert not menu.display and prompt.text == "/h"
+
+
+async def test_completion_menu_completes_arguments(ui: UI) -> None:
+    """/approve offers its modes, /model the known models, /resume the stored sessions (with
+    their first prompts); Enter takes the highlighted one and, taken whole, runs it."""
+    app = ui.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.send(pilot, "explore the README.md")
+        first = app.runtime.session.id
+        await app.run_slash("new")
+        await ui.until(pilot, lambda: app.runtime.session.id != first)
+        prompt = app.query_one(PromptArea)
+        prompt.focus()
+        await pilot.press(*"/appr", "enter")  # takes "/approve ", then its modes show
+        assert prompt.text == "/approve "
+        assert [r.split()[0] for r in menu_rows(app)] == ["ask", "auto", "deny"]
+        await pilot.press("down", "enter")
+        assert prompt.text == "/approve auto"
+        prompt.clear()
+        await pilot.press(*"/model gpt-4.")
+        rows = menu_rows(app)
+        assert rows and all(r.startswith("gpt-4.") for r in rows), rows
+        prompt.clear()
+        await pilot.press(*"/resume ")
+        rows = menu_rows(app)
+        assert rows == [f"{first}  explore the README.md"], rows
+        await pilot.press("enter")
+        assert prompt.text == f"/resume {first}"
+        await pilot.press("enter")
+        await ui.until(pilot, lambda: app.runtime.session.id == first)
 
 
 async def test_context_shows_the_breakdown_and_session_totals(ui: UI) -> None:
@@ -231,6 +277,39 @@ async def test_rewind_goes_back_to_before_a_prompt_in_a_new_session(ui: UI) -> N
         assert not any("Session resumed." in n for n in notices(app))  # the fork says it
         assert parent.path.read_bytes() == parent_bytes
         assert {s.id for s in list_sessions(ui.home)} == {parent.id, app.runtime.session.id}
+
+
+async def test_rewind_says_at_once_that_it_is_going_back(ui: UI) -> None:
+    """From the pick to the new session on screen, the status line says it is going back
+    (and offers no Esc it would ignore) and the prompt already holds the text to edit, read-
+    only so that nothing goes to the session being left; after, it is ready and editable."""
+    from tui.screens.rewind import RewindScreen
+    from tui.widgets.status import StatusLine
+
+    app = ui.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.send(pilot, "explore the README.md")
+        await ui.send(pilot, "now parser.py")
+        parent = app.runtime.session.id
+        prompt = app.query_one(PromptArea)
+        status = app.query_one(StatusLine)
+        seen: list[tuple[str, str, bool, str, str]] = []
+
+        def saw(activity: str) -> None:  # called as the status changes, not polled
+            line = status.render().plain
+            seen.append((activity, prompt.text, prompt.read_only, app.runtime.session.id, line))
+
+        app.watch(status, "activity", saw, init=False)
+        await app.run_slash("rewind")
+        await ui.until(pilot, lambda: isinstance(app.screen, RewindScreen))
+        await pilot.press("enter")
+        await ui.until(pilot, lambda: app.runtime.session.id != parent)
+        await ui.until(pilot, lambda: status.activity == "idle")
+        activity, text, read_only, session, line = seen[0]
+        assert (activity, text, read_only, session) == ("rewinding", "now parser.py", True, parent)
+        assert "going back" in line and "to before turn 2" in line and "esc" not in line, line
+        assert not prompt.read_only and prompt.text == "now parser.py"
+        assert "Back before turn 2" in notices(app)[-1]
 
 
 async def test_sessions_lists_a_log_it_cannot_parse_as_unreadable(ui: UI) -> None:

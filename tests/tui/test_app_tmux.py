@@ -316,3 +316,17 @@ def test_starts_and_quits_at_80x24(
     assert status == 0 and "Traceback" not in screen, screen
     # Nothing happened in the session: it leaves no empty log behind.
     assert not list((Path(app_env["REEFLINE_HOME"]) / "sessions").glob("*.jsonl"))
+
+
+def test_leaving_the_app_says_how_to_go_on(
+    tmux: Tmux, server_port: int, project: Path, app_env: dict[str, str]
+) -> None:
+    """On exit the terminal keeps the line to continue the session (peers print it too)."""
+    tmux.start(app_command(project, server_port), width=100, height=30, env=app_env)
+    tmux.wait_for("○ ready", "Message reefline")
+    tmux.type("list the files")
+    tmux.wait_for(ANSWER, "○ ready")
+    tmux.keys("C-q")
+    status, screen = tmux.wait_exit()
+    [log] = (Path(app_env["REEFLINE_HOME"]) / "sessions").glob("*.jsonl")
+    assert status == 0 and f"reefline --resume {log.stem}" in screen, screen

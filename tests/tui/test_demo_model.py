@@ -137,7 +137,8 @@ def test_a_turn_explores_then_answers_from_what_it_saw(model: ScriptedModel, pro
     assert len({c.id for r in replies for c in r.tool_calls}) == len(cmds)  # unique call ids
     final = replies[-1]
     assert final.finish_reason == "stop"
-    assert ask in final.text
+    assert final.text.startswith("Here is an overview of")
+    assert not any(line.startswith(">") for line in final.text.splitlines())  # no quoted ask
     for name in ("README.md", "src/app.py", "docs/guide.md"):
         assert name in final.text
     assert ".hidden" not in final.text  # find skips hidden files
@@ -202,7 +203,7 @@ def test_injected_context_is_not_taken_for_the_request(model: ScriptedModel, pro
         {"role": "user", "content": f"Working directory: {project}\nToday's date: 2026-01-01"},
     ]
     replies, _ = turn(model, messages, project)
-    assert "count the lines of app.py" in replies[-1].text
+    assert replies[-1].text.startswith("Here are the sizes")  # the request, not the context
     assert any(c.startswith("wc -l -- src/app.py") for c in commands(replies))
 
 
@@ -210,7 +211,6 @@ def test_no_tools_means_a_direct_answer(model: ScriptedModel) -> None:
     reply = model.reply(request([SYSTEM, {"role": "user", "content": "list the files"}], tools=[]))
     assert reply.tool_calls == []
     assert reply.finish_reason == "stop"
-    assert "list the files" in reply.text
     assert "offline demo model" in reply.text
 
 
@@ -395,7 +395,7 @@ def test_resumes_a_turn_whose_request_was_compacted(model: ScriptedModel, projec
     ]
     replies, _ = turn(model, resumed, project)
     assert not any(c.startswith(("pwd", "find")) for c in commands(replies))
-    assert "Give me an overview of the shop project" in replies[-1].text
+    assert replies[-1].text.startswith("Here is an overview")  # the request, recovered
 
 
 def test_summary_gets_terser_to_fit_a_small_budget(

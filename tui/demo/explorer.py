@@ -162,56 +162,128 @@ def _fence(lines: list[str]) -> list[str]:
     return [ticks, *lines, ticks]
 
 
+_GREETING = re.compile(r"^\W*(hi|hello|hey|hallo|thanks|thank you|good (morning|evening))\b", re.I)
+_COUNTING = re.compile(
+    r"\b(how (many|big|long|large)|count|lines?|size|sizes|biggest|largest)\b", re.I
+)
+_TROUBLE = re.compile(r"\b(errors?|fail\w*|bugs?|broken|wrong|problems?|issues?|crash\w*)\b", re.I)
+
+
+def _intent(scene: _Scene) -> str:
+    """What the request is after, as far as a scripted model can tell: ``greeting``,
+    ``problems``, ``counts``, ``file`` (names one seen) or ``overview``; it decides what the
+    answer says first."""
+    request = scene.request
+    if _GREETING.match(request) and len(request.split()) <= 4:
+        return "greeting"
+    if _TROUBLE.search(request):
+        return "problems"
+    if _COUNTING.search(request):
+        return "counts"
+    if _mentioned(request, scene.files):
+        return "file"
+    return "overview"
+
+
 def _answer(scene: _Scene, tools_available: bool) -> str:
-    quoted = _one_line(scene.request, 300) or "(no request found)"
-    out = [f"> {quoted}", ""]
+    """The answer, from what the commands showed, led by what the request is after
+    (:func:`_intent`). It never quotes the request back: a quoted line in the transcript
+    reads like a message of the user's."""
     if not tools_available:
-        out += [
+        return (
             "I am the offline demo model (scripted, no real language model) and no tool was "
             "offered to me, so I cannot look at anything. Connect a real model to get a real "
             "answer."
-        ]
-        return "\n".join(out)
+        )
+    if not scene.request:
+        return "I found no request to answer. *(Offline demo model: scripted and deterministic.)*"
     commands = [o.command for o in scene.obs if o.command]
     refused = [o for o in scene.obs if o.refused]
     if refused and len(refused) == len(scene.obs):
-        out += [
-            f"I could not look at anything: {plural(len(refused), 'command')} "
-            f"{'was' if len(refused) == 1 else 'were'} not run.",
-            "",
-            f"> {_one_line(refused[0].lines[0], 300)}",
-            "",
-            "*(Offline demo model: scripted and deterministic.)*",
-        ]
-        return "\n".join(out)
+        return "\n".join(
+            [
+                f"I could not look at anything: {plural(len(refused), 'command')} "
+                f"{'was' if len(refused) == 1 else 'were'} not run.",
+                "",
+                f"> {_one_line(refused[0].lines[0], 300)}",
+                "",
+                "*(Offline demo model: scripted and deterministic.)*",
+            ]
+        )
     where = f"`{scene.cwd}`" if scene.cwd else "the working directory"
-    out.append(
+    intent = _intent(scene)
+    sections = {
+        "here": _what_is_here(scene),
+        "counts": _counts_section(scene),
+        "heads": _heads_section(scene),
+        "problems": _problems_section(scene, intent == "problems"),
+    }
+    order = {
+        "greeting": ["here"],
+        "file": ["heads", "counts", "here", "problems"],
+        "counts": ["counts", "here", "heads", "problems"],
+        "problems": ["problems", "here", "counts", "heads"],
+        "overview": ["here", "counts", "heads", "problems"],
+    }[intent]
+    target = _target(scene) or "the files"
+    opening = {
+        "greeting": "Hello! I am the offline demo model. I can look around with read-only "
+        "commands: ask about a file by name, the line counts, or problems.",
+        "file": f"Here is what `{target}` holds, from its first lines.",
+        "counts": "Here are the sizes of the main text files, in lines.",
+        "problems": "I looked for problems: failed commands and errors in what they printed.",
+        "overview": "Here is an overview of the project.",
+    }[intent]
+    out = [
+        opening,
         f"I looked at {where} with {plural(len(commands), 'read-only command')}. "
-        "*(Offline demo model: scripted and deterministic.)*"
-    )
-    if scene.top_entries or scene.files:
-        out += ["", "**What is here**"]
-        if scene.top_entries:
-            out.append(f"- {plural(scene.top_entries, 'entry', 'entries')} at the top level.")
-        if scene.files:
-            shown = ", ".join(f"`{f}`" for f in scene.files[:12])
-            more = f" and {len(scene.files) - 12} more" if len(scene.files) > 12 else ""
-            out.append(f"- {plural(len(scene.files), 'file')} within two levels: {shown}{more}.")
-    if counts := _line_counts(scene):
-        rows = (f"- `{f}`: {plural(n, 'line')}" for f, n in counts)
-        out += ["", "**Line counts**", *rows]
+        "*(Offline demo model: scripted and deterministic.)*",
+    ]
+    for name in order:
+        out += sections[name]
+    if not commands:
+        out += ["", "The commands produced no output I could use."]
+    return "\n".join(out)
+
+
+def _what_is_here(scene: _Scene) -> list[str]:
+    if not (scene.top_entries or scene.files):
+        return []
+    out = ["", "**What is here**"]
+    if scene.top_entries:
+        out.append(f"- {plural(scene.top_entries, 'entry', 'entries')} at the top level.")
+    if scene.files:
+        shown = ", ".join(f"`{f}`" for f in scene.files[:12])
+        more = f" and {len(scene.files) - 12} more" if len(scene.files) > 12 else ""
+        out.append(f"- {plural(len(scene.files), 'file')} within two levels: {shown}{more}.")
+    return out
+
+
+def _counts_section(scene: _Scene) -> list[str]:
+    if not (counts := _line_counts(scene)):
+        return []
+    return ["", "**Line counts**", *(f"- `{f}`: {plural(n, 'line')}" for f, n in counts)]
+
+
+def _heads_section(scene: _Scene) -> list[str]:
+    out: list[str] = []
     for obs in scene.obs:
         if obs.kind == "head":
             name = obs.command.rsplit(" ", 1)[-1].strip("'")
             out += ["", f"**Start of `{name}`**", *_fence([_cut(x, 160) for x in obs.lines])]
+    return out
+
+
+def _problems_section(scene: _Scene, asked: bool) -> list[str]:
     problems = [o for o in scene.obs if o.exit_code not in (0, None)]
     # A listing names files (``error.log``); only what a command said counts as a problem.
     said = [o for o in scene.obs if o.kind not in _LISTINGS]
     errors = [(o, line) for o in said for line in o.lines if _ERROR.search(line)]
-    if problems or errors:
-        out += ["", "**Problems seen**"]
-        out += [f"- `{o.command}` exited {o.exit_code}" for o in problems[:4]]
-        out += [f"- `{_one_line(line, 160)}`" for _, line in errors[:4]]
-    if not commands:
-        out += ["", "The commands produced no output I could use."]
-    return "\n".join(out)
+    if not (problems or errors):
+        return (
+            ["", "No command failed and nothing they printed mentions an error."] if asked else []
+        )
+    out = ["", "**Problems seen**"]
+    out += [f"- `{o.command}` exited {o.exit_code}" for o in problems[:4]]
+    out += [f"- `{_one_line(line, 160)}`" for _, line in errors[:4]]
+    return out

@@ -13,6 +13,7 @@ from tui.demo.reading import (
     _DATA_NOTE,
     _ERROR,
     _LISTINGS,
+    _LS_LINE,
     _PATH,
     _TEXT_EXT,
     _is_checkpoint,
@@ -33,12 +34,25 @@ def _merge(earlier: list[str], new: list[str], cap: int, keep_first: bool = Fals
     return [items[0], *items[-(cap - 1) :]] if keep_first else items[-cap:]
 
 
+def _listed_files(kind: str | None, line: str) -> list[str]:
+    """The regular files a listing's ``line`` names (``find -type f``, ``wc -l``, or an
+    ``ls -l`` row of a file): their extensions are real ones, unlike a dotted module name
+    (``agent.chat``) or a folder (``reefline.egg-info``) in other output."""
+    if kind == "find" and line.strip().startswith("./"):
+        return [line.strip().removeprefix("./")]
+    if kind == "count" and len(parts := line.split(maxsplit=1)) == 2 and parts[1] != "total":
+        return [parts[1].removeprefix("./")]
+    if kind == "list" and (m := _LS_LINE.match(line)) and m.group(1) == "-":
+        return [m.group(3)]
+    return []
+
+
 def _checkpoint(messages: Sequence[Mapping[str, Any]]) -> str:
     """One pass over the messages fills every section at once; split, each part would walk the
     messages again."""
     old: dict[str, list[str]] = {}
     requests, files, errors, work, concepts = [], [], [], [], []
-    observed: list[str] = []  # file names a command printed (prose names words like llama.cpp)
+    observed: list[str] = []  # files a listing named (text names modules like agent.chat)
     last_request, answered, last_answer = "", False, ""
     for message in messages:
         text = _text(message)
@@ -61,7 +75,7 @@ def _checkpoint(messages: Sequence[Mapping[str, Any]]) -> str:
         for line in o.lines:
             seen = [p.removeprefix("./") for p in _PATH.findall(line)]
             files += seen
-            observed += seen
+            observed += _listed_files(o.kind, line)
             if o.kind not in _LISTINGS and _ERROR.search(line):
                 errors.append(_one_line(line, 160))
         if o.exit_code not in (0, None):

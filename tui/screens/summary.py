@@ -23,9 +23,10 @@ from agent.events import (
     UserMessage,
 )
 from agent.prices import PriceOf
+from compact.prune import MASK_PREFIX
 from compact.records import TimelineRecord
 from compact.wording import fmt_duration, fmt_tokens, label, plural, reread, spent
-from tui.text import bash_command, clean, first_line
+from tui.text import bash_command, clean, first_line, home_relative
 
 
 def describe_item(event: Event) -> str:
@@ -37,7 +38,7 @@ def describe_item(event: Event) -> str:
     if isinstance(event, SteeringMessage):
         return "steer: " + first_line(event.data.content, 90)
     if isinstance(event, ContextMessage):
-        return "context: " + first_line(event.data.content, 90)
+        return "context: " + first_line(home_relative(event.data.content), 90)
     if isinstance(event, AssistantMessage):
         if event.data.text.strip():
             return "assistant: " + first_line(event.data.text, 90)
@@ -47,7 +48,10 @@ def describe_item(event: Event) -> str:
         return f"assistant called {calls}" if calls else "assistant (empty reply)"
     if isinstance(event, ToolResult):
         code = "error" if event.data.exit_code is None else f"exit {event.data.exit_code}"
-        first = first_line(event.data.content, 70) or "(no output)"
+        content = event.data.content
+        if event.source_event_seqs and content.startswith(MASK_PREFIX):
+            content = home_relative(content)  # reefline's own words: the spill file's path
+        first = first_line(content, 70) or "(no output)"
         return f"{event.data.name} result ({code}): {first}"
     return event.type
 

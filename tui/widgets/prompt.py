@@ -1,20 +1,23 @@
 """The prompt: multi-line input with history and slash-command completion as you type.
 
 Enter sends; Shift+Enter, Alt+Enter or Ctrl+J start a new line. Up and Down walk the history
-when the cursor is on the first or last line. Typing ``/`` shows the matching commands below
-the prompt and a ghost completion that Tab or → accepts.
+when the cursor is on the first or last line. Typing ``/`` opens a menu under the prompt
+(:class:`CompletionMenu`) of the matching commands, then of their arguments: ↑/↓ move in it,
+Tab or Enter take the highlighted row, Esc closes it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from textual import events
 from textual.content import Content
 from textual.message import Message
-from textual.widgets import Static, TextArea
+from textual.widgets import OptionList, TextArea
+from textual.widgets.option_list import Option
 
+from tui.completion import Choice
 from tui.history import PromptHistory
 
 NEWLINE_KEYS = frozenset({"shift+enter", "alt+enter", "ctrl+j"})
@@ -25,14 +28,6 @@ class PromptSubmitted(Message):
     """The user pressed Enter on a non-empty prompt."""
 
     text: str
-
-
-def matching_commands(text: str, commands: Mapping[str, str]) -> list[str]:
-    """Command names (without ``/``) that complete ``text`` (``/co`` → compact, context)."""
-    if not text.startswith("/") or any(c.isspace() for c in text):
-        return []
-    prefix = text[1:].lower()
-    return [name for name in commands if name.startswith(prefix)]
 
 
 class PromptArea(TextArea):
@@ -52,16 +47,40 @@ class PromptArea(TextArea):
         self._index: int | None = None
         self._draft = ""
 
-    def update_suggestion(self) -> None:
-        text = self.text
-        matches = matching_commands(text, self.commands)
-        if len(text) > 1 and matches and self.cursor_location == self.document.end:
-            self.suggestion = matches[0][len(text) - 1 :] + " "
+        self.menu: CompletionMenu | None = None
+        """The completion menu under the prompt, when the app has one."""
+
+    def _on_text_area_changed(self, event: TextArea.Changed) -> None:
+        if self.menu is not None and event.text_area is self:
+            self.menu.offer(self.text)
+
+    def _menu_key(self, key: str) -> bool:
+        """Handle ``key`` in the open completion menu; False when it is not the menu's."""
+        menu = self.menu
+        if menu is None or not menu.display or not menu.option_count:
+            return False
+        if key == "down":
+            menu.action_cursor_down()
+        elif key == "up":
+            menu.action_cursor_up()
+        elif key == "escape":
+            menu.close()
+        elif key in ("tab", "enter"):
+            value = menu.highlighted_value()
+            if value is None or (key == "enter" and value.rstrip() == self.text.rstrip()):
+                return False  # Enter on what is typed already sends it
+            self.load_text(value)
+            self.move_cursor(self.document.end)
         else:
-            self.suggestion = ""
+            return False
+        return True
 
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
+        if self._menu_key(key):
+            event.stop()
+            event.prevent_default()
+            return
         if key == "enter":
             event.stop()
             event.prevent_default()
@@ -71,11 +90,6 @@ class PromptArea(TextArea):
             event.stop()
             event.prevent_default()
             self.insert("\n")
-            return
-        if key == "tab" and self.suggestion:
-            event.stop()
-            event.prevent_default()
-            self.insert(self.suggestion)
             return
         if key == "up" and self.cursor_location[0] == 0 and self._recall(-1):
             event.stop()
@@ -89,14 +103,17 @@ class PromptArea(TextArea):
         await super()._on_key(event)
 
     def submit(self) -> None:
-        """Send the text (Enter): history, then :class:`PromptSubmitted`; empty text is not sent."""
+        """Send the text (Enter): history, then :class:`PromptSubmitted`; empty text is not
+        sent, nor any while the prompt is read-only (a session is being switched)."""
         text = self.text
-        if not text.strip():
+        if self.read_only or not text.strip():
             return
         self.prompt_history.add(text)
         self._index = None
         self._draft = ""
         self.clear()
+        if self.menu is not None:
+            self.menu.close()
         self.post_message(PromptSubmitted(text))
 
     def _recall(self, step: int) -> bool:
@@ -122,21 +139,43 @@ class PromptArea(TextArea):
         return True
 
 
-class CommandHints(Static):
-    """The commands matching what is typed, under the prompt (hidden otherwise)."""
+class CompletionMenu(OptionList):
+    """The choices completing what is typed, under the prompt (hidden when there are none).
+    It never takes focus: the prompt's keys drive it (see :meth:`PromptArea._menu_key`)."""
 
-    def show_for(self, text: str, commands: Mapping[str, str]) -> None:
-        matches = matching_commands(text, commands)
-        if self.display != bool(matches):
-            self.display = bool(matches)
-        if not matches:
+    can_focus = False
+
+    def __init__(self, complete: Callable[[str], list[Choice]], **kwargs: str) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.complete = complete
+        """What completes a text (:func:`tui.completion.choices` for the open session)."""
+        self.choices: list[Choice] = []
+        self.display = False
+
+    def offer(self, text: str) -> None:
+        """Show what completes ``text``."""
+        self.show(self.complete(text), text)
+
+    def show(self, choices: list[Choice], text: str) -> None:
+        """Offer ``choices`` for ``text``; none, or only ``text`` itself, closes the menu."""
+        if not choices or (len(choices) == 1 and choices[0].value.rstrip() == text.rstrip()):
+            self.close()
             return
-        parts: list[str | tuple[str, str]] = []
-        for i, name in enumerate(matches[:8]):
-            if i:
-                parts.append(("   ", ""))
-            parts.append((f"/{name}", "bold $text-accent" if i == 0 else "$text-accent"))
-            parts.append((f" {commands[name]}", "$text-muted"))
-        if len(matches) == 1:
-            parts.append(("   tab completes", "italic $text-muted"))
-        self.update(Content.assemble(*parts))
+        if [c.value for c in choices] != [c.value for c in self.choices]:
+            self.choices = choices
+            self.set_options(
+                Option(Content.assemble((c.label, "bold"), ("  ", ""), (c.help, "$text-muted")))
+                for c in choices
+            )
+            self.highlighted = 0
+        self.display = True
+
+    def close(self) -> None:
+        self.choices = []
+        self.clear_options()
+        self.display = False
+
+    def highlighted_value(self) -> str | None:
+        if self.highlighted is None or not self.choices:
+            return None
+        return self.choices[self.highlighted].value

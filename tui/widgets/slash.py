@@ -72,7 +72,8 @@ class CommandHost(Protocol):
 
 
 KEYS_HELP = (
-    "enter send · shift+enter / ctrl+j new line · ↑↓ history · tab completes a command · "
+    "enter send · shift+enter / ctrl+j new line · ↑↓ history · / opens the command menu "
+    "(↑↓ move, tab or enter take, esc closes) · "
     "pgup/pgdn scroll · esc interrupt · ctrl+c interrupt, twice quits · ctrl+t timeline · "
     "shift+tab from the prompt reaches the timeline rows (↑↓, enter opens a summary) · "
     "ctrl+y copy the last answer · ctrl+p command palette · ctrl+q quit"
@@ -166,16 +167,26 @@ class SlashCommands:
 
     async def _rewind_to(self: CommandHost, point: ForkPoint) -> None:
         old = self.runtime
-        done = await rewind(old, point, scripted_delay_s=self.scripted_delay_s)
-        if isinstance(done, Said):
-            await self.transcript.add_notice(done.text, done.level)
-            return
-        await self._adopt(old, done.runtime)
-        await self.transcript.add_notice(done.said.text, done.said.level)
+        # Said at once: the fork is written and loaded off the event loop, which takes a
+        # moment on a long session; the prompt to edit is there meanwhile, read-only so that
+        # nothing is sent to the session being left.
         prompt = self.part(PromptArea)
-        prompt.load_text(done.prompt)
+        prompt.load_text(point.prompt)
         prompt.move_cursor(prompt.document.end)
         prompt.focus()
+        prompt.read_only = True
+        self.status.set_activity("rewinding", detail=f"to before turn {point.turn}")
+        try:
+            done = await rewind(old, point, scripted_delay_s=self.scripted_delay_s)
+            if isinstance(done, Said):
+                await self.transcript.add_notice(done.text, done.level)
+                return
+            await self._adopt(old, done.runtime)
+            await self.transcript.add_notice(done.said.text, done.said.level)
+        finally:
+            prompt.read_only = False
+            if self.status.activity == "rewinding":
+                self.status.set_activity("idle")
 
     async def _cmd_model(self: CommandHost, args: str) -> None:
         said = await switch_model(self.runtime, args)

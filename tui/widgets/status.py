@@ -6,6 +6,7 @@ import time
 from typing import Literal
 
 from textual.content import Content
+from textual.reactive import var
 from textual.widget import Widget
 
 from agent.events import Event, StepStart, ToolResult, ToolStart, TurnEnd, TurnStart
@@ -14,7 +15,7 @@ from compact.records import TimelineRecord
 from compact.wording import fmt_duration, running_detail
 from tui.text import bash_command, first_line
 
-Activity = Literal["idle", "thinking", "bash", "approval", "compacting"]
+Activity = Literal["idle", "thinking", "bash", "approval", "compacting", "rewinding"]
 
 _LOOK: dict[Activity, tuple[str, str, str]] = {
     "idle": ("○", "ready", "$text-muted"),
@@ -22,7 +23,10 @@ _LOOK: dict[Activity, tuple[str, str, str]] = {
     "bash": ("●", "running bash", "$text-warning"),
     "approval": ("?", "waiting for your approval", "$text-warning"),
     "compacting": ("◆", "compacting", "$text-primary"),
+    "rewinding": ("↶", "going back", "$text-primary"),
 }
+UNINTERRUPTIBLE: frozenset[Activity] = frozenset({"rewinding"})
+"""What Esc does not stop: the line does not offer it."""
 
 
 class StatusLine(Widget):
@@ -30,9 +34,12 @@ class StatusLine(Widget):
 
     DEFAULT_CSS = "StatusLine { height: 1; }"
 
+    activity: var[Activity] = var[Activity]("idle")
+    """What happens now (a reactive so that a front end, or a test, can watch it)."""
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.activity: Activity = "idle"
+        self.activity = "idle"
         self.since = 0.0
         self.turn_started = 0.0
         self.step: int | None = None
@@ -52,12 +59,12 @@ class StatusLine(Widget):
             self.since = now
         if activity == "thinking" and self.activity == "idle":
             self.turn_started = now
-        self.activity = activity
         self.detail = first_line(detail, 60) if detail else ""
         if step is not None:
             self.step = step
         if activity == "idle":
             self.step = None
+        self.activity = activity  # last: a watcher of it sees the whole new state
         self.refresh()
 
     def follow(
@@ -103,7 +110,8 @@ class StatusLine(Widget):
                 parts.append((f" · step {self.step}", "$text-muted"))
             if self.queued:
                 parts.append((f" · {self.queued} queued", "$text-accent"))
-            parts.append(("  esc interrupts", "$text-muted"))
+            if self.activity not in UNINTERRUPTIBLE:
+                parts.append(("  esc interrupts", "$text-muted"))
         if self.policy == "auto":
             parts.append(("  · commands run without asking", "$text-warning"))
         elif self.policy == "deny":

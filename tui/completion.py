@@ -1,0 +1,93 @@
+"""What the prompt's completion menu offers for the text typed so far: slash commands with
+what they do, then their arguments (``/resume`` a stored session, ``/approve`` a policy,
+``/model`` a model reefline knows). Drawn by no one here: the app shows the choices in a menu
+under its prompt."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agent.session import Session
+from agent.store import first_prompt
+from agent.window_table import KNOWN_CONTEXT_WINDOWS
+from tui.commands import SLASH_COMMANDS
+from tui.runtime import Runtime
+from tui.text import first_line
+
+MAX_CHOICES = 20
+"""A menu longer than this would not be read; the typed prefix narrows it."""
+
+APPROVAL_HELP = {
+    "ask": "ask before each command",
+    "auto": "run commands without asking",
+    "deny": "refuse every command",
+}
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One row of the menu: the prompt's text once it is taken, and how it is shown."""
+
+    value: str
+    label: str
+    help: str
+
+
+def choices(text: str, runtime: Runtime) -> list[Choice]:
+    """The completions of ``text`` (one line starting with ``/``), best first; [] when there is
+    nothing to offer (plain text, an unknown command, an argument nothing completes)."""
+    if not text.startswith("/") or "\n" in text:
+        return []
+    name, space, arg = text[1:].partition(" ")
+    if not space:
+        prefix = name.lower()
+        return [
+            Choice(f"/{command} ", f"/{command}", help_text)
+            for command, help_text in SLASH_COMMANDS.items()
+            if command.startswith(prefix)
+        ]
+    if " " in arg:
+        return []
+    if name == "resume":
+        return _sessions(arg, runtime)[:MAX_CHOICES]
+    if name == "approve":
+        return [
+            Choice(f"/approve {mode}", mode, help_text)
+            for mode, help_text in APPROVAL_HELP.items()
+            if mode.startswith(arg.lower())
+        ]
+    if name == "model":
+        return _models(arg, runtime)[:MAX_CHOICES]
+    return []
+
+
+def _sessions(prefix: str, runtime: Runtime) -> list[Choice]:
+    found = []
+    for stored in Session.list_stored(runtime.home):
+        if not stored.id.startswith(prefix) or stored.id == runtime.session.id:
+            continue
+        found.append(
+            Choice(
+                f"/resume {stored.id}", stored.id, first_line(first_prompt(stored.path).listed, 60)
+            )
+        )
+        if len(found) == MAX_CHOICES:
+            break
+    return found
+
+
+def _models(prefix: str, runtime: Runtime) -> list[Choice]:
+    current = runtime.model_name
+    names = dict.fromkeys([current, *runtime.settings.context_windows, *KNOWN_CONTEXT_WINDOWS])
+    return [
+        Choice(f"/model {name}", name, _model_help(name, current))
+        for name in names
+        if name.lower().startswith(prefix.lower())
+    ]
+
+
+def _model_help(name: str, current: str) -> str:
+    if name == current:
+        return "in use"
+    window = KNOWN_CONTEXT_WINDOWS.get(name)
+    return f"{window // 1000}k window" if window else "configured window"
