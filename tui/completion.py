@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agent.session import Session
-from agent.store import first_prompt
+from agent.store import first_prompt, list_sessions
 from agent.window_table import KNOWN_CONTEXT_WINDOWS
 from tui.commands import SLASH_COMMANDS
 from tui.runtime import Runtime
@@ -63,7 +62,7 @@ def choices(text: str, runtime: Runtime) -> list[Choice]:
 
 def _sessions(prefix: str, runtime: Runtime) -> list[Choice]:
     found = []
-    for stored in Session.list_stored(runtime.home):
+    for stored in list_sessions(runtime.home):
         if not stored.id.startswith(prefix) or stored.id == runtime.session.id:
             continue
         found.append(
