@@ -125,8 +125,8 @@ class TimelinePanel(Vertical):
             self.show(
                 records,
                 hint="No compactions yet.\n\nAutomatic compaction runs when the context "
-                f"reaches {100 * threshold / (window or 1):.0f}% of the window; /compact runs "
-                "one now.",
+                f"reaches {100 * threshold / (window or 1):.0f}% of the window, or earlier when "
+                "that costs less (the gauge's 'auto at' says where); /compact runs one now.",
             )
         else:
             self.show(
