@@ -1,7 +1,8 @@
 """Command-line entry point: ``reefline``.
 
 ``reefline -p "task"`` runs one turn headless; ``reefline`` alone starts the interactive
-front end. Exit codes: 0 ok, 1 error, 2 usage, 130 interrupted.
+front end. Exit codes: 0 ok, 1 error, 2 usage, 130 interrupted, 141 stdout closed
+(see :func:`tui.exit_codes.closed_stdout`).
 """
 
 from __future__ import annotations
@@ -123,6 +124,9 @@ def run_headless(settings: Settings, args: argparse.Namespace) -> int:
 
     try:
         return asyncio.run(headless())
+    except BrokenPipeError:
+        runtime.close()
+        raise  # stdout's reader went away: the entry point ends quietly
     except OSError as exc:
         print(f"reefline: cannot write the session log: {clean(str(exc))}", file=sys.stderr)
         runtime.close()
