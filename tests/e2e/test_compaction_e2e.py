@@ -169,3 +169,12 @@ def test_a_stalled_summary_is_reported_while_it_runs_and_the_fallback_takes_over
     beats = re.findall(r"reefline: still compacting · (\d+(?:\.\d+)?)(ms|s)\b", out.stderr)
     assert len(beats) >= 2, out.stderr
     assert re.search(r"reefline: compaction #\d+ auto · done · .*fallback", out.stderr), out.stderr
+
+
+def test_a_pause_with_nothing_to_compact_says_so_not_after_0_attempts(run_cli: Run) -> None:
+    """A first message that alone fills the context up to the threshold: nothing older can
+    be compacted, and the pause says that (it said "after 0 attempts")."""
+    done = run_cli("-p", "word " * 3000, "--demo", "--context-window", "3200", "--approve", "auto")
+    assert "Automatic compaction is paused" in done.stderr, done.stderr
+    assert "0 attempts" not in done.stderr
+    assert "nothing older to compact" in done.stderr
