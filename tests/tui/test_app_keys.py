@@ -3,6 +3,7 @@ the transcript from the prompt, and toasts that leave the prompt visible."""
 
 from __future__ import annotations
 
+from textual.content import Content
 from textual.widgets import OptionList
 from textual.widgets._toast import Toast
 
@@ -90,3 +91,5 @@ async def test_a_running_command_shows_its_output_and_esc_keeps_it(ui: UI, opena
         await ui.settle(pilot)
         assert not card.running and "live one" in card.output
         assert "interrupted by the user" in card.output
+        assert Content.from_markup(card.border_subtitle).plain.startswith("interrupted"), card.border_subtitle
+        assert "error" not in Content.from_markup(card.border_subtitle).plain
