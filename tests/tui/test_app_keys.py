@@ -91,5 +91,50 @@ async def test_a_running_command_shows_its_output_and_esc_keeps_it(ui: UI, opena
         await ui.settle(pilot)
         assert not card.running and "live one" in card.output
         assert "interrupted by the user" in card.output
-        assert Content.from_markup(card.border_subtitle).plain.startswith("interrupted"), card.border_subtitle
+        assert Content.from_markup(card.border_subtitle).plain.startswith("interrupted"), (
+            card.border_subtitle
+        )
         assert "error" not in Content.from_markup(card.border_subtitle).plain
+
+
+def _long_session(ui: UI) -> str:
+    session = Session.create(ui.home, cwd=str(ui.workdir), registry=build_registry())
+    for n in range(40):
+        session.append("user/message", {"content": f"message {n}"})
+    session.close()
+    return session.id
+
+
+async def _at_bottom(ui: UI, pilot, transcript: Transcript) -> None:  # type: ignore[no-untyped-def]
+    await ui.until(pilot, lambda: transcript.max_scroll_y > 0)
+    await ui.until(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y)
+
+
+async def test_scrolled_back_to_the_bottom_the_output_is_followed_again(ui: UI) -> None:
+    """PageUp, then PageDown back to the bottom (and once more there, as people do): later
+    output stays in view."""
+    app = ui.app(ui.runtime(resume=_long_session(ui)))
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = app.query_one(Transcript)
+        await _at_bottom(ui, pilot, transcript)
+        await pilot.press("pageup")
+        await ui.until(pilot, lambda: transcript.scroll_y < transcript.max_scroll_y)
+        await pilot.press("pagedown")
+        await ui.until(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y)
+        await pilot.press("pagedown")
+        await pilot.pause()
+        before = transcript.max_scroll_y
+        await ui.send(pilot, "/help")  # output that is not an answer to a prompt
+        await ui.until(pilot, lambda: transcript.max_scroll_y > before)
+        await _at_bottom(ui, pilot, transcript)
+
+
+async def test_sending_a_prompt_brings_the_view_back_to_the_bottom(ui: UI) -> None:
+    app = ui.app(ui.runtime(resume=_long_session(ui)))
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = app.query_one(Transcript)
+        await _at_bottom(ui, pilot, transcript)
+        await pilot.press("pageup", "pageup")
+        await ui.until(pilot, lambda: transcript.scroll_y < transcript.max_scroll_y)
+        await ui.send(pilot, "explore the README.md")
+        await _at_bottom(ui, pilot, transcript)
