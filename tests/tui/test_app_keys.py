@@ -10,6 +10,7 @@ from textual.widgets._toast import Toast
 from agent.session import Session
 from compact.registry import build_registry
 from tests.tui.conftest import UI
+from tui.screens.context import ContextScreen
 from tui.screens.summary import SummaryScreen
 from tui.widgets.prompt import PromptArea
 from tui.widgets.timeline import TimelinePanel
@@ -138,3 +139,53 @@ async def test_sending_a_prompt_brings_the_view_back_to_the_bottom(ui: UI) -> No
         await ui.until(pilot, lambda: transcript.scroll_y < transcript.max_scroll_y)
         await ui.send(pilot, "explore the README.md")
         await _at_bottom(ui, pilot, transcript)
+
+
+async def test_typing_with_the_timeline_focused_lands_in_the_prompt(ui: UI) -> None:
+    """Shift+Tab into the timeline, then type a slash command and Enter: it runs (it was
+    lost, and its Enter opened the row). Esc from a row brings the focus back too."""
+    app = ui.app()
+    async with app.run_test(size=(140, 44)) as pilot:
+        await ui.send(pilot, "explore the README.md")
+        await ui.send(pilot, "now parser.py")
+        await ui.send(pilot, "/compact")
+        prompt = app.query_one(PromptArea)
+        rows = app.query_one(TimelinePanel).query_one(OptionList)
+        await pilot.press("shift+tab")
+        assert app.focused is rows
+        await pilot.press(*"/context", "enter")
+        await ui.until(pilot, lambda: isinstance(app.screen, ContextScreen))
+        await pilot.press("escape")
+        await ui.until(pilot, lambda: app.screen is app.screen_stack[0])
+        assert app.focused is prompt and prompt.text == ""
+        await pilot.press("shift+tab")
+        assert app.focused is rows
+        await pilot.press("escape")
+        assert app.focused is prompt
+
+
+async def test_tab_reaches_a_long_card_and_enter_shows_it_all(
+    ui: UI,
+    openai_server,  # type: ignore[no-untyped-def]
+) -> None:
+    """The keyboard way to expand a card: Tab from the prompt focuses its output, Enter
+    shows all; a key typed there goes on in the prompt."""
+    from tui.widgets.tool_card import CardOutput, ToolCard
+
+    openai_server.push(
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "seq 1 30"}}]},
+        {"text": "Thirty lines."},
+    )
+    app = ui.app(ui.runtime(base_url=openai_server.base_url, model="m", demo=False))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.send(pilot, "count")
+        card = app.query_one(ToolCard)
+        assert not card.expanded
+        await pilot.press("tab")
+        assert app.focused is card.query_one(CardOutput)
+        await pilot.press("enter")
+        assert card.expanded
+        await pilot.press("h", "i")
+        assert app.focused is app.query_one(PromptArea)
+        assert app.query_one(PromptArea).text == "hi"
+        assert card.expanded

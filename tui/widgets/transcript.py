@@ -80,8 +80,10 @@ class ShowLater(_PageButton):
         await self.transcript.show_later()
 
 
-class Transcript(VerticalScroll):
-    """The conversation; see the module docstring."""
+class Transcript(VerticalScroll, can_focus=False):
+    """The conversation; see the module docstring. Not focusable itself (PageUp/PageDown
+    scroll it from anywhere): Tab from the prompt reaches what takes keys in it, a long
+    card's output (Enter shows it all), a marker, a "show earlier" line."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
