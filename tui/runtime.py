@@ -65,6 +65,9 @@ class Runtime:
     windows: WindowBook
     window_asker: WindowAsker
     notices: list[str] = field(default_factory=list)
+    default_approve: ApprovalPolicy = "ask"
+    """The front end's approval policy for a session whose log chose none (``ask`` in the
+    app, ``deny`` headless): what ``/resume`` gives such a session, as ``--resume`` does."""
 
     @property
     def model_name(self) -> str:

@@ -249,4 +249,5 @@ def build_runtime(
         windows=windows,
         window_asker=asker,
         notices=notices,
+        default_approve=default_approve,
     )

@@ -246,3 +246,29 @@ async def test_ctrl_c_at_the_approval_dialog_says_the_command_never_ran(ui: UI) 
         card = app.query_one(ToolCard)
         assert "not run" in card.output
         assert Content.from_markup(card.border_subtitle).plain.startswith("not run")
+
+
+async def test_resume_takes_the_resumed_sessions_policy_not_the_current_one(ui: UI) -> None:
+    """/resume from a session that runs commands unasked into one left in ask: the dialog
+    asks again (it ran the command without asking); and back, the auto session is auto."""
+    from agent.session import Session
+    from compact.registry import build_registry
+
+    asking_one = Session.create(ui.home, cwd=str(ui.workdir), registry=build_registry())
+    asking_one.append("user/message", {"content": "an earlier question"})
+    asking_one.close()
+    app = ui.app(ui.runtime(approve="ask"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.send(pilot, "/approve auto")
+        auto_id = app.runtime.session.id
+        await ui.send(pilot, f"/resume {asking_one.id}")
+        assert app.runtime.session.id == asking_one.id
+        assert app.runtime.bash.policy == "ask"
+        assert app.status.policy == "ask"
+        await ui.type(pilot, "hi there")
+        await ui.until(pilot, lambda: asking(app))
+        await pilot.press("ctrl+c")
+        await ui.settle(pilot)
+        await ui.send(pilot, f"/resume {auto_id}")
+        assert app.runtime.session.id == auto_id
+        assert app.runtime.bash.policy == "auto"
