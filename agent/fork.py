@@ -76,7 +76,12 @@ def fork_session(parent: Session, at_seq: int, home: Path | None = None) -> tupl
     start = SessionStart(
         seq=0,
         time=time.time(),
-        data=SessionStartData(id=new_id, cwd=first.data.cwd, created_at=time.time()),
+        data=SessionStartData(
+            id=new_id,
+            cwd=first.data.cwd,
+            created_at=time.time(),
+            provider=first.data.provider,  # later changes are in the copied events
+        ),
     )
     fork = SessionFork(
         seq=point.seq,

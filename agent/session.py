@@ -19,7 +19,14 @@ from typing import Any
 from pydantic import BaseModel
 
 from agent.bulk_load import without_collector
-from agent.events import Event, SessionStart, SessionStartData, SurfaceAppend, SurfaceReplace
+from agent.events import (
+    Event,
+    ProviderData,
+    SessionStart,
+    SessionStartData,
+    SurfaceAppend,
+    SurfaceReplace,
+)
 from agent.load_report import LoadReport, ReentrantAppend, SessionError, SessionLoadError
 from agent.messages import ChatMessage, event_message
 from agent.registry import EventError, EventRegistry, log_line
@@ -91,8 +98,10 @@ class Session:
         cwd: str | Path,
         registry: EventRegistry | None = None,
         session_id: str | None = None,
+        provider: ProviderData | None = None,
     ) -> Session:
-        """Start a new session log whose first event is ``session/start``."""
+        """Start a new session log whose first event is ``session/start`` (recording
+        ``provider``, where its requests go)."""
         home = Path(home) if home is not None else default_home()
         sessions_dir(home)
         sid = new_session_id() if session_id is None else validate_session_id(session_id)
@@ -104,7 +113,7 @@ class Session:
             registry=registry or EventRegistry(),
             log=LogFile(path, create=True),
         )
-        start = SessionStartData(id=sid, cwd=str(cwd), created_at=time.time())
+        start = SessionStartData(id=sid, cwd=str(cwd), created_at=time.time(), provider=provider)
         try:
             session.append("session/start", start)
             session._log_sync()

@@ -12,7 +12,7 @@ import difflib
 import sys
 from typing import TYPE_CHECKING
 
-from tui.arguments import SUBCOMMANDS, build_parser, settings_flags
+from tui.arguments import SUBCOMMANDS, build_parser, given_flags, settings_flags
 from tui.exit_codes import EXIT_ERROR, EXIT_USAGE
 from tui.text import clean
 
@@ -42,6 +42,7 @@ def run_interactive(settings: Settings, args: argparse.Namespace) -> int:
             settings,
             resume=args.resume,
             continue_last=args.continue_last,
+            chosen=given_flags(args),
             default_approve="ask" if sys.stdin.isatty() else "deny",
             scripted_delay_s=0.0 if plain else 0.02,
         )
@@ -106,6 +107,7 @@ def run_headless(settings: Settings, args: argparse.Namespace) -> int:
             settings,
             resume=args.resume,
             continue_last=args.continue_last,
+            chosen=given_flags(args),
             default_approve="deny",
         )
     except (StartupError, SettingsError) as exc:
