@@ -241,6 +241,8 @@ class ReeflineApp(Sending, SlashCommands, Approvals, KeyActions, Shutdown, App[N
 
     async def on_compaction_noticed(self, message: CompactionNoticed) -> None:
         await self.transcript.add_notice(message.notice.text, message.notice.level)
+        if self.status.activity == "compacting":  # e.g. a summarizer retry: said where one looks
+            self.status.set_activity("compacting", detail=message.notice.text)
 
     def _follow(self, event: Event) -> None:
         """Keep the status line (and a card waiting for approval) on what happens now."""

@@ -169,6 +169,7 @@ def _compact(args: argparse.Namespace) -> int:
         return _fail(str(exc), EXIT_USAGE)
     except OSError as exc:
         return _fail(f"cannot open the session log: {exc}", EXIT_ERROR)
+    runtime.compaction.add_listener(lambda notice: _say(notice.text))  # retries, fallbacks
     try:
         outcome = asyncio.run(
             runtime.compact_command.run(runtime.agent.envelope(), args.focus or "")
@@ -206,6 +207,10 @@ def _fork(parent: Session, at: int | None) -> int:
     return EXIT_OK
 
 
-def _fail(message: str, code: int) -> int:
+def _say(message: str) -> None:
     print(f"reefline: {clean(message)}", file=sys.stderr)
+
+
+def _fail(message: str, code: int) -> int:
+    _say(message)
     return code
