@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import ClassVar, TypeVar
 
-from textual import on
+from textual import events, on
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
@@ -159,6 +159,11 @@ class ReeflineApp(Sending, SlashCommands, Approvals, KeyActions, Shutdown, App[N
         self.set_interval(0.25, self._tick)
         self._watch_signals()
         await self._open(self.runtime)
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key):
+            self.keys_to_prompt(event)  # before the focused widget gets it
+        await super().on_event(event)
 
     def on_resize(self) -> None:
         if not self._timeline_chosen:

@@ -63,26 +63,25 @@ class KeyHost(Protocol):
 class KeyActions:
     def _prompt_has_focus(self: KeyHost) -> bool:
         """True when the prompt has the focus (and False while the main screen is gone);
-        otherwise it takes it."""
+        otherwise it takes it, at once: the keys queued behind this one go there too."""
         if not self._main_mounted():
             return False
-        prompt = self.screen_stack[0].query_one(PromptArea)
-        if self.focused is prompt:
+        main = self.screen_stack[0]
+        prompt = main.query_one(PromptArea)
+        if main.focused is prompt:
             return True
-        prompt.focus()
+        main.set_focus(prompt)
         return False
 
-    def on_key(self: KeyHost, event: events.Key) -> None:
-        """A printable key that reached the app (no widget took it) on the main screen goes
-        to the prompt (see the module docstring)."""
+    def keys_to_prompt(self: KeyHost, event: events.Key) -> None:
+        """Before a key is forwarded to the focused widget: a printable one typed on the main
+        screen moves the focus to the prompt, so it and the keys after it (an Enter) land
+        there (see the module docstring)."""
         if not event.is_printable or event.character is None:
             return
         if not self.screen_stack or self.screen is not self.screen_stack[0]:
             return  # a modal's keys are its own
-        if self._prompt_has_focus():
-            return  # the prompt had it and let it through: not text
-        event.stop()
-        self.screen_stack[0].query_one(PromptArea).insert(event.character)
+        self._prompt_has_focus()
 
     def action_interrupt(self: KeyHost) -> None:
         """Esc: cancel the running turn or /compact (the loop closes the turn), and give the

@@ -3,6 +3,7 @@ the transcript from the prompt, and toasts that leave the prompt visible."""
 
 from __future__ import annotations
 
+from textual.command import CommandList, CommandPalette
 from textual.content import Content
 from textual.widgets import OptionList
 from textual.widgets._toast import Toast
@@ -125,7 +126,12 @@ async def test_scrolled_back_to_the_bottom_the_output_is_followed_again(ui: UI) 
         await pilot.press("pagedown")
         await pilot.pause()
         before = transcript.max_scroll_y
-        await ui.send(pilot, "/help")  # output that is not an answer to a prompt
+        # Output no prompt brought (a prompt re-pins the view): /help from the palette.
+        await pilot.press("ctrl+p")
+        await ui.until(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press(*"/help")
+        await ui.until(pilot, lambda: app.screen.query_one(CommandList).option_count > 0)
+        await pilot.press("enter")
         await ui.until(pilot, lambda: transcript.max_scroll_y > before)
         await _at_bottom(ui, pilot, transcript)
 
