@@ -19,14 +19,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from agent.bulk_load import without_collector
-from agent.events import (
-    Event,
-    ProviderData,
-    SessionStart,
-    SessionStartData,
-    SurfaceAppend,
-    SurfaceReplace,
-)
+from agent.events import Event, SessionStart, SessionStartData, SurfaceAppend, SurfaceReplace
 from agent.load_report import LoadReport, ReentrantAppend, SessionError, SessionLoadError
 from agent.messages import ChatMessage, event_message
 from agent.registry import EventError, EventRegistry, log_line
@@ -98,10 +91,9 @@ class Session:
         cwd: str | Path,
         registry: EventRegistry | None = None,
         session_id: str | None = None,
-        provider: ProviderData | None = None,
+        provider: dict[str, Any] | None = None,
     ) -> Session:
-        """Start a new session log whose first event is ``session/start`` (recording
-        ``provider``, where its requests go)."""
+        """Start a new session log whose first event is ``session/start`` (with ``provider``)."""
         home = Path(home) if home is not None else default_home()
         sessions_dir(home)
         sid = new_session_id() if session_id is None else validate_session_id(session_id)

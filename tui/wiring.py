@@ -272,7 +272,7 @@ def _build(
     if resumed is None:
         where_from = (cwd or Path.cwd()).resolve()
         session = Session.create(
-            home, cwd=str(where_from), registry=registry, provider=provider.record()
+            home, cwd=str(where_from), registry=registry, provider=provider.record().model_dump()
         )
     else:
         session = resumed
