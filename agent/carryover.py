@@ -1,5 +1,5 @@
-"""What a resumed session takes over from its log: where the shell was, and the approval
-policy the user chose in the session.
+"""What a resumed session takes over from its log: where the shell was, the approval
+policy the user chose in the session, and where its requests went (its provider).
 
 Both are facts the model's history already assumes (it ran ``cd sub`` and was told so; the
 user said "always"), so a resume that forgot them would make that history untrue.
@@ -10,7 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent.events import CommandRun, Event, ToolResult
+from agent.events import (
+    CommandRun,
+    Event,
+    ProviderData,
+    SessionProvider,
+    SessionStart,
+    ToolResult,
+)
 from tools.base import POLICIES, ApprovalPolicy
 
 
@@ -21,14 +28,22 @@ class CarriedOver:
     policy: ApprovalPolicy | None = None
     """The approval policy the user last chose in the session ("always this session" is
     ``auto``; ``/approve`` is logged as a command); None when they chose none."""
+    provider: ProviderData | None = None
+    """The provider the session's requests last went to; None for a log older than the
+    record."""
 
 
 def carried_over(events: Sequence[Event]) -> CarriedOver:
     """Fold the log (see the module docstring). O(events), once at start."""
     cwd: str | None = None
     policy: ApprovalPolicy | None = None
+    provider: ProviderData | None = None
     for event in events:
-        if isinstance(event, ToolResult):
+        if isinstance(event, SessionStart):
+            provider = event.data.provider
+        elif isinstance(event, SessionProvider):
+            provider = event.data
+        elif isinstance(event, ToolResult):
             if event.data.cwd:
                 cwd = event.data.cwd
             if event.data.approval == "always":
@@ -37,4 +52,4 @@ def carried_over(events: Sequence[Event]) -> CarriedOver:
             chosen = event.data.args.strip().lower()
             if chosen in POLICIES:
                 policy = chosen
-    return CarriedOver(cwd, policy)
+    return CarriedOver(cwd, policy, provider)

@@ -8,7 +8,7 @@ SDK.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -19,6 +19,7 @@ from agent.llm_errors import (
 from agent.replies import (
     Completed,
     Reply,
+    Retrying,
     StreamEvent,
 )
 
@@ -55,9 +56,12 @@ class ChatModel(Protocol):
         """Release connections (a model without any does nothing)."""
 
 
-async def collect(stream: AsyncIterator[StreamEvent]) -> Reply:
-    """Drain ``stream`` and return its reply, for callers that show no deltas. Errors raised
-    by the stream propagate; a stream that ends without ``Completed`` is StreamIncomplete."""
+async def collect(
+    stream: AsyncIterator[StreamEvent], on_retry: Callable[[Retrying], None] | None = None
+) -> Reply:
+    """Drain ``stream`` and return its reply, for callers that show no deltas (``on_retry``
+    hears each failed attempt that is about to be repeated). Errors raised by the stream
+    propagate; a stream that ends without ``Completed`` is StreamIncomplete."""
     iterator = stream if isinstance(stream, AsyncGenerator) else None
     reply: Reply | None = None
     if iterator is not None:
@@ -65,10 +69,14 @@ async def collect(stream: AsyncIterator[StreamEvent]) -> Reply:
             async for event in events:
                 if isinstance(event, Completed):
                     reply = event.reply
+                elif isinstance(event, Retrying) and on_retry is not None:
+                    on_retry(event)
     else:
         async for event in stream:
             if isinstance(event, Completed):
                 reply = event.reply
+            elif isinstance(event, Retrying) and on_retry is not None:
+                on_retry(event)
     if reply is None:
         raise StreamIncomplete("the stream ended without a reply")
     return reply

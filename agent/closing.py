@@ -14,6 +14,11 @@ from agent.session import Session
 from agent.turns import TurnResult, TurnState
 from tools.base import ToolOutput
 
+INTERRUPTED_RUNNING = "error: interrupted by the user while running"
+"""How a result the user's interruption cut short begins (the front ends label it so)."""
+NOT_RUN_ERROR = "error: not run:"
+"""How the result of a call that never ran begins."""
+
 
 def append_result(session: Session, state: TurnState, call: ToolCall, output: ToolOutput) -> None:
     """Log ``output`` as the ``tool/result`` answering ``call``."""
@@ -89,7 +94,7 @@ def answer_pending_calls(
     is that output, marked interrupted, after the sentence that says so."""
     for call in state.pending_calls:
         if printed is not None and call.id == state.running_call and failure is None:
-            said = "error: interrupted by the user while running; its effects may be partial."
+            said = f"{INTERRUPTED_RUNNING}; its effects may be partial."
             content = f"{said} Its output until then:\n{printed.content}"
             append_result(session, state, call, dataclasses.replace(printed, content=content))
             continue
@@ -98,13 +103,13 @@ def answer_pending_calls(
                 f"error: the turn failed while this call ran or its result was being "
                 f"recorded ({failure}); its effects may be partial."
                 if call.id == state.running_call
-                else f"error: not run: the turn failed ({failure})."
+                else f"{NOT_RUN_ERROR} the turn failed ({failure})."
             )
         else:
             text = (
-                "error: interrupted by the user while running; its effects may be partial."
+                f"{INTERRUPTED_RUNNING}; its effects may be partial."
                 if call.id == state.running_call
-                else "error: not run: the user interrupted the turn."
+                else f"{NOT_RUN_ERROR} the user interrupted the turn."
             )
         append_result(session, state, call, ToolOutput(text, is_error=True))
     state.pending_calls.clear()

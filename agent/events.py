@@ -111,6 +111,18 @@ TurnEndReason = Literal["completed", "cancelled", "error", "max-steps", "interru
 # --- payloads ---------------------------------------------------------------------------------
 
 
+class ProviderData(Data):
+    """Where a session's requests go, so that a resume sends them to the same place: the
+    endpoint, the model and the NAME of the variable holding the API key (never the key)."""
+
+    kind: Literal["openai-compatible", "scripted"]
+    name: str
+    """openai, deepseek, local, openai-compatible or scripted."""
+    model: str
+    base_url: str | None = None
+    api_key_env: str | None = None
+
+
 class SessionStartData(Data):
     id: str
     version: int = 1
@@ -119,6 +131,8 @@ class SessionStartData(Data):
     forked_from: str | None = None
     """The parent session's id when this one is a fork (its ``session/fork`` says where),
     here too so that a listing, which reads only a log's first lines, can say so."""
+    provider: ProviderData | None = None
+    """Where the session's requests went at its start (logs older than it have none)."""
 
 
 class EmptyData(Data):
@@ -244,6 +258,14 @@ class SessionFork(Event):
     data: SessionForkData
 
 
+class SessionProvider(Event):
+    """The session's provider changed (a flag on resume, ``/model``), or is recorded for a
+    log that began without it; later resumes use the newest."""
+
+    type: Literal["session/provider"] = "session/provider"
+    data: ProviderData
+
+
 class SessionResume(Event):
     durable: ClassVar[bool] = True
     type: Literal["session/resume"] = "session/resume"
@@ -334,6 +356,7 @@ SURFACE_TYPES = frozenset(
 CORE_EVENTS: tuple[type[Event], ...] = (
     SessionStart,
     SessionFork,
+    SessionProvider,
     SessionResume,
     TurnStart,
     TurnEnd,

@@ -78,7 +78,11 @@ def fork_session(parent: Session, at_seq: int, home: Path | None = None) -> tupl
         seq=0,
         time=time.time(),
         data=SessionStartData(
-            id=new_id, cwd=first.data.cwd, created_at=time.time(), forked_from=parent.id
+            id=new_id,
+            cwd=first.data.cwd,
+            created_at=time.time(),
+            forked_from=parent.id,
+            provider=first.data.provider,  # later changes are in the copied events
         ),
     )
     fork = SessionFork(

@@ -53,7 +53,7 @@ from agent.tool_calls import run_tool_call
 from agent.turns import Steering, StreamListener, TurnCancelled, TurnError, TurnResult, TurnState
 from agent.windows import WindowBook
 from agent.workspace import workspace_context
-from tools.base import Tool, ToolInterrupted, ToolOutput
+from tools.base import Tool, ToolInterrupted, ToolNotStarted, ToolOutput
 
 
 class Agent:
@@ -189,6 +189,8 @@ class Agent:
             # balance the surface, then end the turn.
             keep_partial_reply(self.session, state, self.model_name)
             printed = exc.output if isinstance(exc, ToolInterrupted) else None
+            if isinstance(exc, ToolNotStarted):
+                state.running_call = None  # the user interrupted before approving it
             answer_pending_calls(self.session, state, printed=printed)
             raise TurnCancelled(self._end(state, "cancelled")) from None
         except Exception as exc:

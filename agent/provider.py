@@ -9,10 +9,13 @@ the offline demo model and a notice saying how to connect a real one. The key is
 from __future__ import annotations
 
 import os
+import urllib.parse
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Literal
 
 from agent import secret_env
+from agent.events import ProviderData
 from agent.secret import Secret
 from agent.settings import Settings, SettingsError, check_base_url
 
@@ -23,6 +26,13 @@ DEFAULT_DEEPSEEK_MODEL = "deepseek-chat"
 
 
 DEEPSEEK_BASE_URL = "https://api.deepseek.com"
+
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+
+PROVIDER_SETTINGS = frozenset({"model", "base_url", "api_key_env", "demo"})
+"""The settings that choose where requests go (what a session's provider record holds)."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +48,52 @@ class Provider:
     api_key: Secret | None = field(default=None, repr=False)
     notice: str | None = None
     """One line for stderr / the banner (e.g. why the demo model is used)."""
+    api_key_env: str | None = None
+    """The NAME of the variable the key came from (recorded in the log; the key never is)."""
+
+    def record(self) -> ProviderData:
+        """What the session log keeps of this provider (see :func:`session_settings`)."""
+        return ProviderData(
+            kind=self.kind,
+            name=self.name,
+            model=self.model,
+            base_url=self.base_url,
+            api_key_env=self.api_key_env,
+        )
+
+
+def where(record: ProviderData) -> str:
+    """``qwen2.5 at 127.0.0.1:11434``, ``gpt-4.1 at api.openai.com``, ``the offline demo
+    model``: a provider as a sentence says it."""
+    if record.kind == "scripted":
+        return "the offline demo model"
+    url = record.base_url or OPENAI_BASE_URL
+    host = urllib.parse.urlsplit(url).netloc or url
+    return f"{record.model} at {host}"
+
+
+def session_settings(
+    settings: Settings, recorded: ProviderData | None, chosen: Collection[str]
+) -> Settings:
+    """The settings a resumed session's requests use: its recorded provider, except where
+    the command line chose otherwise (``chosen``: the names of the settings given as flags).
+    The environment and the config file never move a session elsewhere (an
+    ``OPENAI_API_KEY`` that is set does not send a conversation held with a local model to
+    the cloud); a flag does, and the caller says so."""
+    if recorded is None:
+        return settings
+    chosen = PROVIDER_SETTINGS.intersection(chosen)
+    endpoint = chosen - {"model"}
+    if recorded.kind == "scripted":
+        # A flag naming a real endpoint or model leaves the demo; otherwise it goes on.
+        return settings if chosen - {"demo"} else settings.model_copy(update={"demo": True})
+    update: dict[str, object] = {"demo": settings.demo if "demo" in chosen else False}
+    if not endpoint - {"demo"}:
+        update["base_url"] = recorded.base_url or OPENAI_BASE_URL
+        update["api_key_env"] = recorded.api_key_env
+    if "model" not in chosen:
+        update["model"] = recorded.model
+    return settings.model_copy(update=update)
 
 
 def resolve_provider(settings: Settings) -> Provider:
@@ -99,7 +155,7 @@ def resolve_provider(settings: Settings) -> Provider:
                 f"--base-url {base_url} is set but no model: name one with --model "
                 "(e.g. --model qwen2.5:7b for Ollama)"
             )
-    return Provider("openai-compatible", name, model, base_url, key)
+    return Provider("openai-compatible", name, model, base_url, key, api_key_env=key_source)
 
 
 def _is_local(url: str) -> bool:

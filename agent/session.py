@@ -89,8 +89,9 @@ class Session:
         cwd: str | Path,
         registry: EventRegistry | None = None,
         session_id: str | None = None,
+        provider: dict[str, Any] | None = None,
     ) -> Session:
-        """Start a new session log whose first event is ``session/start``."""
+        """Start a new session log whose first event is ``session/start`` (with ``provider``)."""
         home = Path(home) if home is not None else default_home()
         sessions_dir(home)
         sid = new_session_id() if session_id is None else validate_session_id(session_id)
@@ -102,7 +103,7 @@ class Session:
             registry=registry or EventRegistry(),
             log=LogFile(path, create=True),
         )
-        start = SessionStartData(id=sid, cwd=str(cwd), created_at=time.time())
+        start = SessionStartData(id=sid, cwd=str(cwd), created_at=time.time(), provider=provider)
         try:
             session.append("session/start", start)
             session._log_sync()

@@ -103,10 +103,16 @@ class Guards:
         if threshold - total >= THRASH_MARGIN * window:
             return None
         self.thrash_turn = turn
-        if total >= threshold:
+        if total >= threshold and attempts == 0:
+            # Nothing was tried: what is over the threshold is the newest exchange itself.
+            why = (
+                "the context is above the auto-compact threshold and there is nothing older "
+                "to compact: the newest messages alone fill it"
+            )
+        elif total >= threshold:
             why = (
                 "the context is still above the auto-compact threshold after "
-                f"{plural(attempts, 'attempt')}"
+                f"{plural(attempts, 'compaction')}"
             )
         else:
             why = (

@@ -28,7 +28,7 @@ from typing import Any
 
 from agent.chat import ChatModel, ChatRequest, collect
 from agent.llm_errors import BadRequest, LLMError
-from agent.replies import Reply
+from agent.replies import Reply, Retrying
 from agent.tokens import Estimator
 from compact.checkpoint import Call, Summary, SummaryJob, SummaryRejected, checkpoint_sections
 from compact.policy import MIN_SUMMARY_TOKENS
@@ -38,7 +38,9 @@ from tools import footer
 
 
 class ModelSummarizer:
-    """Asks ``model`` for checkpoints. ``notice`` hears, once, that tools are dropped."""
+    """Asks ``model`` for checkpoints. ``notice`` hears, once, that tools are dropped, and
+    each failed request that is retried (an HTTP 500 mid-compaction is said on the headless
+    stderr and in the app, not waited through in silence)."""
 
     def __init__(
         self, model: ChatModel, estimator: Estimator, notice: Callable[[str], None]
@@ -78,7 +80,7 @@ class ModelSummarizer:
 
     async def _ask(self, request: ChatRequest) -> Reply:
         try:
-            return await collect(self.model.stream(request))
+            return await collect(self.model.stream(request), self._retrying)
         except BadRequest as exc:
             if not request.tools or not refuses_tool_choice(exc):
                 raise
@@ -88,7 +90,13 @@ class ModelSummarizer:
             "the rest of this session."
         )
         return await collect(
-            self.model.stream(dataclasses.replace(request, tools=[], tool_choice=None))
+            self.model.stream(dataclasses.replace(request, tools=[], tool_choice=None)),
+            self._retrying,
+        )
+
+    def _retrying(self, retry: Retrying) -> None:
+        self.notice(
+            f"Summarizer request retry {retry.attempt} in {retry.delay_s:.1f}s: {retry.error}"
         )
 
 

@@ -70,6 +70,12 @@ class ToolInterrupted(asyncio.CancelledError):
         self.output = output
 
 
+class ToolNotStarted(asyncio.CancelledError):
+    """Raised by a tool cancelled before it started anything (while the user was being asked
+    to approve it): the call did nothing, and the log must not say its effects may be
+    partial."""
+
+
 class Tool(Protocol):
     """Something the model can call.
 

@@ -32,6 +32,7 @@ from tools.base import (
     OutputListener,
     SandboxMode,
     ToolInterrupted,
+    ToolNotStarted,
     ToolOutput,
 )
 from tools.bash_call import bash_schema, parse_call
@@ -216,7 +217,10 @@ class BashTool:
                 f"{NOT_RUN}: commands need the user's approval, and no one can approve "
                 "them in this session. " + hint
             )
-        decision = await self.approver(command)
+        try:
+            decision = await self.approver(command)
+        except asyncio.CancelledError:
+            raise ToolNotStarted() from None  # interrupted while asking: nothing ran
         if decision == "always":
             self.policy = "auto"
         elif decision != "once":

@@ -10,22 +10,22 @@ from __future__ import annotations
 import time
 from typing import ClassVar, TypeVar
 
-from textual import on, work
+from textual import events, on
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.widget import Widget
 from textual.widgets import Footer
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker
 
 from agent.events import Event, ToolStart
 from agent.replies import Notice
-from agent.turns import TurnCancelled, TurnResult
+from agent.turns import TurnResult
 from compact.events import CompactProgress
 from compact.records import TimelineRecord
 from tui import heap
 from tui.approvals import Approvals
-from tui.commands import SLASH_COMMANDS, parse_slash
+from tui.commands import SLASH_COMMANDS
 from tui.completion import choices
 from tui.demo import BANNER as DEMO_BANNER
 from tui.gauge_reading import GaugeReading
@@ -34,6 +34,7 @@ from tui.key_actions import KeyActions
 from tui.runtime import Runtime
 from tui.screens.approval import ARM_S
 from tui.screens.summary import SummaryScreen
+from tui.sending import Sending
 from tui.shutdown import Shutdown
 from tui.terminal_state import terminal_state
 from tui.text import clean, resume_hint, sandbox_label
@@ -48,7 +49,7 @@ from tui.widgets.bridge import (
 from tui.widgets.gauge import ZONE_TEXT, TokenGauge
 from tui.widgets.header import AppHeader
 from tui.widgets.marker import CompactionMarkerSelected
-from tui.widgets.prompt import CompletionMenu, PromptArea, PromptSubmitted
+from tui.widgets.prompt import CompletionMenu, PromptArea
 from tui.widgets.slash import SlashCommands
 from tui.widgets.status import StatusLine
 from tui.widgets.timeline import TimelinePanel, TimelineRecordSelected
@@ -60,7 +61,7 @@ WIDE = 120
 """Terminals at least this wide open with the timeline panel showing."""
 
 
-class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
+class ReeflineApp(Sending, SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
     """See the module docstring. ``runtime`` is built by the caller (see ``tui.cli``)."""
 
     HORIZONTAL_BREAKPOINTS: ClassVar = [(0, "-narrow"), (100, "-roomy")]  # see app.tcss
@@ -164,6 +165,11 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
         ThemeMemory(self, self.runtime.settings.theme).start()
         await self._open(self.runtime)
 
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key):
+            self.keys_to_prompt(event)  # before the focused widget gets it
+        await super().on_event(event)
+
     def on_resize(self) -> None:
         if not self._timeline_chosen:
             self.timeline.display = self.size.width >= WIDE
@@ -245,6 +251,8 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
 
     async def on_compaction_noticed(self, message: CompactionNoticed) -> None:
         await self.transcript.add_notice(message.notice.text, message.notice.level)
+        if self.status.activity == "compacting":  # e.g. a summarizer retry: said where one looks
+            self.status.set_activity("compacting", detail=message.notice.text)
 
     def _follow(self, event: Event) -> None:
         """Keep the status line (and a card waiting for approval) on what happens now."""
@@ -258,7 +266,7 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
             busy=self.busy,
             record=record,
         )
-        self.status.queued = len(self.runtime.agent.pending_steering)
+        self._show_queued()
         self.status.policy = self.runtime.bash.policy  # read, never kept: the tool owns it
         self.status.sandbox = sandbox_label(self.runtime.bash)  # it may follow the policy
         if isinstance(event, ToolStart) and self._approving:
@@ -291,71 +299,6 @@ class ReeflineApp(SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
             self.timeline.tick()
 
     # --- prompt -------------------------------------------------------------------------------
-
-    async def on_prompt_submitted(self, message: PromptSubmitted) -> None:
-        text = message.text
-        slash = parse_slash(text)
-        if slash is not None:
-            await self.run_slash(*slash)
-        elif self.turn_worker is not None and not self.turn_worker.is_finished:
-            self._steer(text)
-        else:
-            self.start_turn(text)
-
-    def _steer(self, text: str) -> None:
-        """Text typed while a turn runs goes to the loop's one steering queue, delivered at
-        the next step if one comes; it never makes a step of its own (the model may be
-        writing its final answer): when the turn ends first, it becomes the next message."""
-        self.transcript.queue_steering(text)
-        self.runtime.agent.steer(text, extend_turn=False)
-        self._show_queued()
-
-    def _show_queued(self) -> None:
-        self.status.queued = len(self.runtime.agent.pending_steering)
-        self.status.refresh()
-
-    def _release_unsent(self, completed: bool) -> None:
-        """The turn ended with text no step delivered: send it as the next message (or,
-        after an interruption or error, give it back to the prompt)."""
-        unsent = self.runtime.agent.take_steering()
-        self.transcript.unqueue_all()
-        if not unsent:
-            self._show_queued()
-            return
-        text = "\n\n".join(unsent)
-        if completed:
-            self.start_turn(text)
-        else:
-            prompt = self.part(PromptArea)
-            prompt.load_text("\n\n".join(filter(None, [text, prompt.text])))
-            prompt.move_cursor(prompt.document.end)
-        self._show_queued()
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        worker = event.worker
-        if worker is self.turn_worker and worker.is_finished and self._main_mounted():
-            result = worker.result if worker.state == WorkerState.SUCCESS else None
-            self._release_unsent(completed=result is not None and result.reason == "completed")
-
-    def start_turn(self, prompt: str) -> None:
-        self.status.set_activity("thinking")
-        self.turn_worker = self._turn(prompt)
-
-    @work(exclusive=True, group="turn")
-    async def _turn(self, prompt: str) -> TurnResult | None:
-        runtime = self.runtime
-        await runtime.compact_command.wait_idle()
-        try:
-            return await runtime.agent.run_turn(prompt)
-        except TurnCancelled:
-            return None
-        except OSError as exc:
-            await self.transcript.add_notice(f"Cannot write the session log: {exc}", "error")
-            return None
-        finally:
-            if runtime is self.runtime and self._main_mounted():
-                self.status.set_activity("idle")
-                self._update_gauge()
 
     # --- summaries ----------------------------------------------------------------------------
 

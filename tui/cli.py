@@ -1,7 +1,8 @@
 """Command-line entry point: ``reefline``.
 
 ``reefline -p "task"`` runs one turn headless; ``reefline`` alone starts the interactive
-front end. Exit codes: 0 ok, 1 error, 2 usage, 130 interrupted, 143 terminated (SIGTERM).
+front end. Exit codes: 0 ok, 1 error, 2 usage, 130 interrupted, 141 stdout closed
+(see :func:`tui.exit_codes.closed_stdout`), 143 terminated (SIGTERM).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import difflib
 import sys
 from typing import TYPE_CHECKING
 
-from tui.arguments import SUBCOMMANDS, build_parser, settings_flags
+from tui.arguments import SUBCOMMANDS, build_parser, given_flags, settings_flags
 from tui.exit_codes import EXIT_ERROR, EXIT_USAGE
 from tui.text import clean
 
@@ -41,6 +42,7 @@ def run_interactive(settings: Settings, args: argparse.Namespace) -> int:
             settings,
             resume=args.resume,
             continue_last=args.continue_last,
+            chosen=given_flags(args),
             default_approve="ask" if sys.stdin.isatty() else "deny",
             scripted_delay_s=0.0 if plain else 0.02,
         )
@@ -108,6 +110,7 @@ def run_headless(settings: Settings, args: argparse.Namespace) -> int:
             settings,
             resume=args.resume,
             continue_last=args.continue_last,
+            chosen=given_flags(args),
             default_approve="deny",
         )
     except (StartupError, SettingsError) as exc:
@@ -126,6 +129,9 @@ def run_headless(settings: Settings, args: argparse.Namespace) -> int:
 
     try:
         return asyncio.run(headless())
+    except BrokenPipeError:
+        runtime.close()
+        raise  # stdout's reader went away: the entry point ends quietly
     except OSError as exc:
         print(f"reefline: cannot write the session log: {clean(str(exc))}", file=sys.stderr)
         runtime.close()

@@ -183,8 +183,13 @@ async def switch_session(
     old: Runtime, resume: str | None, *, scripted_delay_s: float = 0.0
 ) -> Runtime | Said:
     """``/new`` (``resume`` None) or ``/resume <id>``: the new runtime, built off the event
-    loop (loading a long session prices every message of it) and keeping the approval
-    policy; or what went wrong. The caller closes ``old`` once it shows the new one."""
+    loop (loading a long session prices every message of it); or what went wrong. The caller
+    closes ``old`` once it shows the new one.
+
+    ``/new`` keeps the approval policy in use. A resumed session takes the one its log
+    chose (:mod:`agent.carryover`), else the front end's default, exactly as ``--resume``
+    does: a session left in ``ask`` never runs commands unasked because the session open
+    before it ran in ``auto`` (a ``--approve`` flag given at start still wins)."""
     if resume == old.session.id:
         return Said(f"Already in session {resume}.")
     cwd = Path(old.session.cwd) if Path(old.session.cwd).is_dir() else None
@@ -193,7 +198,7 @@ async def switch_session(
             build_runtime,
             old.settings,
             resume=resume,
-            default_approve=old.bash.policy,
+            default_approve=old.default_approve if resume else old.bash.policy,
             cwd=cwd,
             scripted_delay_s=scripted_delay_s,
         )
@@ -201,5 +206,11 @@ async def switch_session(
         return Said(exc.said_in("/sessions"), "error")
     except (SettingsError, OSError) as exc:
         return Said(str(exc), "error")
-    new.bash.policy = old.bash.policy
+    if resume is None:
+        new.bash.policy = old.bash.policy
+    elif new.bash.policy != old.bash.policy:
+        new.notices.append(
+            f"Bash approval policy: {new.bash.policy}, this session's (the session before "
+            f"ran in {old.bash.policy})."
+        )
     return new

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 from agent.events import Event
@@ -35,6 +36,10 @@ class EventPrinter:
         self.err = err
         self._denied_told = False
         self._compacting_since: float | None = None
+        self.stdout_closed = False
+        """stdout's reader went away (``| head``): nothing more is written there."""
+        self.on_stdout_closed: Callable[[], None] = lambda: None
+        """Called once when that happens (the run stops: nobody reads its output)."""
         self.view = LogView()
         self.view.feed_all(runtime.session.events)
 
@@ -50,8 +55,19 @@ class EventPrinter:
             self._json(event)
 
     def _json(self, event: Event) -> None:
-        self.out.write(json_safe(event.to_json()) + "\n")
-        self.out.flush()
+        self._out(json_safe(event.to_json()))
+
+    def _out(self, line: str) -> None:
+        """One line on stdout; a closed pipe is noted, never raised (this runs inside the
+        session's append, which must not fail for a reader that left)."""
+        if self.stdout_closed:
+            return
+        try:
+            self.out.write(line + "\n")
+            self.out.flush()
+        except BrokenPipeError:
+            self.stdout_closed = True
+            self.on_stdout_closed()
 
     def __call__(self, event: Event) -> None:
         if self.json_mode:
@@ -109,8 +125,7 @@ class EventPrinter:
             self.say(f"reefline: {item.text}")
         elif isinstance(item, ToolOutputDelta) and self.json_mode:
             line = {"type": "tool/output", "call_id": item.call_id, "text": item.text}
-            self.out.write(json_safe(json.dumps(line, ensure_ascii=False)) + "\n")
-            self.out.flush()
+            self._out(json_safe(json.dumps(line, ensure_ascii=False)))
 
     def say(self, line: str) -> None:
         """One line on stderr, through the terminal-safety filter (provider error bodies,

@@ -4,7 +4,8 @@ stdout carries the answer (or, with ``--json``, every event of this run as a JSO
 everything meant for a person — notices, retries, compactions as they run, denied commands,
 errors — goes to stderr.
 Exit codes: 0 ok, 1 error, 2 usage, 130 interrupted (SIGINT, Ctrl+C), 143 terminated
-(SIGTERM), 129 hung up (SIGHUP): 128 + the signal, as a shell reports a process it killed.
+(SIGTERM), 129 hung up (SIGHUP): 128 + the signal, as a shell reports a process it killed;
+141 stdout closed (``| head``: the run stops, its turn closed, and nothing is printed).
 Each signal closes the turn the same way (the session is saved).
 """
 
@@ -40,12 +41,15 @@ async def run_prompt(
     for notice in runtime.notices:
         printer.say(f"reefline: {notice}")
     printer.start()
+    if printer.stdout_closed:
+        raise BrokenPipeError("stdout was closed")  # nobody reads the run: do not start it
     unsubscribe = runtime.session.subscribe(printer)
     unlisten = runtime.compaction.add_listener(
         lambda notice: printer.say(f"reefline: {notice.text}")
     )
     runtime.agent.stream_listeners.append(printer.stream)
     task = asyncio.ensure_future(runtime.agent.run_turn(prompt))
+    printer.on_stdout_closed = task.cancel  # nobody reads the run any more: stop it
     # A quarter of a summary call's time budget: a stalled call is reported a few times.
     budget = CompactionSettings.model_validate(runtime.settings.compaction).summary_timeout_s
     beat = asyncio.ensure_future(printer.heartbeat(budget / 4))
@@ -54,6 +58,8 @@ async def run_prompt(
         try:
             result: TurnResult = await task
         except TurnCancelled:
+            if printer.stdout_closed:
+                raise BrokenPipeError("stdout was closed") from None
             printer.say("reefline: interrupted; the turn was closed and the session saved")
             return EXIT_INTERRUPTED if stop.received is None else 128 + stop.received
         finally:

@@ -22,6 +22,11 @@ def main() -> int:
         return cli_main()
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # stdout's reader went away (``| head``): end quietly, as a Unix tool does.
+        from tui.exit_codes import closed_stdout
+
+        return closed_stdout()
     except Exception as exc:
         # Whatever no front end caught: one plain line, no traceback full of locals (set
         # REEFLINE_DEBUG=1 to see it). The session log is written line by line; it is intact.

@@ -44,7 +44,15 @@ from tui.runtime import Runtime
 from tui.terminal_state import LEAVE_PROMPT, restore_terminal, terminal_state
 from tui.text import clean, command_rows, command_shape, first_line, resume_hint
 from tui.view.fold import Change, LogView
-from tui.view.items import Answer, CommandOutcome, Prompt, RetryPlanned, ToolRun, TurnClosed
+from tui.view.items import (
+    Answer,
+    CommandOutcome,
+    Prompt,
+    PruneBatch,
+    RetryPlanned,
+    ToolRun,
+    TurnClosed,
+)
 
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 """The signals that end the REPL (SIGINT interrupts a turn; at a prompt ctrl+c is a key)."""
@@ -82,6 +90,9 @@ class PlainRepl(ReplCommands):
         self.current_turn: asyncio.Future[TurnResult] | None = None
         self._live_lines: dict[str, int] = {}
         """Live output lines printed per call."""
+        self._prunes: set[int] = set()
+        """Prune batches (by first seq) not said yet: each is said once it is complete, so
+        the numbers printed are the timeline's, none skipped."""
         self.hanging_up: asyncio.Future[None] | None = None
         self.tty_before = terminal_state() if interactive else None
         """The terminal's settings before any prompt took it (put back on SIGHUP)."""
@@ -117,10 +128,20 @@ class PlainRepl(ReplCommands):
                 self.say(f"── {clean(describe(record))} ──")
         for change in fed.changes:
             self._show_item(change)
+        self._say_complete_prunes()
+
+    def _say_complete_prunes(self) -> None:
+        timeline = self.view.timeline
+        for seq in sorted(self._prunes):
+            if not timeline.batch_open(seq) and (record := timeline.batch(seq)) is not None:
+                self._prunes.discard(seq)
+                self.say(f"── {clean(describe(record))} ──")
 
     def _show_item(self, change: Change) -> None:
         item = change.item
-        if isinstance(item, ToolRun):
+        if isinstance(item, PruneBatch) and change.new:
+            self._prunes.add(item.seq)
+        elif isinstance(item, ToolRun):
             if change.new:
                 self._show_command(item.command, indent="")
             if item.result is not None and not item.pruned:

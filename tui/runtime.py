@@ -9,6 +9,7 @@ approval policy's logged changes, and closing everything on exit.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,6 +68,9 @@ class Runtime:
     windows: WindowBook
     window_asker: WindowAsker
     notices: list[str] = field(default_factory=list)
+    default_approve: ApprovalPolicy = "ask"
+    """The front end's approval policy for a session whose log chose none (``ask`` in the
+    app, ``deny`` headless): what ``/resume`` gives such a session, as ``--resume`` does."""
 
     @property
     def model_name(self) -> str:
@@ -75,8 +79,11 @@ class Runtime:
 
     def switch_model(self, name: str) -> None:
         """Name ``name`` in the next request; the loop, the meter and the gauge read the
-        model and its window from :attr:`windows`, so they all follow."""
+        model and its window from :attr:`windows`, so they all follow. Logged, so that a
+        resume goes on with it."""
         self.windows.select(name)
+        self.provider = dataclasses.replace(self.provider, model=name)
+        self.session.append("session/provider", self.provider.record())
 
     def measure(self) -> Measurement:
         """The size of the next request as it would go out now, system prompt and tool

@@ -48,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     compact.add_argument("session", nargs="?", help="session id (default: the most recent)")
     compact.add_argument("--focus", help="what the summary should concentrate on")
     compact.add_argument("--home", type=Path)
-    compact.add_argument("--model", help="summarizer model (default: the configured one)")
+    compact.add_argument("--model", help="summarizer model (default: the session's own)")
     compact.add_argument("--base-url")
     compact.add_argument("--api-key-env", metavar="NAME")
     compact.add_argument("--context-window", type=int, metavar="TOKENS")
@@ -188,6 +188,7 @@ def _configured_prices() -> dict[str, ModelPrice]:
 def _compact(args: argparse.Namespace) -> int:
     import asyncio
 
+    from agent.provider import PROVIDER_SETTINGS
     from agent.settings import load_settings
     from compact.policy import load_compaction_settings
     from tui.runtime import StartupError  # the model client: only this tool needs it
@@ -209,11 +210,15 @@ def _compact(args: argparse.Namespace) -> int:
         session_id = args.session or _latest(home)
         if session_id is None:
             return _fail(f"there are no sessions under {home / 'sessions'} yet", EXIT_USAGE)
-        runtime = build_runtime(settings, resume=session_id, default_approve="deny")
+        # The session's own provider, unless a flag names another: the summary is asked
+        # where the conversation was held, never of a cloud model because a key is set.
+        given = {key for key in PROVIDER_SETTINGS if getattr(args, key) is not None}
+        runtime = build_runtime(settings, resume=session_id, chosen=given, default_approve="deny")
     except (SettingsError, StartupError) as exc:
         return _fail(str(exc), EXIT_USAGE)
     except OSError as exc:
         return _fail(f"cannot open the session log: {exc}", EXIT_ERROR)
+    runtime.compaction.add_listener(lambda notice: _say(notice.text))  # retries, fallbacks
     try:
         outcome = asyncio.run(
             runtime.compact_command.run(runtime.agent.envelope(), args.focus or "")
@@ -251,6 +256,10 @@ def _fork(parent: Session, at: int | None) -> int:
     return EXIT_OK
 
 
-def _fail(message: str, code: int) -> int:
+def _say(message: str) -> None:
     print(f"reefline: {clean(message)}", file=sys.stderr)
+
+
+def _fail(message: str, code: int) -> int:
+    _say(message)
     return code

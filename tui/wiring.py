@@ -7,16 +7,24 @@ one core and differ only in how they show it.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Collection
 from pathlib import Path
 
-from agent.carryover import carried_over
+from agent.carryover import CarriedOver, carried_over
 from agent.chat import ChatModel
 from agent.discovery import WindowAsker
+from agent.events import ProviderData
 from agent.hooks import Prepare
 from agent.loop import Agent
 from agent.loop_settings import LoopSettings
 from agent.meter import TokenMeter
-from agent.provider import Provider, resolve_provider
+from agent.provider import (
+    PROVIDER_SETTINGS,
+    Provider,
+    resolve_provider,
+    session_settings,
+    where,
+)
 from agent.registry import EventRegistry
 from agent.retry import RetryPolicy
 from agent.session import Session
@@ -101,22 +109,53 @@ def open_session(
     *,
     resume: str | None,
     continue_last: bool,
-    cwd: Path,
-) -> Session:
-    """Resume ``resume``, or the most recent session with ``continue_last``, else create one."""
+) -> Session | None:
+    """Resume ``resume``, or the most recent session with ``continue_last``; None when a
+    new one is to be created (once its provider is known: its first event records it)."""
     if resume is not None and continue_last:
         raise StartupError("use either --resume ID or --continue, not both")
     if continue_last:
         stored = list_sessions(home)
         if stored:
             resume = stored[0].id
-    if resume is not None:
-        try:
-            return Session.open(home, resume, registry=registry)
-        except (ValueError, FileNotFoundError, SessionBusy) as exc:
-            message = f"cannot resume session {resume!r}: {exc}"
-            raise StartupError(message, listing=True) from None
-    return Session.create(home, cwd=str(cwd), registry=registry)
+    if resume is None:
+        return None
+    try:
+        return Session.open(home, resume, registry=registry)
+    except (ValueError, FileNotFoundError, SessionBusy) as exc:
+        message = f"cannot resume session {resume!r}: {exc}"
+        raise StartupError(message, listing=True) from None
+
+
+def session_provider(
+    settings: Settings,
+    resumed: Session | None,
+    recorded: ProviderData | None,
+    chosen: Collection[str],
+) -> tuple[Provider, str | None]:
+    """The provider a session's requests go to (:func:`agent.provider.session_settings`),
+    and a sentence when a flag moved a resumed session elsewhere. A change is logged, and
+    so is the provider of a log older than the record, so the next resume finds it."""
+    try:
+        provider = resolve_provider(session_settings(settings, recorded, chosen))
+    except SettingsError as exc:
+        if resumed is None or recorded is None or PROVIDER_SETTINGS.intersection(chosen):
+            raise
+        raise SettingsError(
+            f"session {resumed.id} was held with {where(recorded)}, and it cannot go on there: "
+            f"{exc}. Fix that, or continue it elsewhere with --base-url / --model / "
+            "--api-key-env / --demo"
+        ) from None
+    record = provider.record()
+    said = None
+    if resumed is not None and record != recorded:
+        if recorded is not None and (record.model, record.base_url) != (
+            recorded.model,
+            recorded.base_url,
+        ):
+            said = f"Continuing on {where(record)}, was {where(recorded)}."
+        resumed.append("session/provider", record)
+    return provider, said
 
 
 def build_model(provider: Provider, settings: Settings, estimator: Estimator) -> ChatModel:
@@ -142,6 +181,7 @@ def build_runtime(
     *,
     resume: str | None = None,
     continue_last: bool = False,
+    chosen: Collection[str] = (),
     approver: Approver | None = None,
     default_approve: ApprovalPolicy = "ask",
     cwd: Path | None = None,
@@ -149,13 +189,54 @@ def build_runtime(
 ) -> Runtime:
     """Build everything a front end needs. Raises StartupError / SettingsError.
 
+    ``chosen``: the settings the command line gave (flag names as settings keys); a resumed
+    session goes on with its recorded provider unless one of them says otherwise.
+
     It is the composition root: the order of the statements is the order of the dependencies
     (provider, window, session, meter, tools, agent, compaction), which one function shows best.
     """
     sandbox_found = detect_soon()  # a trial run of bubblewrap, while the rest is built
-    provider = resolve_provider(settings)
-    notices = [provider.notice] if provider.notice else []
     home = settings.home.expanduser() if settings.home else default_home()
+    registry = build_registry()
+    resumed = open_session(home, registry, resume=resume, continue_last=continue_last)
+    try:
+        return _build(
+            settings,
+            home,
+            registry,
+            resumed,
+            sandbox_found,
+            chosen=chosen,
+            approver=approver,
+            default_approve=default_approve,
+            cwd=cwd,
+            scripted_delay_s=scripted_delay_s,
+        )
+    except BaseException:
+        if resumed is not None:
+            resumed.close()
+        raise
+
+
+def _build(
+    settings: Settings,
+    home: Path,
+    registry: EventRegistry,
+    resumed: Session | None,
+    sandbox_found: Callable[[], Availability],
+    *,
+    chosen: Collection[str],
+    approver: Approver | None,
+    default_approve: ApprovalPolicy,
+    cwd: Path | None,
+    scripted_delay_s: float,
+) -> Runtime:
+    """:func:`build_runtime` once the session to resume (if any) is open."""
+    carried = carried_over(resumed.events) if resumed is not None else CarriedOver()
+    provider, moved_on = session_provider(settings, resumed, carried.provider, chosen)
+    notices = [provider.notice] if provider.notice else []
+    if moved_on is not None:
+        notices.append(moved_on)
     estimator = Estimator(provider.model)
     if estimator.known_notice:
         notices.append(estimator.known_notice)
@@ -190,18 +271,16 @@ def build_runtime(
     sandbox = choose_sandbox(settings, home, sandbox_found())
     if (unsandboxed := unavailable_notice(sandbox)) is not None:
         notices.append(unsandboxed)
-    registry = build_registry()
-    session = open_session(
-        home,
-        registry,
-        resume=resume,
-        continue_last=continue_last,
-        cwd=(cwd or Path.cwd()).resolve(),
-    )
+    if resumed is None:
+        where_from = (cwd or Path.cwd()).resolve()
+        session = Session.create(
+            home, cwd=str(where_from), registry=registry, provider=provider.record().model_dump()
+        )
+    else:
+        session = resumed
     notices += session.report.notices()
     meter = TokenMeter(session, estimator, windows)
     work_dir = session.cwd if os.path.isdir(session.cwd) else str(cwd or Path.cwd())
-    carried = carried_over(session.events)
     bash = BashTool(
         cwd=work_dir,
         spill_dir=session.spill,
@@ -251,4 +330,5 @@ def build_runtime(
         windows=windows,
         window_asker=asker,
         notices=notices,
+        default_approve=default_approve,
     )

@@ -13,6 +13,13 @@ SAMPLE_DATA: dict[str, dict[str, object]] = {
     "session/start": {"id": "s1", "version": 1, "cwd": "/tmp", "created_at": 1.5},
     "session/resume": {},
     "session/fork": {"parent": "s0", "at_seq": 4},
+    "session/provider": {
+        "kind": "openai-compatible",
+        "name": "local",
+        "model": "q",
+        "base_url": "http://127.0.0.1:8080/v1",
+        "api_key_env": "LOCAL_KEY",
+    },
     "turn/start": {"turn": 1},
     "turn/end": {"turn": 2, "reason": "error", "error": "boom"},
     "step/start": {"turn": 1, "step": 1},

@@ -169,3 +169,33 @@ def test_a_stalled_summary_is_reported_while_it_runs_and_the_fallback_takes_over
     beats = re.findall(r"reefline: still compacting · (\d+(?:\.\d+)?)(ms|s)\b", out.stderr)
     assert len(beats) >= 2, out.stderr
     assert re.search(r"reefline: compaction #\d+ auto · done · .*fallback", out.stderr), out.stderr
+
+
+def test_a_pause_with_nothing_to_compact_says_so_not_after_0_attempts(run_cli: Run) -> None:
+    """A first message that alone fills the context up to the threshold: nothing older can
+    be compacted, and the pause says that (it said "after 0 attempts")."""
+    done = run_cli("-p", "word " * 3000, "--demo", "--context-window", "3200", "--approve", "auto")
+    assert "Automatic compaction is paused" in done.stderr, done.stderr
+    assert "0 attempts" not in done.stderr
+    assert "nothing older to compact" in done.stderr
+
+
+def test_summarizer_retries_are_said_on_stderr(
+    run_cli: Run, openai_server: OpenAIServer, cli_env: dict[str, str]
+) -> None:
+    """An HTTP 500 on the summarizer's request is retried, and the headless run says so on
+    stderr as it happens (it waited through it in silence); so does ``reefline compact``."""
+    flags = ["--base-url", openai_server.base_url, "--model", "m", "--context-window", "3000"]
+    openai_server.push(*({"text": f"Answer {n}.", "words": 600} for n in range(2)))
+    for n in range(2):
+        more = ["--continue"] if n else []
+        assert run_cli("-p", f"write a lot, part {n}", *flags, *more).returncode == 0
+    failure = {"status": 500, "message": "upstream crashed", "retry_after": 0.05}
+    openai_server.push(failure, {"text": "## Primary request and intent\n- write"}, {"text": "ok"})
+    done = run_cli("-p", "thanks", "--continue", *flags)
+    assert done.returncode == 0, done.stderr
+    assert "Summarizer request retry 1" in done.stderr, done.stderr
+    assert "500" in done.stderr or "upstream crashed" in done.stderr
+    openai_server.push(failure, {"text": "## Primary request and intent\n- again"})
+    compacted = run_cli("compact", *flags[:4])
+    assert "Summarizer request retry 1" in compacted.stderr, compacted.stderr + compacted.stdout

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from textual.containers import VerticalScroll
+from textual.content import Content
 from textual.widgets import Button
 
 from agent.events import ToolResult, ToolStart
@@ -228,3 +229,46 @@ async def test_invisible_characters_are_written_out_and_run_byte_for_byte(
         for invisible in INVISIBLE:
             assert invisible not in card._border_title.plain
     assert (workdir / "made").read_bytes() == name.encode()
+
+
+async def test_ctrl_c_at_the_approval_dialog_says_the_command_never_ran(ui: UI) -> None:
+    """Interrupting while the dialog asks: the call did nothing, and neither the log nor the
+    card may say its effects may be partial."""
+    app = ui.app(ui.runtime(approve="ask"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.type(pilot, "hi there")
+        await ui.until(pilot, lambda: asking(app))
+        await pilot.press("ctrl+c")
+        await ui.settle(pilot)
+        [result] = results(app)
+        assert "may be partial" not in result.data.content
+        assert "not run" in result.data.content
+        card = app.query_one(ToolCard)
+        assert "not run" in card.output
+        assert Content.from_markup(card.border_subtitle).plain.startswith("not run")
+
+
+async def test_resume_takes_the_resumed_sessions_policy_not_the_current_one(ui: UI) -> None:
+    """/resume from a session that runs commands unasked into one left in ask: the dialog
+    asks again (it ran the command without asking); and back, the auto session is auto."""
+    from agent.session import Session
+    from compact.registry import build_registry
+
+    asking_one = Session.create(ui.home, cwd=str(ui.workdir), registry=build_registry())
+    asking_one.append("user/message", {"content": "an earlier question"})
+    asking_one.close()
+    app = ui.app(ui.runtime(approve="ask"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.send(pilot, "/approve auto")
+        auto_id = app.runtime.session.id
+        await ui.send(pilot, f"/resume {asking_one.id}")
+        assert app.runtime.session.id == asking_one.id
+        assert app.runtime.bash.policy == "ask"
+        assert app.status.policy == "ask"
+        await ui.type(pilot, "hi there")
+        await ui.until(pilot, lambda: asking(app))
+        await pilot.press("ctrl+c")
+        await ui.settle(pilot)
+        await ui.send(pilot, f"/resume {auto_id}")
+        assert app.runtime.session.id == auto_id
+        assert app.runtime.bash.policy == "auto"

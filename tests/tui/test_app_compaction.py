@@ -154,3 +154,73 @@ async def test_a_running_compaction_says_what_it_is_doing(
         assert record.status == "done", record.error
         assert record.calls == 2 and record.note is None
         assert app.status.activity == "idle"
+
+
+async def test_a_message_typed_during_compact_waits_queued_not_thinking(
+    ui: UI, openai_server: OpenAIServer
+) -> None:
+    """The model is not asked until /compact ends: the message shows queued, the status
+    stays on the compaction with "1 queued", then the turn runs with it."""
+    import threading
+
+    from tui.widgets.entries import UserEntry
+
+    gate = threading.Event()
+    openai_server.push(
+        {"text": "A long answer.", "words": 900},
+        {"text": "Short."},
+        {"text": "## Primary request and intent\n- write a lot", "hold": gate},
+        {"text": "Here you are."},
+    )
+    runtime = ui.runtime(
+        base_url=openai_server.base_url, model="m", demo=False, context_window=32_000
+    )
+    app = ui.app(runtime)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ui.send(pilot, "write a lot")
+        await ui.send(pilot, "thanks")
+        await ui.type(pilot, "/compact")
+        await ui.until(pilot, lambda: app.status.activity == "compacting")
+        await ui.type(pilot, "and now?")
+        await pilot.pause()
+        assert app.status.activity == "compacting"
+        assert app.status.queued == 1
+        [waiting] = [e for e in app.query(UserEntry) if e.raw == "and now?"]
+        assert waiting.queued and "compaction" in waiting.note
+        gate.set()
+        await ui.until(pilot, lambda: not waiting.queued, timeout=30)
+        await ui.settle(pilot)
+        assert [e.raw for e in app.query(UserEntry)].count("and now?") == 1
+        assert app.status.queued == 0
+        assert "Here you are." in "\n".join(app.transcript.dump())
+
+
+async def test_a_summarizer_retry_shows_in_the_status_line(
+    ui: UI, openai_server: OpenAIServer
+) -> None:
+    """An HTTP 500 on the summary request: while the retry runs, the status line says so
+    (and the transcript has the notice)."""
+    import threading
+
+    gate = threading.Event()
+    openai_server.push(
+        {"text": "A long answer.", "words": 900},
+        {"text": "Short."},
+        {"status": 500, "message": "upstream crashed", "retry_after": 0.05},
+        {"text": "## Primary request and intent\n- write a lot", "hold": gate},
+    )
+    runtime = ui.runtime(
+        base_url=openai_server.base_url, model="m", demo=False, context_window=32_000
+    )
+    app = ui.app(runtime)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ui.send(pilot, "write a lot")
+        await ui.send(pilot, "thanks")
+        await ui.type(pilot, "/compact")
+        await ui.until(pilot, lambda: "retry 1" in app.status.detail)
+        assert app.status.activity == "compacting"
+        assert any("Summarizer request retry 1" in n.plain for n in app.query(Notice))
+        gate.set()
+        await ui.settle(pilot)
+        [record] = app.query_one(TimelinePanel).records
+        assert record.status == "done", record.error

@@ -3,12 +3,15 @@ the transcript from the prompt, and toasts that leave the prompt visible."""
 
 from __future__ import annotations
 
+from textual.command import CommandList, CommandPalette
+from textual.content import Content
 from textual.widgets import OptionList
 from textual.widgets._toast import Toast
 
 from agent.session import Session
 from compact.registry import build_registry
 from tests.tui.conftest import UI
+from tui.screens.context import ContextScreen
 from tui.screens.summary import SummaryScreen
 from tui.widgets.prompt import PromptArea
 from tui.widgets.timeline import TimelinePanel
@@ -90,3 +93,105 @@ async def test_a_running_command_shows_its_output_and_esc_keeps_it(ui: UI, opena
         await ui.settle(pilot)
         assert not card.running and "live one" in card.output
         assert "interrupted by the user" in card.output
+        assert Content.from_markup(card.border_subtitle).plain.startswith("interrupted"), (
+            card.border_subtitle
+        )
+        assert "error" not in Content.from_markup(card.border_subtitle).plain
+
+
+def _long_session(ui: UI) -> str:
+    session = Session.create(ui.home, cwd=str(ui.workdir), registry=build_registry())
+    for n in range(40):
+        session.append("user/message", {"content": f"message {n}"})
+    session.close()
+    return session.id
+
+
+async def _at_bottom(ui: UI, pilot, transcript: Transcript) -> None:  # type: ignore[no-untyped-def]
+    await ui.until(pilot, lambda: transcript.max_scroll_y > 0)
+    await ui.until(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y)
+
+
+async def test_scrolled_back_to_the_bottom_the_output_is_followed_again(ui: UI) -> None:
+    """PageUp, then PageDown back to the bottom (and once more there, as people do): later
+    output stays in view."""
+    app = ui.app(ui.runtime(resume=_long_session(ui)))
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = app.query_one(Transcript)
+        await _at_bottom(ui, pilot, transcript)
+        await pilot.press("pageup")
+        await ui.until(pilot, lambda: transcript.scroll_y < transcript.max_scroll_y)
+        await pilot.press("pagedown")
+        await ui.until(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y)
+        await pilot.press("pagedown")
+        await pilot.pause()
+        before = transcript.max_scroll_y
+        # Output no prompt brought (a prompt re-pins the view): /help from the palette.
+        await pilot.press("ctrl+p")
+        await ui.until(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press(*"/help")
+        await ui.until(pilot, lambda: app.screen.query_one(CommandList).option_count > 0)
+        await pilot.press("enter")
+        await ui.until(pilot, lambda: transcript.max_scroll_y > before)
+        await _at_bottom(ui, pilot, transcript)
+
+
+async def test_sending_a_prompt_brings_the_view_back_to_the_bottom(ui: UI) -> None:
+    app = ui.app(ui.runtime(resume=_long_session(ui)))
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = app.query_one(Transcript)
+        await _at_bottom(ui, pilot, transcript)
+        await pilot.press("pageup", "pageup")
+        await ui.until(pilot, lambda: transcript.scroll_y < transcript.max_scroll_y)
+        await ui.send(pilot, "explore the README.md")
+        await _at_bottom(ui, pilot, transcript)
+
+
+async def test_typing_with_the_timeline_focused_lands_in_the_prompt(ui: UI) -> None:
+    """Shift+Tab into the timeline, then type a slash command and Enter: it runs (it was
+    lost, and its Enter opened the row). Esc from a row brings the focus back too."""
+    app = ui.app()
+    async with app.run_test(size=(140, 44)) as pilot:
+        await ui.send(pilot, "explore the README.md")
+        await ui.send(pilot, "now parser.py")
+        await ui.send(pilot, "/compact")
+        prompt = app.query_one(PromptArea)
+        rows = app.query_one(TimelinePanel).query_one(OptionList)
+        await pilot.press("shift+tab")
+        assert app.focused is rows
+        await pilot.press(*"/context", "enter")
+        await ui.until(pilot, lambda: isinstance(app.screen, ContextScreen))
+        await pilot.press("escape")
+        await ui.until(pilot, lambda: app.screen is app.screen_stack[0])
+        assert app.focused is prompt and prompt.text == ""
+        await pilot.press("shift+tab")
+        assert app.focused is rows
+        await pilot.press("escape")
+        assert app.focused is prompt
+
+
+async def test_tab_reaches_a_long_card_and_enter_shows_it_all(
+    ui: UI,
+    openai_server,  # type: ignore[no-untyped-def]
+) -> None:
+    """The keyboard way to expand a card: Tab from the prompt focuses its output, Enter
+    shows all; a key typed there goes on in the prompt."""
+    from tui.widgets.tool_card import CardOutput, ToolCard
+
+    openai_server.push(
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "seq 1 30"}}]},
+        {"text": "Thirty lines."},
+    )
+    app = ui.app(ui.runtime(base_url=openai_server.base_url, model="m", demo=False))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.send(pilot, "count")
+        card = app.query_one(ToolCard)
+        assert not card.expanded
+        await pilot.press("tab")
+        assert app.focused is card.query_one(CardOutput)
+        await pilot.press("enter")
+        assert card.expanded
+        await pilot.press("h", "i")
+        assert app.focused is app.query_one(PromptArea)
+        assert app.query_one(PromptArea).text == "hi"
+        assert card.expanded

@@ -232,3 +232,33 @@ def test_live_output_reaches_the_terminal_only_through_the_filter(
     live = [line for line in plain.stdout.splitlines() if line.startswith("  │ ")]
     assert live and "live" in live[0] and "red" in live[0]
     assert any('"type": "tool/output"' in line for line in headless.stdout.splitlines())
+
+
+def test_plain_says_every_record_so_its_numbers_match_the_timeline(
+    tmp_path: Path, workdir: Path
+) -> None:
+    """Compactions mask the older outputs they read (prunes, numbered in the timeline):
+    --plain says each one, so the numbers it prints run 1, 2, 3… as /timeline lists them
+    (it printed #1 then #3)."""
+    import re
+
+    lines = (f"Line {n}: the parser reads a header, then its value." for n in range(80))
+    (workdir / "README.md").write_text("# Sample project\n\n" + "\n".join(lines) + "\n")
+    stdin = (
+        "explore the README.md\nnow parser.py\nlook at everything\nand again README.md\n"
+        "more parser.py\n/timeline\n/quit\n"
+    )
+    proc = subprocess.run(
+        [REEFLINE, "--plain", "--demo", "--approve", "auto", "--context-window", "7000"],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=workdir,
+        env=plain_env(tmp_path),
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    said = [int(n) for n in re.findall(r"^── #(\d+) ", proc.stdout, re.MULTILINE)]
+    timeline = [int(n) for n in re.findall(r"^#(\d+) ", proc.stdout, re.MULTILINE)]
+    assert len(timeline) >= 2 and "prune" in proc.stdout
+    assert said == timeline == list(range(1, len(timeline) + 1)), (said, timeline)

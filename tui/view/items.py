@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from agent.closing import INTERRUPTED_RUNNING, NOT_RUN_ERROR
 from agent.events import ToolResultData, TurnEndReason
 from compact.records import TimelineRecord
 from tools.bash import NOT_RUN
@@ -114,6 +115,22 @@ class ToolRun:
             and self.result.is_error
             and (self.result.content.startswith(NOT_RUN))
         )
+
+    @property
+    def outcome(self) -> str | None:
+        """``interrupted`` when the user stopped the call while it ran, ``not run`` when the
+        turn ended before it started (interrupted while asking for approval, or failed);
+        None otherwise (its exit code or error says how it went)."""
+        result = self.result
+        if result is None:
+            return None
+        if result.interrupted or (
+            result.is_error and result.content.startswith(INTERRUPTED_RUNNING)
+        ):
+            return "interrupted"
+        if result.is_error and result.content.startswith(NOT_RUN_ERROR):
+            return "not run"
+        return None
 
 
 @dataclass(frozen=True)

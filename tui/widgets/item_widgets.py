@@ -100,6 +100,7 @@ def finish_card(card: ToolCard, run: ToolRun) -> None:
         exit_code=result.exit_code,
         duration_s=result.duration_s,
         spill_path=result.spill_path,
+        stopped=run.outcome,
     )
 
 

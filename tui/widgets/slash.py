@@ -208,7 +208,8 @@ class SlashCommands:
         self.exit()
 
     async def _switch(self: CommandHost, resume: str | None) -> None:
-        """Open a new session (``resume`` None) or a stored one, keeping the policy."""
+        """Open a new session (``resume`` None) or a stored one (see
+        :func:`tui.commands.switch_session` for the approval policy each gets)."""
         if self.busy:
             await self.transcript.add_notice(
                 "Wait for the turn to finish (or press esc) before switching sessions.", "warning"

@@ -65,6 +65,7 @@ class ToolCard(Vertical):
         self.is_error = False
         self.duration: float | None = None
         self.pruned = False
+        self.stopped: str | None = None
         self.awaiting_approval = False
         self.spill_path: str | None = None
         self._frame = 0
@@ -140,8 +141,12 @@ class ToolCard(Vertical):
         exit_code: int | None,
         duration_s: float | None,
         spill_path: str | None = None,
+        stopped: str | None = None,
     ) -> None:
+        """The call's result came. ``stopped``: ``interrupted`` or ``not run``, what the
+        footer says instead of ``error`` (:attr:`tui.view.items.ToolRun.outcome`)."""
         self.running = False
+        self.stopped = stopped
         self.output = strip_footer(clean(content))
         self.is_error = is_error
         self.exit_code = exit_code
@@ -160,7 +165,9 @@ class ToolCard(Vertical):
 
     def _outcome(self) -> Content:
         parts: list[str | tuple[str, str]] = []
-        if self.is_error and self.exit_code is None:
+        if self.stopped is not None:
+            parts.append((self.stopped, "$text-warning"))
+        elif self.is_error and self.exit_code is None:
             parts.append(("error", "$text-error"))
         elif self.exit_code is None:
             parts.append(("no exit code", "$text-warning"))

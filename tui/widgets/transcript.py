@@ -80,8 +80,10 @@ class ShowLater(_PageButton):
         await self.transcript.show_later()
 
 
-class Transcript(VerticalScroll):
-    """The conversation; see the module docstring."""
+class Transcript(VerticalScroll, can_focus=False):
+    """The conversation; see the module docstring. Not focusable itself (PageUp/PageDown
+    scroll it from anywhere): Tab from the prompt reaches what takes keys in it, a long
+    card's output (Enter shows it all), a marker, a "show earlier" line."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -103,6 +105,25 @@ class Transcript(VerticalScroll):
 
     def on_mount(self) -> None:
         self.anchor()
+
+    # --- following the output ------------------------------------------------------------------
+
+    def follow(self) -> None:
+        """Pin the view to the newest entry again, whatever was scrolled (sending a prompt
+        does: what answers it must be in view)."""
+        self.anchor()
+
+    def release_anchor(self) -> None:
+        """A scroll by the user stops following the output; once the scroll is done, one
+        that ended at the bottom follows again. (Textual re-anchors only when the position
+        moves onto the bottom: a PageDown or a wheel turn made there released the anchor
+        without moving, and every later entry ran off-screen.)"""
+        super().release_anchor()
+        self.call_after_refresh(self._follow_at_bottom)
+
+    def _follow_at_bottom(self) -> None:
+        if self.scroll_target_y >= self.max_scroll_y and self.scroll_y >= self.max_scroll_y:
+            self.anchor()
 
     @property
     def last_answer(self) -> str:
@@ -250,7 +271,7 @@ class Transcript(VerticalScroll):
             live, self._live = self._live, None
             await live.finish(item.text, item.reasoning)
             widgets = cut_notice(item)
-        elif isinstance(item, Prompt) and item.steering and self._deliver(item.text):
+        elif isinstance(item, Prompt) and self._deliver(item.text, steering=item.steering):
             widgets = []
         else:
             widgets = self._build(index, item) if shows(item) else []
@@ -273,10 +294,11 @@ class Transcript(VerticalScroll):
         ):
             widget.set_record(item.record)
 
-    def _deliver(self, text: str) -> bool:
-        """A steering message was logged: the entry queued for it is delivered."""
+    def _deliver(self, text: str, *, steering: bool) -> bool:
+        """A message was logged: the entry queued for it (steering, or a message that
+        waited for ``/compact``) is delivered."""
         for entry in self._queued:
-            if entry.raw == text:
+            if entry.raw == text and entry.steering == steering:
                 self._queued.remove(entry)
                 entry.deliver()
                 return True
@@ -312,7 +334,16 @@ class Transcript(VerticalScroll):
         return notice
 
     def queue_steering(self, text: str) -> UserEntry:
-        entry = UserEntry(text, steering=True, queued=True)
+        return self._queue(UserEntry(text, steering=True, queued=True))
+
+    def queue_message(self, text: str, note: str) -> UserEntry:
+        """A message that is not sent yet (it waits for ``/compact``), shown with ``note``
+        until it is logged."""
+        entry = UserEntry(text, queued=True)
+        entry.note = note
+        return self._queue(entry)
+
+    def _queue(self, entry: UserEntry) -> UserEntry:
         self._queued.append(entry)
         self.mount(entry)
         return entry
