@@ -25,11 +25,7 @@ from compact.wording import compaction_news, describe, fmt_duration, plural, pro
 from tools.base import ApprovalDecision
 from tools.footer import output_lines
 from tools.terminal import visible
-from tui.commands import (
-    SLASH_COMMANDS,
-    parse_slash,
-    unknown_command_text,
-)
+from tui.commands import SLASH_COMMANDS, parse_slash, unknown_command_text
 from tui.gauge_reading import GaugeReading
 from tui.line_input import (
     ReadLine,
@@ -43,16 +39,9 @@ from tui.repl_commands import ReplCommands
 from tui.runtime import Runtime
 from tui.terminal_state import LEAVE_PROMPT, restore_terminal, terminal_state
 from tui.text import clean, command_rows, command_shape, first_line, resume_hint
+from tui.view import items as view_items
 from tui.view.fold import Change, LogView
-from tui.view.items import (
-    Answer,
-    CommandOutcome,
-    Prompt,
-    PruneBatch,
-    RetryPlanned,
-    ToolRun,
-    TurnClosed,
-)
+from tui.view.items import Answer, CommandOutcome, Prompt, RetryPlanned, ToolRun, TurnClosed
 
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 """The signals that end the REPL (SIGINT interrupts a turn; at a prompt ctrl+c is a key)."""
@@ -90,9 +79,9 @@ class PlainRepl(ReplCommands):
         self.current_turn: asyncio.Future[TurnResult] | None = None
         self._live_lines: dict[str, int] = {}
         """Live output lines printed per call."""
+        # Prune batches (by first seq) not said yet: each is said once complete (numbered
+        # as the timeline numbers it).
         self._prunes: set[int] = set()
-        """Prune batches (by first seq) not said yet: each is said once it is complete, so
-        the numbers printed are the timeline's, none skipped."""
         self.hanging_up: asyncio.Future[None] | None = None
         self.tty_before = terminal_state() if interactive else None
         """The terminal's settings before any prompt took it (put back on SIGHUP)."""
@@ -139,7 +128,7 @@ class PlainRepl(ReplCommands):
 
     def _show_item(self, change: Change) -> None:
         item = change.item
-        if isinstance(item, PruneBatch) and change.new:
+        if isinstance(item, view_items.PruneBatch) and change.new:
             self._prunes.add(item.seq)
         elif isinstance(item, ToolRun):
             if change.new:

@@ -57,6 +57,11 @@ class PromptArea(TextArea):
     def _menu_key(self, key: str) -> bool:
         """Handle ``key`` in the open completion menu; False when it is not the menu's."""
         menu = self.menu
+        if menu is not None and key in ("tab", "enter"):
+            # Keys typed in a burst (a paste, a fast typist, tmux) come before the Changed
+            # messages of the text they typed: the menu may still offer what completed an
+            # earlier text, and taking its row would replace what was typed since.
+            menu.offer(self.text)
         if menu is None or not menu.display or not menu.option_count:
             return False
         if key == "down":
