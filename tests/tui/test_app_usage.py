@@ -129,6 +129,8 @@ async def test_the_timeline_row_and_summary_say_what_a_compaction_cost_and_saved
         assert record.status == "done"
         row = str(panel.query_one(OptionList).options[0].prompt)
         assert "3k in · 83% cached" in row
+        assert record.reread_tokens is not None  # and what the rewrite cost the cache
+        assert f"{fmt_tokens(record.reread_tokens)} re-read" in row
         panel.query_one(OptionList).focus()
         await pilot.press("enter")
         await pilot.pause()
@@ -138,3 +140,5 @@ async def test_the_timeline_row_and_summary_say_what_a_compaction_cost_and_saved
         assert f"saved     {fmt_tokens(record.saved_tokens)} tokens of context" in facts
         # deepseek-chat: 500 × 0.28 + 2,500 × 0.028 + 100 × 0.42, per million: < $0.01
         assert "cost      3k in · 83% cached · 100 out · ~<$0.01 est." in facts
+        reread = fmt_tokens(record.reread_tokens)
+        assert f"cache     the next request read {reread} tokens uncached" in facts

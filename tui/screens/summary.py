@@ -25,7 +25,7 @@ from agent.events import (
 from agent.prices import PriceOf
 from compact.prune import MASK_PREFIX
 from compact.records import TimelineRecord
-from compact.wording import fmt_duration, fmt_tokens, label, plural, reread, spent
+from compact.wording import fmt_duration, fmt_tokens, label, plural, spent
 from tui.text import bash_command, clean, first_line, home_relative
 
 
@@ -88,8 +88,9 @@ def record_facts(record: TimelineRecord, price_of: PriceOf | None = None) -> lis
         facts.append(("saved", f"{fmt_tokens(record.saved_tokens)} tokens of context"))
     if cost := spent(record, price_of):
         facts.append(("cost", cost))
-    if cache := reread(record):
-        facts.append(("cache", f"the next request {cache}"))
+    if record.reread_tokens is not None:
+        tokens = fmt_tokens(record.reread_tokens)
+        facts.append(("cache", f"the next request read {tokens} tokens uncached (rewritten)"))
     return facts
 
 

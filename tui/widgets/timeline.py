@@ -70,8 +70,8 @@ def record_row(record: TimelineRecord, now: float | None = None) -> Content:
     if cost := spent(record):
         # What the summary calls read and wrote (the saving is the line above).
         lines.append(Content.styled("\u00a0" * 3 + cost.rsplit(" · ", 1)[0], "$text-muted"))
-    if cache := reread(record):
-        lines.append(Content.styled("\u00a0" * 3 + cache, "$text-muted"))
+    if cache := reread(record):  # short: the panel is 24 columns on a small terminal
+        lines.append(Content.styled("\u00a0" * 3 + cache.removesuffix(" uncached"), "$text-muted"))
     if record.focus:
         lines.append(
             Content.styled("\u00a0" * 3 + f'focus: "{first_line(record.focus, 20)}"', "$text-muted")
