@@ -148,8 +148,9 @@ def test_plain_a_line_typed_before_the_question_does_not_answer_it(
         # The terminal echoes what it has taken in: the lines wait in its input queue.
         wait_for(lambda: all(line in screen_lines(name) for line in typed), what="the echo")
         thinking.set()
-        screen = _wait_screen(name, "kept as a message for the agent")
-        assert question in screen and "Run this command" in screen
+        _wait_screen(name, "kept as a message for the agent")  # said before the question
+        screen = _wait_screen(name, question)
+        assert "Run this command" in screen
         assert not (workdir / "RAN1").exists()
         assert "without asking" not in screen
         send_line(name, "y")  # the answer, typed after the question was shown
