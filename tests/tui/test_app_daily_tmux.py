@@ -10,8 +10,11 @@ Fixtures and the tmux driver come from :mod:`tests.tui.test_app_tmux`.
 from __future__ import annotations
 
 import shlex
+import shutil
 import subprocess
 from pathlib import Path
+
+import pytest
 
 from tests.tui.test_app_tmux import (  # noqa: F401  (fixtures)
     ANSWER,
@@ -23,6 +26,8 @@ from tests.tui.test_app_tmux import (  # noqa: F401  (fixtures)
     tiktoken_cache,
     tmux,
 )
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 DEAD_CLOUD = "http://127.0.0.1:9/v1"
 """Where the environment says a cloud provider is: nothing listens (the discard port), so a
