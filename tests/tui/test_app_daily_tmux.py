@@ -120,6 +120,8 @@ def test_a_daily_session_in_tmux(
     tmux.wait_for("Condense older history")
     tmux.keys("Enter")
     tmux.wait_for("Compacted ", "#1 manual")  # the notice is in view, not below it
+    # (The palette is a modal whose keys are its own until it is gone.)
+    tmux.wait("the palette to close", lambda s: "Search for commands" not in s)
 
     # Shift+Tab into the timeline, then type: the keys land in the prompt.
     tmux.keys("BTab")
