@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import sys
 import termios
+import time
 from typing import Any
 
 LEAVE_APPLICATION_MODE = (
@@ -29,6 +31,9 @@ shown."""
 
 TtyState = list[Any]
 
+WRITE_WAIT_S = 1.0
+"""How long putting the terminal back may wait for it to take the bytes."""
+
 
 def terminal_state() -> TtyState | None:
     """The line settings of the terminal on stdin, as they are before the front end takes
@@ -40,9 +45,11 @@ def terminal_state() -> TtyState | None:
 
 
 def restore_terminal(before: TtyState | None, leave: str) -> None:
-    """Put the terminal on stdin back without waiting on it: ``leave`` (the sequences that
-    turn off what the front end turned on) in one non-blocking write, then the line settings
-    ``before``. A terminal that is gone refuses both; that is not an error."""
+    """Put the terminal on stdin back without waiting on it for long: ``leave`` (the
+    sequences that turn off what the front end turned on) written without blocking, waiting
+    at most :data:`WRITE_WAIT_S` for room (a busy terminal may still be reading the last
+    screen the front end drew), then the line settings ``before``. A terminal that is gone
+    refuses both; that is not an error."""
     stream = sys.__stdin__
     if stream is None:
         return
@@ -50,9 +57,22 @@ def restore_terminal(before: TtyState | None, leave: str) -> None:
         # A descriptor of its own: non-blocking there leaves the shell's alone.
         fd = os.open(os.ttyname(stream.fileno()), os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK)
         try:
-            os.write(fd, leave.encode())
+            _write_within(fd, leave.encode(), time.monotonic() + WRITE_WAIT_S)
         finally:
             os.close(fd)
     if before is not None:
         with contextlib.suppress(termios.error, OSError, ValueError):
             termios.tcsetattr(stream.fileno(), termios.TCSANOW, before)
+
+
+def _write_within(fd: int, data: bytes, deadline: float) -> None:
+    """Write ``data`` to non-blocking ``fd``, waiting for room until ``deadline``; a full
+    terminal past it, or one that is gone (an error other than a full buffer), gets no more."""
+    while data:
+        try:
+            data = data[os.write(fd, data) :]
+        except BlockingIOError:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            select.select([], [fd], [], left)
