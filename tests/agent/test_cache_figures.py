@@ -23,17 +23,9 @@ from agent.registry import EventRegistry
 from agent.replies import Completed, Reply, StreamEvent
 from agent.retry import RetryPolicy
 from agent.session import Session
+from tests.agent.test_llm import BASH
 from tests.openai_server import OpenAIServer
 from tests.wire import FIXTURES, Recording, ReplayServer
-
-BASH = {
-    "type": "function",
-    "function": {
-        "name": "bash",
-        "description": "Run a command",
-        "parameters": {"type": "object", "properties": {"command": {"type": "string"}}},
-    },
-}
 
 
 @pytest.fixture

@@ -16,7 +16,12 @@ from agent.session import Session
 from compact.registry import build_registry
 from tests.openai_server import OpenAIServer
 from tests.reliability.conftest import Run, log_events, only_session
-from tests.reliability.test_provider_faults import ask, assert_log_clean, bash_call
+from tests.reliability.test_provider_faults import (
+    ask,
+    assert_log_clean,
+    bash_call,
+    two_bash_turns,
+)
 
 KEY = "sk-ECHOED-4b1d9e27c0a8f3b6d5e1c9a7b2f04d"
 """40 characters, none of them shared with the filler around it."""
@@ -174,13 +179,7 @@ def test_an_overflow_worded_as_requested_tokens_exceed_the_window_is_recovered(
     """llama-cpp-python, when its error mapping does not apply, answers a prompt that does
     not fit with HTTP 500 and its exception's text: that is an overflow (whose window is
     read from it), not a server error to retry."""
-    openai_server.summarize = True
-    common = ("--approve", "auto", "--context-window", "200000")
-    for n in range(2):
-        openai_server.push(
-            {"tool_calls": [bash_call(f"seq 1 {300 + n}", f"s{n}")]}, {"text": f"turn {n} done"}
-        )
-        assert ask(run_cli, openai_server, f"count {n}", *common, "--continue").returncode == 0
+    common = two_bash_turns(run_cli, openai_server)
     overflow = {
         "status": 500,
         "type": "internal_server_error",

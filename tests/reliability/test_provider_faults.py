@@ -24,6 +24,19 @@ def bash_call(command: str, call_id: str) -> dict:
     return {"id": call_id, "name": "bash", "arguments": {"command": command}}
 
 
+def two_bash_turns(run_cli: Run, server: OpenAIServer) -> tuple[str, ...]:
+    """Two turns of one bash call each, with a window so big that by the client's estimate
+    everything fits (nothing compacts early); the summarizer on. Returns the flags used."""
+    server.summarize = True
+    common = ("--approve", "auto", "--context-window", "200000")
+    for n in range(2):
+        server.push(
+            {"tool_calls": [bash_call(f"seq 1 {300 + n}", f"s{n}")]}, {"text": f"turn {n} done"}
+        )
+        assert ask(run_cli, server, f"count {n}", *common, "--continue").returncode == 0
+    return common
+
+
 def ask(run_cli: Run, server: OpenAIServer, prompt: str, *extra: str, **kw: object):
     out: subprocess.CompletedProcess[str] = run_cli(
         "-p", prompt, "--base-url", server.base_url, "--model", "m", *extra, **kw
@@ -191,14 +204,7 @@ def test_a_2mb_answer(run_cli: Run, openai_server: OpenAIServer, cli_env: dict[s
 def test_context_overflow_the_client_did_not_foresee_is_recovered_by_compaction(
     run_cli: Run, openai_server: OpenAIServer, cli_env: dict[str, str]
 ) -> None:
-    openai_server.summarize = True
-    # A big window: by the client's estimate everything fits, so nothing compacts early.
-    common = ("--approve", "auto", "--context-window", "200000")
-    for n in range(2):
-        openai_server.push(
-            {"tool_calls": [bash_call(f"seq 1 {300 + n}", f"s{n}")]}, {"text": f"turn {n} done"}
-        )
-        assert ask(run_cli, openai_server, f"count {n}", *common, "--continue").returncode == 0
+    common = two_bash_turns(run_cli, openai_server)
     overflow = {
         "status": 400,
         "code": "context_length_exceeded",
