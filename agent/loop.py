@@ -60,7 +60,8 @@ class Agent:
     """Drives one session: a model, tools, hooks, and a steering queue.
 
     Front ends observe the durable events through ``session.subscribe`` and the transient
-    stream deltas through :attr:`stream_listeners`.
+    stream deltas through :meth:`listen` (a front end does both through
+    :meth:`tui.runtime.Runtime.observe`).
     """
 
     def __init__(
@@ -89,7 +90,7 @@ class Agent:
         self.windows.select(model_name)
         self.estimate_tokens = estimate_tokens
         self.bound_tokens = bound_tokens
-        self.stream_listeners: list[StreamListener] = []
+        self._stream_listeners: list[StreamListener] = []
         self._steering: list[Steering] = []
         self._running = False
         """Re-entrancy guard of :meth:`run_turn` (whether a turn is open is the log's to say)."""
@@ -105,6 +106,17 @@ class Agent:
         next message, say), rather than holding the person's text in a queue of its own.
         """
         self._steering.append(Steering(text, extend_turn))
+
+    def listen(self, listener: StreamListener) -> Callable[[], None]:
+        """Hear every stream item (deltas, retries, notices) from now on; returns the function
+        that stops it."""
+        self._stream_listeners.append(listener)
+
+        def stop() -> None:
+            if listener in self._stream_listeners:
+                self._stream_listeners.remove(listener)
+
+        return stop
 
     @property
     def pending_steering(self) -> list[str]:
@@ -310,7 +322,7 @@ class Agent:
         return True
 
     def _emit(self, item: StreamEvent) -> None:
-        for listener in list(self.stream_listeners):
+        for listener in list(self._stream_listeners):
             listener(item)
 
     def notify(self, text: str) -> None:

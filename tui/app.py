@@ -1,43 +1,56 @@
-"""The Textual app: transcript, token gauge, compaction timeline, slash commands, approval.
+"""The Textual app: it holds the runtime, runs turns and slash commands, and routes what they
+ask for to the main screen (:class:`~tui.screens.main.MainScreen`), which owns the widgets.
 
 The app observes the core and never drives compaction itself: session events, stream deltas
-and compaction notices arrive as Textual messages through :class:`RuntimeBridge`; a turn runs
-in one exclusive worker that Esc cancels; ``/compact`` goes through the runtime's compact
-command (:class:`~compact.command.CompactCommand`)."""
+and compaction notices arrive as Textual messages through :class:`RuntimeBridge`, in order
+with the app's own (a turn's worker ending), and go on to the main screen. A turn runs in
+one exclusive worker that Esc cancels (:class:`~tui.sending.Sender`); a slash command runs
+through the one command layer (:func:`tui.commands.run`) and :meth:`ReeflineApp.apply` does
+what it asks.
+"""
 
 from __future__ import annotations
 
 import time
-from typing import ClassVar, TypeVar
+from collections.abc import Callable, Coroutine, Iterable
+from typing import Any, ClassVar
 
-from textual import events, on
-from textual.app import App, ComposeResult
+from textual import events
+from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal
-from textual.widget import Widget
-from textual.widgets import Footer
+from textual.screen import Screen
+from textual.widget import AwaitMount
 from textual.worker import Worker
 
-from agent.events import Event, ToolStart
-from agent.replies import Notice
-from agent.turns import TurnResult
-from compact.events import CompactProgress
-from compact.records import TimelineRecord
+from agent.fork import ForkPoint
 from tui import heap
-from tui.approvals import Approvals
-from tui.commands import SLASH_COMMANDS
+from tui.approver import ModalApprover
+from tui.commands import COMMANDS, SLASH_COMMANDS, parse_slash, run
 from tui.completion import choices
-from tui.demo import BANNER as DEMO_BANNER
-from tui.gauge_reading import GaugeReading
+from tui.effects import (
+    Adopt,
+    Effect,
+    Help,
+    PickRewind,
+    PickSession,
+    Prompt,
+    Quit,
+    Rewinding,
+    Said,
+    ShowContext,
+    ShowGauge,
+    ToggleTimeline,
+)
 from tui.history import PromptHistory, history_path
-from tui.key_actions import KeyActions
 from tui.runtime import Runtime
-from tui.screens.approval import ARM_S
-from tui.screens.summary import SummaryScreen
-from tui.sending import Sending
-from tui.shutdown import Shutdown
+from tui.screens.context import ContextScreen
+from tui.screens.main import MainScreen
+from tui.screens.rewind import RewindScreen
+from tui.screens.sessions import SessionsScreen
+from tui.sending import Sender
+from tui.shutdown import shut_down, watch_signals
 from tui.terminal_state import terminal_state
-from tui.text import clean, resume_hint, sandbox_label
+from tui.text import clean, resume_hint
 from tui.theme_memory import ThemeMemory
 from tui.view.fold import LogView
 from tui.widgets.bridge import (
@@ -46,30 +59,26 @@ from tui.widgets.bridge import (
     SessionEventAppended,
     StreamItemReceived,
 )
-from tui.widgets.gauge import ZONE_TEXT, TokenGauge
-from tui.widgets.header import AppHeader
-from tui.widgets.marker import CompactionMarkerSelected
-from tui.widgets.prompt import CompletionMenu, PromptArea
-from tui.widgets.slash import SlashCommands
+from tui.widgets.prompt import PromptSubmitted
 from tui.widgets.status import StatusLine
-from tui.widgets.timeline import TimelinePanel, TimelineRecordSelected
+from tui.widgets.timeline import TimelinePanel
 from tui.widgets.transcript import Transcript
 
-W = TypeVar("W", bound=Widget)
+QUIT_WINDOW_S = 3.0
+"""A second Ctrl+C within this many seconds quits."""
+REWIND_WINDOW_S = 1.0
+"""A second Esc within this many seconds, idle with an empty prompt, opens /rewind."""
 
-WIDE = 120
-"""Terminals at least this wide open with the timeline panel showing."""
 
-
-class ReeflineApp(Sending, SlashCommands, Approvals, KeyActions, Shutdown, App[None]):
-    """See the module docstring. ``runtime`` is built by the caller (see ``tui.cli``)."""
+class ReeflineApp(App[None]):
+    """See the module docstring. ``runtime`` is built by the caller (see ``tui.cli``);
+    ``scripted_delay_s``: the demo model's delay in the runtimes the app opens."""
 
     HORIZONTAL_BREAKPOINTS: ClassVar = [(0, "-narrow"), (100, "-roomy")]  # see app.tcss
     VERTICAL_BREAKPOINTS: ClassVar = [(0, "-short"), (12, "-tall")]
 
     CSS_PATH = "app.tcss"
     TITLE = "reefline"
-    AUTO_FOCUS = "#prompt"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "interrupt", "interrupt"),
         Binding("ctrl+t", "toggle_timeline", "timeline"),
@@ -83,131 +92,87 @@ class ReeflineApp(Sending, SlashCommands, Approvals, KeyActions, Shutdown, App[N
 
     def __init__(self, runtime: Runtime, *, scripted_delay_s: float = 0.02) -> None:
         super().__init__()
+        runtime.scripted_delay_s = scripted_delay_s
         self.runtime = runtime
-        self.scripted_delay_s = scripted_delay_s
-        self.view = LogView()  # the open session's log as people see it (transcript, timeline)
         self.bridge: RuntimeBridge | None = None
-        self.approval_arm_s = ARM_S
-        """How long the approval dialog ignores keys (typed-ahead text goes to the prompt)."""
         self.history = PromptHistory(history_path(runtime.home))
-        self.turn_worker: Worker[TurnResult | None] | None = None
+        self.main = MainScreen(self.history, lambda text: choices(text, self.runtime))
+        self.approver = ModalApprover(self.main)
         self.compact_worker: Worker[None] | None = None
+        """The slash command running in the background (``/compact``)."""
+        self.sender = Sender(self, self.main, lambda: self.runtime, self._compacting)
         self._terminating = False
         self._tty_before = terminal_state()
         """The terminal's settings before the app took it (restored on SIGHUP)."""
         self._last_ctrl_c = self._last_esc = 0.0
-        self._timeline_chosen = False
-        self._approving = False
-        self._parts: dict[type[Widget], Widget] = {}
 
-    # --- layout -------------------------------------------------------------------------------
+    def get_default_screen(self) -> Screen[Any]:
+        return self.main
 
-    def compose(self) -> ComposeResult:
-        yield AppHeader(id="header")
-        with Horizontal(id="main"):
-            yield Transcript(id="transcript")
-            yield TimelinePanel(id="timeline")
-        yield StatusLine(id="status")
-        yield TokenGauge(id="gauge")
-        yield PromptArea(
-            SLASH_COMMANDS,
-            self.history,
-            id="prompt",
-            placeholder="Message reefline · / for commands · esc interrupts",
-        )
-        yield CompletionMenu(lambda text: choices(text, self.runtime), id="hints")
-        yield Footer()
+    # --- what tests and the screenshots read ----------------------------------------------------
 
-    def _main_mounted(self) -> bool:
-        """False while the app is shutting down (the main screen's widgets are gone)."""
-        if not self.screen_stack:
-            return False
-        status = self._parts.get(StatusLine)
-        if status is None:
-            return bool(self.screen_stack[0].query(StatusLine))
-        return status.is_attached
-
-    def part(self, kind: type[W]) -> W:
-        """The one ``kind`` widget of the main screen (a modal may be on top); cached, as
-        the parts are looked up on every event."""
-        widget = self._parts.get(kind)
-        if widget is None:
-            widget = self._parts[kind] = self.screen_stack[0].query_one(kind)
-        return widget  # type: ignore[return-value]
+    @property
+    def view(self) -> LogView:
+        return self.main.view
 
     @property
     def transcript(self) -> Transcript:
-        return self.part(Transcript)
+        return self.main.transcript
 
     @property
     def timeline(self) -> TimelinePanel:
-        return self.part(TimelinePanel)
+        return self.main.timeline
 
     @property
     def status(self) -> StatusLine:
-        return self.part(StatusLine)
+        return self.main.status
 
-    def prompt_text(self) -> str:
-        return self.part(PromptArea).text
+    @property
+    def approval_arm_s(self) -> float:
+        """How long the approval dialog ignores keys (typed-ahead text goes to the prompt)."""
+        return self.approver.arm_s
+
+    @approval_arm_s.setter
+    def approval_arm_s(self, seconds: float) -> None:
+        self.approver.arm_s = seconds
+
+    def _compacting(self) -> bool:
+        return self.compact_worker is not None and not self.compact_worker.is_finished
 
     @property
     def busy(self) -> bool:
         """A turn or a ``/compact`` is in flight."""
-        return any(
-            w is not None and not w.is_finished for w in (self.turn_worker, self.compact_worker)
-        )
+        return self.sender.running or self._compacting()
+
+    # --- the session --------------------------------------------------------------------------
 
     async def on_mount(self) -> None:
-        self.part(PromptArea).menu = self.part(CompletionMenu)
-        self.timeline.display = self.size.width >= WIDE
-        self.set_interval(0.25, self._tick)
-        self._watch_signals()
+        await AwaitMount(self.main, [self.main])  # it composes on its own loop
+        self.main.fit_timeline(self.size.width)
+        self.set_interval(0.25, self.main.tick)
+        watch_signals(self._terminate)
         ThemeMemory(self, self.runtime.settings.theme).start()
         await self._open(self.runtime)
 
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key):
-            self.keys_to_prompt(event)  # before the focused widget gets it
+        if isinstance(event, events.Key) and self.screen_stack:
+            self.main.keys_to_prompt(event)  # before the focused widget gets it
         await super().on_event(event)
 
     def on_resize(self) -> None:
-        if not self._timeline_chosen:
-            self.timeline.display = self.size.width >= WIDE
+        self.main.fit_timeline(self.size.width)
 
     async def _open(self, runtime: Runtime) -> None:
-        """Show ``runtime``'s session: banner, notices, existing events, timeline, gauge."""
+        """Observe ``runtime`` and show its session."""
         first = self.bridge is None
         self.runtime = runtime
-        runtime.bash.approver = self._approve
-        self.view = LogView(price=lambda event: runtime.meter.price(event.seq))
+        runtime.bash.approver = self.approver
         self.bridge = RuntimeBridge(runtime, self)
         self.bridge.attach()
-        self.part(AppHeader).show(
-            model=runtime.model_name,
-            session=runtime.session.id,
-            cwd=runtime.session.cwd,
-            demo=runtime.is_demo,
-        )
-        transcript = self.transcript
-        await transcript.clear_all()
-        heap.release_loaded()  # what the session shown before kept may go now
-        if runtime.is_demo:
-            await transcript.add_notice(DEMO_BANNER, "info")
-        for notice in runtime.notices:
-            if not (runtime.is_demo and notice == runtime.provider.notice):
-                await transcript.add_notice(notice, "warning")
-        self.view.feed_all(runtime.session.events)
-        if first:  # its log and their view live as long as the session (see tui.heap)
-            heap.keep_loaded()
-        await transcript.replay(self.view)
+        await self.main.show(runtime, first=first)
         if first:  # and so does its first screen, once it is up
             heap.settle_soon()
             self.set_timer(heap.SETTLE_S, self._settle)
-        self._timeline_changed()
-        self._update_gauge()
-        self.status.policy = runtime.bash.policy
-        self.status.sandbox = sandbox_label(runtime.bash)
-        self.status.set_activity("idle")
         self.run_worker(self._ask_window(runtime), group="window")
 
     def _settle(self) -> None:
@@ -221,107 +186,192 @@ class ReeflineApp(Sending, SlashCommands, Approvals, KeyActions, Shutdown, App[N
         """Ask the server its window while the first screen is up (the first step would
         ask anyway), so the gauge is right before anything is sent."""
         if await runtime.window_asker.ensure() and runtime is self.runtime:
-            self._update_gauge()
-
-    # --- core -> UI ---------------------------------------------------------------------------
-
-    def _current(self, event: Event) -> bool:
-        """False for a message still queued from a runtime that was replaced (/new)."""
-        events = self.runtime.session.events
-        return event.seq < len(events) and events[event.seq] is event
+            self.main.refresh_gauge()
 
     async def on_session_event_appended(self, message: SessionEventAppended) -> None:
-        event = message.event
-        if not self._current(event):
-            return
-        fed = self.view.feed(event)
-        await self.transcript.apply(fed.changes)
-        if fed.timeline:
-            self._timeline_changed()
-        self._follow(event)
-        self._update_gauge()
+        await self.main.show_event(message.event)
 
     async def on_stream_item_received(self, message: StreamItemReceived) -> None:
-        if isinstance(message.item, Notice):
-            # Said once and never stale: shown even when the turn ended before it arrived.
-            await self.transcript.stream(message.item)
-            self._update_gauge()  # a lowered window moves the gauge
-        elif self.runtime.agent.busy:
-            await self.transcript.stream(message.item)
+        await self.main.show_stream(message.item)
 
     async def on_compaction_noticed(self, message: CompactionNoticed) -> None:
-        await self.transcript.add_notice(message.notice.text, message.notice.level)
-        if self.status.activity == "compacting":  # e.g. a summarizer retry: said where one looks
-            self.status.set_activity("compacting", detail=message.notice.text)
+        await self.main.show_notice(message.notice)
 
-    def _follow(self, event: Event) -> None:
-        """Keep the status line (and a card waiting for approval) on what happens now."""
-        record = None
-        if isinstance(event, CompactProgress):
-            record = self.view.timeline.record(event.data.compaction_id)
-        self.status.follow(
-            event,
-            approving=self._approving,
-            turn_open=self.runtime.agent.busy,
-            busy=self.busy,
-            record=record,
-        )
-        self._show_queued()
-        self.status.policy = self.runtime.bash.policy  # read, never kept: the tool owns it
-        self.status.sandbox = sandbox_label(self.runtime.bash)  # it may follow the policy
-        if isinstance(event, ToolStart) and self._approving:
-            card = self.transcript.card(event.data.call_id)
-            if card is not None:
-                card.awaiting_approval = True
-                card.tick(time.time())
+    # --- sending ------------------------------------------------------------------------------
 
-    def _update_gauge(self) -> None:
-        runtime = self.runtime
-        spend = runtime.usage().short
-        reading = GaugeReading.of(runtime.measure(), runtime.threshold_tokens, spend)
-        self.part(TokenGauge).show(reading)
-        self.part(AppHeader).show_percent(reading.percent, ZONE_TEXT[reading.zone])
+    async def on_prompt_submitted(self, message: PromptSubmitted) -> None:
+        self.transcript.follow()  # what is sent, and what answers it, is in view
+        slash = parse_slash(message.text)
+        if slash is not None:
+            await self.run_slash(*slash)
+        else:
+            self.sender.send(message.text)
 
-    def _timeline_changed(self) -> None:
-        window = self.runtime.meter.context_window
-        self.timeline.show_timeline(
-            self.view.timeline.records, self.runtime.threshold_tokens, window
-        )
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        self.sender.finished(event.worker)
 
-    def _tick(self) -> None:
-        if not self._main_mounted():
+    # --- slash commands -----------------------------------------------------------------------
+
+    async def run_slash(self, name: str, args: str = "") -> None:
+        """Run ``/name args`` (:func:`tui.commands.run`); one that runs a while (``/compact``)
+        runs in the background, where Esc stops it."""
+        command = COMMANDS.get(name)
+        if command is not None and command.background and not self._compacting():
+            self.compact_worker = self.run_worker(
+                self._command(name, args), group="compact", exclusive=True
+            )
+        else:
+            await self._command(name, args)
+
+    async def _command(self, name: str, args: str) -> None:
+        try:
+            async for effect in run(self.runtime, name, args):
+                await self.apply(effect)
+        finally:
+            if self.main.live:  # what the command showed for its time (a rewind) ends with it
+                self.main.free_prompt()
+                self.main.fold.going_back(None)
+                self.main.show_status()
+
+    async def apply(self, effect: Effect) -> None:
+        """Do what a command asks (:mod:`tui.effects`), the app's way."""
+        main = self.main
+        if not main.live:
             return
-        now = time.time()
-        self.status.tick()
-        for card in self.transcript.running_cards():
-            card.tick(now)
-        if any(r.status == "running" for r in self.timeline.records):
-            self.timeline.tick()
+        if isinstance(effect, Said):
+            await self.transcript.add_notice(effect.text, effect.level)
+        elif isinstance(effect, Help):
+            await main.show_help(effect.commands)
+        elif isinstance(effect, ShowContext):
+            await self.push_screen(ContextScreen(effect.report))
+        elif isinstance(effect, ShowGauge):
+            main.show_header()
+            main.refresh_gauge()
+        elif isinstance(effect, ToggleTimeline):
+            main.toggle_timeline()
+        elif isinstance(effect, PickSession):
+            await self.push_screen(
+                SessionsScreen(list(effect.sessions), effect.current), callback=self._resume
+            )
+        elif isinstance(effect, PickRewind):
+            points = effect.points
 
-    # --- prompt -------------------------------------------------------------------------------
+            async def rewind_to(point: ForkPoint | None) -> None:
+                if point is not None:
+                    await self.run_slash("rewind", str(points.index(point) + 1))
 
-    # --- summaries ----------------------------------------------------------------------------
+            await self.push_screen(RewindScreen(points), callback=rewind_to)
+        elif isinstance(effect, Rewinding):
+            # Said at once: the fork is written and loaded off the event loop, which takes a
+            # moment on a long session; the prompt is there meanwhile, read-only so that
+            # nothing is sent to the session being left.
+            main.put_prompt(effect.prompt, read_only=True)
+            main.fold.going_back(f"to before turn {effect.turn}")
+            main.show_status()
+        elif isinstance(effect, Adopt):
+            if self.bridge is not None:
+                self.bridge.detach()
+            await self.runtime.aclose()
+            await self._open(effect.runtime)
+        elif isinstance(effect, Prompt):
+            main.put_prompt(effect.text, read_only=main.prompt.read_only)
+        elif isinstance(effect, Quit):
+            self.exit()
 
-    @on(TimelineRecordSelected)
-    def _record_selected(self, message: TimelineRecordSelected) -> None:
-        self._show_summary(message.record)
+    async def _resume(self, session_id: str | None) -> None:
+        if session_id:
+            await self.run_slash("resume", session_id)
 
-    @on(CompactionMarkerSelected)
-    def _marker_selected(self, message: CompactionMarkerSelected) -> None:
-        record = self.view.timeline.record(message.compaction_id)
-        if record is not None:
-            self._show_summary(record)
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for name, help_text in SLASH_COMMANDS.items():
+            yield SystemCommand(f"/{name}", help_text, self._palette_callback(name))
 
-    def _show_summary(self, record: TimelineRecord) -> None:
-        """The summary modal; closing it gives the keys back to the prompt (what is typed
-        next is a message, not keys for the timeline)."""
+    def _palette_callback(self, name: str) -> Callable[[], Coroutine[Any, Any, None]]:
+        async def run_it() -> None:
+            if COMMANDS[name].fill:  # it takes an argument: typed in the prompt
+                self.main.put_prompt(f"/{name} ")
+            else:
+                await self.run_slash(name)
 
-        def closed(_: object) -> None:
-            if self._main_mounted():
-                self.part(PromptArea).focus()
+        return run_it
 
-        screen = SummaryScreen(record, self.runtime.session.events, self.runtime.price_of)
-        self.push_screen(screen, callback=closed)
+    # --- keys ---------------------------------------------------------------------------------
+
+    def action_interrupt(self) -> None:
+        """Esc: cancel the running turn or /compact (the loop closes the turn), and give the
+        focus back to the prompt. Idle, with nothing typed, Esc twice opens /rewind."""
+        refocused = not self.main.prompt_has_focus()
+        running = False
+        for worker in (self.sender.worker, self.compact_worker):
+            if worker is not None and not worker.is_finished:
+                worker.cancel()
+                running = True
+        now = time.monotonic()
+        if running or refocused or (self.main.live and self.main.prompt.text.strip()):
+            self._last_esc = 0.0
+        elif now - self._last_esc < REWIND_WINDOW_S:
+            self._last_esc = 0.0
+            self.run_worker(self.run_slash("rewind"), group="rewind")
+        else:
+            self._last_esc = now
+
+    def action_ctrl_c(self) -> None:
+        selected = self.screen.get_selected_text()
+        if selected:
+            self.copy_to_clipboard(selected)
+            self.notify("Copied the selection.")
+            return
+        now = time.monotonic()
+        if self.busy:
+            self.action_interrupt()
+            self._last_ctrl_c = now
+        elif now - self._last_ctrl_c < QUIT_WINDOW_S:
+            self.exit()
+        else:
+            self._last_ctrl_c = now
+            self.notify("Press ctrl+c again to quit.", timeout=QUIT_WINDOW_S)
+
+    def action_toggle_timeline(self) -> None:
+        self.main.toggle_timeline()
+
+    def action_copy_answer(self) -> None:
+        answer = self.transcript.last_answer
+        if answer:
+            self.copy_to_clipboard(answer)
+            self.notify("Copied the last answer to the clipboard.")
+        else:
+            self.notify("There is no answer to copy yet.", severity="warning")
+
+    def action_page(self, direction: int) -> None:
+        """PageUp / PageDown scroll the transcript, wherever the focus is."""
+        self.main.page(direction)
+
+    # --- ending -------------------------------------------------------------------------------
+
+    def _terminate(self, sig: int) -> None:
+        if not self._terminating:
+            self._terminating = True
+            self.run_worker(self._shut_down(sig), group="shutdown")
+
+    async def _shut_down(self, sig: int) -> None:
+        workers = (self.sender.worker, self.compact_worker)
+        self.exit(return_code=await shut_down(sig, workers, self.runtime, self._tty_before))
+
+    def _fatal_error(self) -> None:
+        """Exit after an unhandled exception with a traceback that shows no local variables:
+        Textual's report prints every frame's locals, which hold what must not reach a screen
+        (a client with the API key, the user's text, a model's output). A private hook of
+        Textual's, the one place that report is built."""
+        from rich.segment import Segments
+        from rich.traceback import Traceback
+
+        self.bell()
+        traceback = Traceback(show_locals=False, width=None)
+        self._exit_renderables.append(
+            Segments(self.console.render(traceback, self.console.options))
+        )
+        self._close_messages_no_wait()
 
     async def on_unmount(self) -> None:
         if self.bridge is not None:

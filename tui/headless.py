@@ -43,11 +43,9 @@ async def run_prompt(
     printer.start()
     if printer.stdout_closed:
         raise BrokenPipeError("stdout was closed")  # nobody reads the run: do not start it
-    unsubscribe = runtime.session.subscribe(printer)
-    unlisten = runtime.compaction.add_listener(
-        lambda notice: printer.say(f"reefline: {notice.text}")
+    detach = runtime.observe(
+        printer, printer.stream, lambda notice: printer.say(f"reefline: {notice.text}")
     )
-    runtime.agent.stream_listeners.append(printer.stream)
     task = asyncio.ensure_future(runtime.agent.run_turn(prompt))
     printer.on_stdout_closed = task.cancel  # nobody reads the run any more: stop it
     # A quarter of a summary call's time budget: a stalled call is reported a few times.
@@ -64,9 +62,7 @@ async def run_prompt(
             return EXIT_INTERRUPTED if stop.received is None else 128 + stop.received
         finally:
             beat.cancel()
-            unsubscribe()
-            unlisten()
-            runtime.agent.stream_listeners.remove(printer.stream)
+            detach()
     if not json_mode and result.text:
         out.write(clean(result.text.rstrip("\n")) + "\n")
         out.flush()

@@ -19,14 +19,15 @@ from typing import TextIO
 from agent.events import Event, ToolResultData
 from agent.loop_settings import cut_text
 from agent.replies import Notice, StreamEvent, ToolOutputDelta
-from agent.turns import StreamListener, TurnCancelled, TurnResult
+from agent.turns import TurnCancelled, TurnResult
 from compact.contract import CompactNotice
 from compact.wording import compaction_news, describe, fmt_duration, plural, progress_text
 from tools.base import ApprovalDecision
 from tools.footer import output_lines
 from tools.terminal import visible
-from tui.commands import SLASH_COMMANDS, parse_slash, unknown_command_text
-from tui.gauge_reading import GaugeReading
+from tui.commands import parse_slash, run
+from tui.effect_lines import effect_lines, gauge_line
+from tui.effects import Adopt, Effect, Quit
 from tui.line_input import (
     ReadLine,
     TypedAhead,
@@ -35,7 +36,6 @@ from tui.line_input import (
     stream_reader,
     typed_ahead,
 )
-from tui.repl_commands import ReplCommands
 from tui.runtime import Runtime
 from tui.terminal_state import LEAVE_PROMPT, restore_terminal, terminal_state
 from tui.text import clean, command_rows, command_shape, first_line, resume_hint
@@ -54,7 +54,7 @@ LIVE_LINES = 20
 """Lines of a running command's output the REPL prints as they come."""
 
 
-class PlainRepl(ReplCommands):
+class PlainRepl:
     """See the module docstring. ``read`` supplies lines; output goes to ``out``."""
 
     def __init__(
@@ -75,6 +75,8 @@ class PlainRepl(ReplCommands):
         self.view = LogView()
         self._detach: list[Callable[[], object]] = []
         self.terminating = False
+        self.leaving = False
+        """``/quit`` ran: leave once the line is handled."""
         """A termination signal came: leave after the current turn is closed."""
         self.current_turn: asyncio.Future[TurnResult] | None = None
         self._live_lines: dict[str, int] = {}
@@ -98,11 +100,6 @@ class PlainRepl(ReplCommands):
             self.out.flush()
         except (OSError, ValueError):
             pass
-
-    def gauge_line(self) -> str:
-        runtime = self.runtime
-        spend = runtime.usage().short
-        return GaugeReading.of(runtime.measure(), runtime.threshold_tokens, spend).line()
 
     def _on_event(self, event: Event) -> None:
         fed = self.view.feed(event)
@@ -212,11 +209,7 @@ class PlainRepl(ReplCommands):
         self.view.feed_all(runtime.session.events)
         if self.interactive:
             runtime.bash.approver = self._approve
-        self._detach = [
-            runtime.session.subscribe(self._on_event),
-            runtime.compaction.add_listener(self._on_notice),
-            _listen(runtime.agent.stream_listeners, self._on_stream),
-        ]
+        self._detach = [runtime.observe(self._on_event, self._on_stream, self._on_notice)]
 
     def detach(self) -> None:
         while self._detach:
@@ -296,15 +289,23 @@ class PlainRepl(ReplCommands):
         if slash is None:
             await self.turn(line)
             return True
-        name, args = slash
-        if name == "quit":
-            return False
-        handler = getattr(self, f"cmd_{name}", None)
-        if name not in SLASH_COMMANDS or handler is None:
-            self.say(unknown_command_text(name))
+        async for effect in run(self.runtime, *slash):
+            await self.apply(effect)
+        return not self.leaving
+
+    async def apply(self, effect: Effect) -> None:
+        """Do what a command asks (:mod:`tui.effects`): most are lines to print."""
+        if isinstance(effect, Quit):
+            self.leaving = True
+        elif isinstance(effect, Adopt):
+            old = self.runtime
+            self.detach()
+            await old.aclose()
+            self.attach(effect.runtime)
+            self.say(f"Session {effect.runtime.session.id}.")
         else:
-            await handler(args)
-        return True
+            for line in effect_lines(effect, self.runtime):
+                self.say(line)
 
     async def hang_up(self) -> None:
         """The terminal is gone: close the running turn, then the log, and leave at once."""
@@ -340,7 +341,7 @@ class PlainRepl(ReplCommands):
         finally:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signal.SIGINT)
-        self.say(self.gauge_line())
+        self.say(gauge_line(self.runtime))
 
 
 async def run_repl(
@@ -387,9 +388,3 @@ async def run_repl(
         await repl.runtime.aclose()
         if repl.runtime.session.path.exists():  # an untouched session is discarded on close
             repl.say(resume_hint(repl.runtime.session.id))
-
-
-def _listen(listeners: list[StreamListener], listener: StreamListener) -> Callable[[], None]:
-    """Add ``listener``; returns the function that removes it."""
-    listeners.append(listener)
-    return lambda: listeners.remove(listener)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,12 +22,13 @@ from agent.measurement import Measurement
 from agent.meter import TokenMeter
 from agent.prices import PriceOf, price_book
 from agent.provider import Provider
-from agent.session import Session
+from agent.session import Observer, Session
 from agent.settings import Settings
 from agent.tokens import Estimator
+from agent.turns import StreamListener
 from agent.windows import WindowBook
 from compact.command import CompactCommand
-from compact.contract import CompactService
+from compact.contract import CompactService, NoticeListener
 from tools.base import ApprovalPolicy
 from tools.bash import BashTool
 from tui.usage_reading import UsageReading
@@ -71,6 +73,35 @@ class Runtime:
     default_approve: ApprovalPolicy = "ask"
     """The front end's approval policy for a session whose log chose none (``ask`` in the
     app, ``deny`` headless): what ``/resume`` gives such a session, as ``--resume`` does."""
+    scripted_delay_s: float = 0.0
+    """The demo model's delay between chunks: what the runtimes opened from this one get."""
+
+    def observe(
+        self,
+        on_event: Observer,
+        on_stream: StreamListener,
+        on_notice: NoticeListener,
+    ) -> Callable[[], None]:
+        """The one way a front end hears the core: each event appended to the log, each
+        transient stream item (deltas, retries, notices), each compaction notice. Returns the
+        function that stops all three. The callbacks run inside the core, synchronously."""
+        stops = [
+            self.session.subscribe(on_event),
+            self.agent.listen(on_stream),
+            self.compaction.add_listener(on_notice),
+        ]
+
+        def detach() -> None:
+            while stops:
+                stops.pop()()
+
+        return detach
+
+    @property
+    def busy(self) -> bool:
+        """A turn is open or ``/compact`` runs: what a command that replaces or condenses the
+        session waits for."""
+        return self.agent.busy or self.compact_command.running
 
     @property
     def model_name(self) -> str:

@@ -25,8 +25,8 @@ from textual.widgets import OptionList
 
 from agent.settings import load_settings
 from tui.app import ReeflineApp
-from tui.commands import rewind_points
 from tui.screens.approval import ApprovalScreen
+from tui.switching import rewind_points
 from tui.widgets.entries import UserEntry
 from tui.widgets.prompt import PromptArea
 from tui.widgets.timeline import TimelinePanel
@@ -79,7 +79,7 @@ async def _wait(app: ReeflineApp, pilot: Pilot[Any], timeout: float = 30) -> Non
 
 
 async def _send(app: ReeflineApp, pilot: Pilot[Any], text: str) -> None:
-    prompt = app.part(PromptArea)
+    prompt = app.main.part(PromptArea)
     prompt.load_text(text)
     prompt.move_cursor(prompt.document.end)
     await pilot.press("enter")
@@ -87,7 +87,7 @@ async def _send(app: ReeflineApp, pilot: Pilot[Any], text: str) -> None:
 
 
 async def _still(app: ReeflineApp, pilot: Pilot[Any]) -> None:
-    app.part(PromptArea).cursor_blink = False
+    app.main.part(PromptArea).cursor_blink = False
     await pilot.pause()
 
 
@@ -118,20 +118,20 @@ async def past_threshold(app: ReeflineApp, pilot: Pilot[Any]) -> None:
 async def compactions(app: ReeflineApp, pilot: Pilot[Any]) -> None:
     """Prompts until auto compaction fired twice (prunes too), then /compact with a focus."""
     await _still(app, pilot)
-    app.part(TimelinePanel).display = True
+    app.main.part(TimelinePanel).display = True
     for n in range(24):
         await _send(app, pilot, PROMPTS[n % len(PROMPTS)])
         if sum(r.trigger == "auto" for r in app.view.timeline.records) >= 2:
             break
     await _send(app, pilot, "/compact keep the cart and price details")
-    app.part(PromptArea).focus()
+    app.main.part(PromptArea).focus()
     await pilot.pause()
 
 
 async def summary(app: ReeflineApp, pilot: Pilot[Any]) -> None:
     await compactions(app, pilot)
-    rows = app.part(TimelinePanel).query_one(OptionList)
-    records = app.part(TimelinePanel).records
+    rows = app.main.part(TimelinePanel).query_one(OptionList)
+    records = app.main.part(TimelinePanel).records
     rows.highlighted = max(i for i, r in enumerate(records) if r.kind == "compaction")
     rows.focus()
     await pilot.press("enter")
@@ -141,7 +141,7 @@ async def summary(app: ReeflineApp, pilot: Pilot[Any]) -> None:
 async def approval(app: ReeflineApp, pilot: Pilot[Any]) -> None:
     await _still(app, pilot)
     await _send(app, pilot, "/approve ask")
-    prompt = app.part(PromptArea)
+    prompt = app.main.part(PromptArea)
     prompt.load_text("what is in this project?")
     await pilot.press("enter")
     for _ in range(200):
@@ -156,7 +156,7 @@ async def completion(app: ReeflineApp, pilot: Pilot[Any]) -> None:
     await _still(app, pilot)
     await _send(app, pilot, PROMPTS[0])
     await _send(app, pilot, "/new")
-    app.part(PromptArea).focus()
+    app.main.part(PromptArea).focus()
     await pilot.press(*"/resume ")
     await pilot.pause(0.2)
 
@@ -174,7 +174,7 @@ async def fork_in_list(app: ReeflineApp, pilot: Pilot[Any]) -> None:
     await _send(app, pilot, PROMPTS[0])
     await _send(app, pilot, PROMPTS[1])
     points = rewind_points(app.runtime)
-    await app._rewind_to(points[-1])
+    await app.run_slash("rewind", str(len(points)))
     await _wait(app, pilot)
     await app.run_slash("sessions")
     await pilot.pause(0.3)

@@ -1,5 +1,5 @@
-"""What becomes of a prompt the user sends (a mixin of :class:`tui.app.ReeflineApp`): a slash
-command, a turn, steering for the turn that runs, or a message held until ``/compact`` ends.
+"""What becomes of a message the person sends in the app: a turn, steering for the turn that
+runs, or a message held until ``/compact`` ends.
 
 A message typed while ``/compact`` runs is not sent to the model until the compaction lands,
 so it is shown queued (as steering is) and the status line stays on the compaction, with
@@ -9,132 +9,98 @@ so it is shown queued (as steering is) and the status line stays on the compacti
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Protocol, TypeVar
+from collections.abc import Callable
+from typing import Any
 
-from textual import work
-from textual.widget import Widget
+from textual.app import App
 from textual.worker import Worker, WorkerState
 
 from agent.turns import TurnCancelled, TurnResult
-from tui.commands import parse_slash
 from tui.runtime import Runtime
-from tui.widgets.prompt import PromptArea, PromptSubmitted
-from tui.widgets.status import StatusLine
-from tui.widgets.transcript import Transcript
-
-W = TypeVar("W", bound=Widget)
+from tui.screens.main import MainScreen
 
 
-class SendingHost(Protocol):
-    """What sending needs of the app that mixes it in."""
+class Sender:
+    """Runs the person's messages as turns, one at a time, in a worker of ``app`` (Esc
+    cancels it). ``runtime()``: the runtime open now; ``compacting()``: ``/compact`` runs."""
 
-    runtime: Runtime
-    turn_worker: Worker[TurnResult | None] | None
-    compact_worker: Any
-    _held: str | None
+    def __init__(
+        self,
+        app: App[Any],
+        screen: MainScreen,
+        runtime: Callable[[], Runtime],
+        compacting: Callable[[], bool],
+    ) -> None:
+        self.app = app
+        self.screen = screen
+        self.runtime = runtime
+        self.compacting = compacting
+        self.worker: Worker[TurnResult | None] | None = None
+        self.held: str | None = None
+        """The message waiting for ``/compact`` to end before its turn starts."""
 
     @property
-    def transcript(self) -> Transcript: ...
-    @property
-    def status(self) -> StatusLine: ...
-    def part(self, kind: type[W]) -> W: ...
-    def _main_mounted(self) -> bool: ...
-    def _update_gauge(self) -> None: ...
-    def _show_queued(self) -> None: ...
-    def _steer(self, text: str) -> None: ...
-    def _release_unsent(self, completed: bool) -> None: ...
-    def start_turn(self, prompt: str) -> None: ...
-    def _turn(self, prompt: str) -> Worker[TurnResult | None]: ...
-    def _give_back(self, text: str) -> None: ...
-    async def run_slash(self, name: str, args: str = "") -> None: ...
+    def running(self) -> bool:
+        return self.worker is not None and not self.worker.is_finished
 
-
-class Sending:
-    _held: str | None = None
-    """The message waiting for ``/compact`` to end before its turn starts."""
-
-    async def on_prompt_submitted(self: SendingHost, message: PromptSubmitted) -> None:
-        self.transcript.follow()  # what is sent, and what answers it, is in view
-        text = message.text
-        slash = parse_slash(text)
-        if slash is not None:
-            await self.run_slash(*slash)
-        elif self.turn_worker is not None and not self.turn_worker.is_finished:
-            self._steer(text)
+    def send(self, text: str) -> None:
+        """A turn for ``text``, or steering for the turn that runs: the loop's one steering
+        queue, delivered at the next step if one comes; never a step of its own (the model
+        may be writing its final answer): when the turn ends first, it is the next message."""
+        if self.running:
+            self.screen.transcript.queue_steering(text)
+            self.runtime().agent.steer(text, extend_turn=False)
+            self.show_queued()
         else:
-            self.start_turn(text)
+            self.start(text)
 
-    def _steer(self: SendingHost, text: str) -> None:
-        """Text typed while a turn runs goes to the loop's one steering queue, delivered at
-        the next step if one comes; it never makes a step of its own (the model may be
-        writing its final answer): when the turn ends first, it becomes the next message."""
-        self.transcript.queue_steering(text)
-        self.runtime.agent.steer(text, extend_turn=False)
-        self._show_queued()
+    def show_queued(self) -> None:
+        held = 1 if self.held is not None else 0
+        self.screen.show_status(queued=len(self.runtime().agent.pending_steering) + held)
 
-    def _show_queued(self: SendingHost) -> None:
-        held = 1 if self._held is not None else 0
-        self.status.queued = len(self.runtime.agent.pending_steering) + held
-        self.status.refresh()
+    def start(self, prompt: str) -> None:
+        if self.compacting():
+            self.held = prompt
+            self.screen.transcript.queue_message(prompt, "queued · sent when the compaction ends")
+            self.show_queued()
+        self.worker = self.app.run_worker(self._turn(prompt), group="turn", exclusive=True)
 
-    def _give_back(self: SendingHost, text: str) -> None:
-        """Put text that was not sent back in the prompt, before what is typed there now."""
-        prompt = self.part(PromptArea)
-        prompt.load_text("\n\n".join(filter(None, [text, prompt.text])))
-        prompt.move_cursor(prompt.document.end)
-
-    def _release_unsent(self: SendingHost, completed: bool) -> None:
-        """The turn ended with text no step delivered: send it as the next message (or,
-        after an interruption or error, give it back to the prompt)."""
-        unsent = self.runtime.agent.take_steering()
-        self.transcript.unqueue_all()
-        if not unsent:
-            self._show_queued()
-            return
-        text = "\n\n".join(unsent)
-        if completed:
-            self.start_turn(text)
-        else:
-            self._give_back(text)
-        self._show_queued()
-
-    def on_worker_state_changed(self: SendingHost, event: Worker.StateChanged) -> None:
-        worker = event.worker
-        if worker is self.turn_worker and worker.is_finished and self._main_mounted():
-            result = worker.result if worker.state == WorkerState.SUCCESS else None
-            self._release_unsent(completed=result is not None and result.reason == "completed")
-
-    def start_turn(self: SendingHost, prompt: str) -> None:
-        compacting = self.compact_worker is not None and not self.compact_worker.is_finished
-        if compacting:
-            self._held = prompt
-            self.transcript.queue_message(prompt, "queued · sent when the compaction ends")
-            self._show_queued()
-        else:
-            self.status.set_activity("thinking")
-        self.turn_worker = self._turn(prompt)
-
-    @work(exclusive=True, group="turn")
-    async def _turn(self: SendingHost, prompt: str) -> TurnResult | None:
-        runtime = self.runtime
+    async def _turn(self, prompt: str) -> TurnResult | None:
+        runtime = self.runtime()
+        screen = self.screen
         try:
             await runtime.compact_command.wait_idle()
         except asyncio.CancelledError:
-            if self._held is not None and self._main_mounted():
-                self._held = None
-                self._give_back(prompt)  # Esc stopped the compaction and what waited on it
+            if self.held is not None and screen.live:
+                self.held = None
+                screen.give_back(prompt)  # Esc stopped the compaction and what waited on it
             raise
-        if self._held is not None:
-            self._held = None
-            self.status.set_activity("thinking")
+        self.held = None
         try:
             return await runtime.agent.run_turn(prompt)
         except TurnCancelled:
             return None
         except OSError as exc:
-            await self.transcript.add_notice(f"Cannot write the session log: {exc}", "error")
+            await screen.transcript.add_notice(f"Cannot write the session log: {exc}", "error")
             return None
         finally:
-            if runtime is self.runtime and self._main_mounted():
-                self.status.set_activity("idle")
-                self._update_gauge()
+            if runtime is self.runtime() and screen.live:
+                screen.fold.ended()  # whatever the log could not say: nothing runs now
+                screen.show_status()
+                screen.refresh_gauge()
+
+    def finished(self, worker: Worker[Any]) -> None:
+        """After the turn's worker ends: text no step delivered is sent as the next message
+        (or, after an interruption or error, given back to the prompt)."""
+        if worker is not self.worker or not worker.is_finished or not self.screen.live:
+            return
+        result = worker.result if worker.state == WorkerState.SUCCESS else None
+        unsent = self.runtime().agent.take_steering()
+        self.screen.transcript.unqueue_all()
+        if unsent:
+            text = "\n\n".join(unsent)
+            if result is not None and result.reason == "completed":
+                self.start(text)
+            else:
+                self.screen.give_back(text)
+        self.show_queued()

@@ -1,5 +1,4 @@
-"""How the app ends when the system asks, or on an error nothing caught (a mixin of
-:class:`tui.app.ReeflineApp`).
+"""How the app ends when the system asks, or on an error nothing caught.
 
 Every signal that ends the app leaves the terminal as it found it: out of the alternate
 screen, mouse reporting and bracketed paste off, the cursor shown, the line settings back.
@@ -18,7 +17,10 @@ import asyncio
 import contextlib
 import os
 import signal
-from typing import Any, Protocol
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from textual.worker import Worker
 
 from tui.runtime import Runtime
 from tui.terminal_state import LEAVE_APPLICATION_MODE, TtyState, restore_terminal
@@ -29,58 +31,30 @@ SHUTDOWN_WAIT_S = 5.0
 EXIT_TERMINATED = 143
 
 
-class ShutdownHost(Protocol):
-    """What the shutdown needs of the app that mixes it in."""
-
-    runtime: Runtime
-    turn_worker: Any
-    compact_worker: Any
-    _terminating: bool
-    _tty_before: TtyState | None
-
-    def run_worker(self, work: Any, *, group: str = "default") -> Any: ...
-    def exit(self, result: Any = None, return_code: int = 0) -> None: ...
-    def _terminate(self, sig: int) -> None: ...
-    async def _shut_down(self, sig: int) -> None: ...
+def watch_signals(on_signal: Callable[[int], None]) -> None:
+    """Call ``on_signal(sig)`` for each termination signal, on the running loop."""
+    loop = asyncio.get_running_loop()
+    for sig in TERMINATE_SIGNALS:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(sig, on_signal, sig)
 
 
-class Shutdown:
-    def _watch_signals(self: ShutdownHost) -> None:
-        """Handle the termination signals on the app's loop (from its mount)."""
-        loop = asyncio.get_running_loop()
-        for sig in TERMINATE_SIGNALS:
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(sig, self._terminate, sig)
-
-    def _terminate(self: ShutdownHost, sig: int) -> None:
-        if not self._terminating:
-            self._terminating = True
-            self.run_worker(self._shut_down(sig), group="shutdown")
-
-    async def _shut_down(self: ShutdownHost, sig: int) -> None:
-        for worker in (self.turn_worker, self.compact_worker):
-            if worker is not None and not worker.is_finished:
-                worker.cancel()
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(worker.wait(), SHUTDOWN_WAIT_S)
-        if sig == signal.SIGHUP:
-            restore_terminal(self._tty_before, LEAVE_APPLICATION_MODE)
+async def shut_down(
+    sig: int,
+    running: Iterable[Worker[Any] | None],
+    runtime: Runtime,
+    tty_before: TtyState | None,
+) -> int:
+    """Cancel the ``running`` workers and wait for them to close their turn; returns the exit
+    code. On SIGHUP it does not return: the terminal is put back and the process leaves."""
+    for worker in running:
+        if worker is not None and not worker.is_finished:
+            worker.cancel()
             with contextlib.suppress(Exception):
-                self.runtime.close()
-            os._exit(128 + sig)
-        self.exit(return_code=EXIT_TERMINATED if sig == signal.SIGTERM else 128 + sig)
-
-    def _fatal_error(self: Any) -> None:
-        """Exit after an unhandled exception with a traceback that shows no local variables:
-        Textual's report prints every frame's locals, which hold what must not reach a screen
-        (a client with the API key, the user's text, a model's output). A private hook of
-        Textual's, the one place that report is built."""
-        from rich.segment import Segments
-        from rich.traceback import Traceback
-
-        self.bell()
-        traceback = Traceback(show_locals=False, width=None)
-        self._exit_renderables.append(
-            Segments(self.console.render(traceback, self.console.options))
-        )
-        self._close_messages_no_wait()
+                await asyncio.wait_for(worker.wait(), SHUTDOWN_WAIT_S)
+    if sig == signal.SIGHUP:
+        restore_terminal(tty_before, LEAVE_APPLICATION_MODE)
+        with contextlib.suppress(Exception):
+            runtime.close()
+        os._exit(128 + sig)
+    return EXIT_TERMINATED if sig == signal.SIGTERM else 128 + sig

@@ -331,4 +331,5 @@ def _build(
         window_asker=asker,
         notices=notices,
         default_approve=default_approve,
+        scripted_delay_s=scripted_delay_s,
     )

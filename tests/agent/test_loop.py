@@ -184,9 +184,7 @@ async def test_cancel_mid_stream_records_partial_reply(
     )
     agent = make_agent(openai_server, session, tmp_path)
     got_text = asyncio.Event()
-    agent.stream_listeners.append(
-        lambda item: got_text.set() if isinstance(item, TextDelta) else None
-    )
+    agent.listen(lambda item: got_text.set() if isinstance(item, TextDelta) else None)
     task = asyncio.create_task(agent.run_turn("stream"))
     await asyncio.wait_for(got_text.wait(), 5)
     task.cancel()
@@ -359,7 +357,7 @@ async def test_steering_during_the_final_answer_gets_one_more_step(
             steered = True
             agent.steer("and mention the tests")
 
-    agent.stream_listeners.append(steer_once)
+    agent.listen(steer_once)
     result = await agent.run_turn("answer me")
     assert result.reason == "completed" and result.text == "answer that saw the steering"
     assert types(session).count("step/start") == 2
@@ -383,7 +381,7 @@ async def test_steering_that_must_not_extend_the_turn_waits_to_be_taken(
         if isinstance(item, TextDelta) and not agent.pending_steering:
             agent.steer("and mention the tests", extend_turn=False)
 
-    agent.stream_listeners.append(steer_once)
+    agent.listen(steer_once)
     assert not agent.busy
     result = await agent.run_turn("answer me")
     assert result.reason == "completed" and types(session).count("step/start") == 1
@@ -401,9 +399,7 @@ async def test_a_running_commands_output_streams_and_survives_esc(
     openai_server.push({"tool_calls": [bash_call("echo step one; echo step two; sleep 100")]})
     agent = make_agent(openai_server, session, tmp_path)
     heard: list[ToolOutputDelta] = []
-    agent.stream_listeners.append(
-        lambda item: heard.append(item) if isinstance(item, ToolOutputDelta) else None
-    )
+    agent.listen(lambda item: heard.append(item) if isinstance(item, ToolOutputDelta) else None)
     task = asyncio.create_task(agent.run_turn("run it"))
     deadline = time.monotonic() + 10
     while "step two" not in "".join(d.text for d in heard):

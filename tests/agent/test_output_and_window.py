@@ -82,7 +82,7 @@ async def test_an_overflow_that_states_the_limit_lowers_the_window(
     book = WindowBook("m", configured=8192)
     agent, meter = agent_for(openai_server, session, tmp_path, book)
     seen: list[object] = []
-    agent.stream_listeners.append(seen.append)
+    agent.listen(seen.append)
     message = "request (5000 tokens) exceeds the available context size (3000 tokens)"
     openai_server.push({"status": 400, "message": message, "type": "exceed_context_size_error"})
     result = await agent.run_turn("hi")

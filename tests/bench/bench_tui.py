@@ -565,7 +565,7 @@ async def _stream_app(base_url: str, text: str) -> tuple[float, float, list[floa
     try:
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
-            runtime.agent.stream_listeners.append(listener)
+            runtime.agent.listen(listener)
             prompt = app.query_one(PromptArea)
             prompt.load_text("stream a long answer")
             sampler = asyncio.create_task(sample())

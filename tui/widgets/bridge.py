@@ -41,24 +41,20 @@ class CompactionNoticed(Message):
 
 
 class RuntimeBridge:
-    """Subscribes ``target`` to a runtime's session, stream and compaction notices."""
+    """Subscribes ``target`` to a runtime (:meth:`~tui.runtime.Runtime.observe`)."""
 
     def __init__(self, runtime: Runtime, target: MessagePump) -> None:
         self.runtime = runtime
         self.target = target
-        self._detach: list[Callable[[], object]] = []
+        self._detach: Callable[[], None] | None = None
 
     def attach(self) -> None:
-        runtime = self.runtime
-        self._detach.append(runtime.session.subscribe(self._on_event))
-        listeners = runtime.agent.stream_listeners
-        listeners.append(self._on_stream)
-        self._detach.append(lambda: listeners.remove(self._on_stream))
-        self._detach.append(runtime.compaction.add_listener(self._on_notice))
+        self._detach = self.runtime.observe(self._on_event, self._on_stream, self._on_notice)
 
     def detach(self) -> None:
-        while self._detach:
-            self._detach.pop()()
+        if self._detach is not None:
+            self._detach()
+            self._detach = None
 
     def _on_event(self, event: Event) -> None:
         self.target.post_message(SessionEventAppended(event))

@@ -1,21 +1,16 @@
-"""The status line: what the agent is doing right now, with elapsed time."""
+"""The status line: what the agent is doing right now, with elapsed time, as the status fold
+(:mod:`tui.view.status`) reads it."""
 
 from __future__ import annotations
 
 import time
-from typing import Literal
 
 from textual.content import Content
 from textual.reactive import var
 from textual.widget import Widget
 
-from agent.events import Event, StepStart, ToolResult, ToolStart, TurnEnd, TurnStart
-from compact.events import CompactEnd, CompactProgress, CompactStart
-from compact.records import TimelineRecord
-from compact.wording import fmt_duration, running_detail
-from tui.text import bash_command, first_line
-
-Activity = Literal["idle", "thinking", "bash", "approval", "compacting", "rewinding"]
+from compact.wording import fmt_duration
+from tui.view.status import Activity, StatusReading
 
 _LOOK: dict[Activity, tuple[str, str, str]] = {
     "idle": ("○", "ready", "$text-muted"),
@@ -41,7 +36,6 @@ class StatusLine(Widget):
         super().__init__(id=id)
         self.activity = "idle"
         self.since = 0.0
-        self.turn_started = 0.0
         self.step: int | None = None
         self.detail = ""
         self.queued = 0
@@ -51,49 +45,16 @@ class StatusLine(Widget):
         self.sandbox = "sandbox off"
         """What the next command runs under (:func:`tui.text.sandbox_label`): always said."""
 
-    def set_activity(
-        self, activity: Activity, *, detail: str = "", step: int | None = None
-    ) -> None:
-        now = time.monotonic()
-        if activity != self.activity:
-            self.since = now
-        if activity == "thinking" and self.activity == "idle":
-            self.turn_started = now
-        self.detail = first_line(detail, 60) if detail else ""
-        if step is not None:
-            self.step = step
-        if activity == "idle":
-            self.step = None
-        self.activity = activity  # last: a watcher of it sees the whole new state
+    def show(self, reading: StatusReading, *, policy: str, sandbox: str) -> None:
+        """Show ``reading`` (:class:`tui.view.status.StatusFold`'s) with the approval policy
+        and what the next command runs under."""
+        self.since = reading.since
+        self.detail = reading.detail
+        self.step = reading.step
+        self.policy = policy
+        self.sandbox = sandbox
+        self.activity = reading.activity  # last: a watcher of it sees the whole new state
         self.refresh()
-
-    def follow(
-        self,
-        event: Event,
-        *,
-        approving: bool,
-        turn_open: bool,
-        busy: bool,
-        record: TimelineRecord | None = None,
-    ) -> None:
-        """Move to what ``event`` says happens now. ``approving``: the approval dialog is
-        up; ``turn_open``: the log has a turn open; ``busy``: a turn or ``/compact`` is in
-        flight; ``record``: the compaction a ``compact/progress`` belongs to."""
-        if isinstance(event, TurnStart):
-            self.set_activity("thinking", step=None)
-        elif isinstance(event, StepStart):
-            self.set_activity("thinking", step=event.data.step)
-        elif isinstance(event, ToolStart):
-            activity: Activity = "approval" if approving else "bash"
-            self.set_activity(activity, detail=bash_command(event.data.arguments))
-        elif isinstance(event, ToolResult | CompactEnd) and turn_open:
-            self.set_activity("thinking")
-        elif isinstance(event, CompactStart):
-            self.set_activity("compacting", detail=event.data.trigger)
-        elif isinstance(event, CompactProgress) and record is not None:
-            self.set_activity("compacting", detail=running_detail(record))
-        elif isinstance(event, TurnEnd) or (isinstance(event, CompactEnd) and not busy):
-            self.set_activity("idle")
 
     def tick(self) -> None:
         if self.activity != "idle":

@@ -1,0 +1,80 @@
+"""The app's bash approver: a modal the turn waits on, showing byte for byte what will run
+(:class:`~tui.screens.approval.ApprovalScreen`), over the main screen.
+
+Keys typed in the moment the dialog opens were meant for the prompt (steering typed ahead):
+they go on there instead of answering a question the person has not read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from tools.base import ApprovalDecision
+from tui.screens.approval import ARM_S, ApprovalScreen
+from tui.screens.main import MainScreen
+
+ALWAYS_NOTICE = (
+    "From now on commands run without asking, for the rest of this session (you chose "
+    "“always”). /approve ask asks again."
+)
+"""Said when the person chooses "always"; how the next commands run is added to it."""
+
+
+class ModalApprover:
+    """``runtime.bash.approver`` for the app: asks over ``screen``."""
+
+    def __init__(self, screen: MainScreen) -> None:
+        self.screen = screen
+        self.arm_s = ARM_S
+        """How long the dialog ignores keys (typed-ahead text goes to the prompt)."""
+
+    async def __call__(self, command: str) -> ApprovalDecision:
+        """Ask in a modal; the turn waits for the answer (deny when the app goes away)."""
+        main = self.screen
+        runtime = main.runtime
+        assert runtime is not None  # a turn runs only on a session that is shown
+        future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
+
+        def answered(decision: ApprovalDecision | None) -> None:
+            if not future.done():
+                future.set_result(decision or "deny")
+
+        screen = ApprovalScreen(
+            command,
+            cwd=str(runtime.bash.cwd),
+            forward=self.type_ahead,
+            arm_s=self.arm_s,
+            sandbox=runtime.sandbox_words,
+        )
+        main.approving = True
+        for card in main.transcript.running_cards():
+            card.awaiting_approval = True
+        main.fold.asking(command)
+        main.show_status()
+        await main.app.push_screen(screen, callback=answered)
+        try:
+            decision = await future
+        finally:
+            main.approving = False
+            main.fold.asking(None)
+            if main.live:
+                if screen in main.app.screen_stack:
+                    screen.dismiss("deny")
+                for card in main.transcript.running_cards():
+                    card.awaiting_approval = False
+                main.show_status()
+        if decision == "always":
+            after = f" The next ones run {runtime.bash.sandbox.describe('auto')}."
+            await main.transcript.add_notice(ALWAYS_NOTICE + after, "warning")
+        return decision
+
+    def type_ahead(self, text: str) -> None:
+        """Keys typed while the dialog was not yet taking them: they were meant for the
+        prompt, so they go on there (Enter sends, as it would have)."""
+        prompt = self.screen.prompt
+        if text == "\n":
+            prompt.submit()
+        elif text == "\b":
+            prompt.action_delete_left()
+        else:
+            prompt.insert(text)

@@ -1,0 +1,160 @@
+"""Every slash command: its table entry (:func:`~tui.command_registry.command`) and what it
+does, once for every front end. Adding a command is adding a handler here.
+
+A handler acts on the runtime and yields effects (:mod:`tui.effects`): what to say, what to
+show, which runtime to go on with. ``/compact`` goes through the runtime's consumer tier
+(:class:`compact.command.CompactCommand`); nothing here calls a compaction backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from agent.store import list_sessions
+from compact.timeline import timeline
+from tools.base import POLICIES
+from tui.command_registry import command, slash_help
+from tui.context_report import ContextReport
+from tui.effects import (
+    Adopt,
+    Effect,
+    Help,
+    PickRewind,
+    PickSession,
+    Prompt,
+    Quit,
+    Rewinding,
+    Said,
+    ShowContext,
+    ShowGauge,
+    ToggleTimeline,
+)
+from tui.runtime import Runtime
+from tui.switching import rewind, rewind_points, switch_session
+
+SWITCH_BUSY = "Wait for the turn to finish (or press esc) before switching sessions."
+
+
+@command("/help", "List the commands.")
+async def _help(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
+    yield Help(slash_help())
+
+
+@command(
+    "/compact [focus]",
+    "Condense older history now; optional focus text steers the summary.",
+    busy="Compaction runs between turns: wait for this one to finish or press esc.",
+    background=True,
+)
+async def _compact(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
+    await runtime.compact_command.run(runtime.agent.envelope(), args)
+    yield ShowGauge()
+
+
+@command("/context", "Show what fills the context window, by category.")
+async def _context(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
+    yield ShowContext(ContextReport.of(runtime))
+
+
+@command("/timeline", "Show every compaction and prune of this session.")
+async def _timeline(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
+    yield ToggleTimeline(tuple(timeline(runtime.session.events)))
+
+
+@command("/new", "Start a new session.", busy=SWITCH_BUSY)
+async def _new(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
+    async for effect in _switch(runtime, None):
+        yield effect
+
+
+@command("/sessions", "List stored sessions.")
+async def _sessions(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
+    yield PickSession(tuple(list_sessions(runtime.home)), runtime.session.id)
+
+
+@command("/resume <id>", "Continue a stored session by id.", busy=SWITCH_BUSY)
+async def _resume(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
+    if not args:
+        yield PickSession(tuple(list_sessions(runtime.home)), runtime.session.id)
+        return
+    async for effect in _switch(runtime, args.split()[0]):
+        yield effect
+
+
+async def _switch(runtime: Runtime, resume: str | None) -> AsyncIterator[Effect]:
+    new = await switch_session(runtime, resume)
+    yield new if isinstance(new, Said) else Adopt(new)
+
+
+@command(
+    "/rewind [n]",
+    "Go back to before an earlier prompt, in a new session (esc twice).",
+    busy="Wait for the turn to finish (or press esc) before going back.",
+)
+async def _rewind(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
+    points = rewind_points(runtime)
+    if not points:
+        yield Said("There is no earlier prompt to go back to.")
+        return
+    if not args.strip():
+        yield PickRewind(tuple(points))
+        return
+    choice = args.split()[0]
+    if not choice.isdigit() or not 1 <= int(choice) <= len(points):
+        yield Said(
+            f"Usage: /rewind N, with N from 1 to {len(points)} (/rewind lists them).", "warning"
+        )
+        return
+    point = points[int(choice) - 1]
+    yield Rewinding(point.turn, point.prompt)
+    done = await rewind(runtime, point)
+    if isinstance(done, Said):
+        yield done
+        return
+    yield Adopt(done.runtime)
+    yield done.said
+    yield Prompt(done.prompt)
+
+
+@command("/model <name>", "Switch the model for the next request.", fill=True)
+async def _model(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
+    """Show the model, or switch to ``name`` for the next request (its window follows:
+    asked of the server once, else the table)."""
+    if not args.strip():
+        yield Said(f"Model: {runtime.model_label}. /model <name> switches.")
+        return
+    name = args.split()[0]
+    if runtime.is_demo:
+        # The scripted model answers whatever is asked for: a new name would be a false label.
+        yield Said(
+            f"The offline demo model answers here, whatever the name; /model {name} would "
+            "change only the label. Connect a real model to switch models (--base-url, or "
+            "OPENAI_API_KEY / DEEPSEEK_API_KEY).",
+            "warning",
+        )
+        return
+    runtime.switch_model(name)
+    await runtime.window_asker.ensure()
+    window = runtime.windows.current
+    known = window.label() if window.tokens else "window unknown — set --context-window"
+    yield Said(f"Model set to {name} for the next request ({known}).")
+    yield ShowGauge()
+
+
+@command("/approve ask|auto|deny", "Set the bash approval policy: ask, auto or deny.", fill=True)
+async def _approve(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
+    """Show the policy, or set it (logged, so the log's ``command/done`` says it)."""
+    policy = args.strip().lower()
+    if not policy:
+        yield Said(
+            f"Bash approval policy: {runtime.bash.policy}. /approve ask|auto|deny changes it."
+        )
+    elif policy not in POLICIES:
+        yield Said("Usage: /approve ask|auto|deny", "warning")
+    else:
+        runtime.set_approval(policy)
+
+
+@command("/quit", "Leave reefline.")
+async def _quit(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
+    yield Quit()

@@ -1,0 +1,113 @@
+"""What a slash command asks of the front end that ran it: small frozen values.
+
+:func:`tui.commands.run` does the command's work on the runtime and yields these; each front
+end has one ``apply(effect)`` that shows them its way (the app as notices, modals and panels,
+the plain REPL and headless as lines). A command never draws anything itself, so adding one
+touches only the command set (:mod:`tui.command_set`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from agent.fork import ForkPoint
+from agent.store import StoredSession
+from compact.records import TimelineRecord
+from tui.context_report import ContextReport
+from tui.runtime import Runtime
+
+Level = Literal["info", "warning", "error"]
+
+
+@dataclass(frozen=True)
+class Said:
+    """Tell the person something (a notice in the app, a line in the REPL)."""
+
+    text: str
+    level: Level = "info"
+
+
+@dataclass(frozen=True)
+class Help:
+    """Show the commands (:func:`tui.command_registry.slash_help`); a front end adds its keys."""
+
+    commands: str
+
+
+@dataclass(frozen=True)
+class ShowContext:
+    """Show what fills the context window: the same rows everywhere."""
+
+    report: ContextReport
+
+
+@dataclass(frozen=True)
+class ShowGauge:
+    """The runtime's reading changed (a compaction, a model switch): show the gauge anew."""
+
+
+@dataclass(frozen=True)
+class ToggleTimeline:
+    """Show or hide the compaction timeline; a front end without a panel lists ``records``."""
+
+    records: tuple[TimelineRecord, ...]
+
+
+@dataclass(frozen=True)
+class PickSession:
+    """Offer the stored sessions; the one picked is resumed (``/resume <id>``)."""
+
+    sessions: tuple[StoredSession, ...]
+    current: str
+
+
+@dataclass(frozen=True)
+class PickRewind:
+    """Offer the earlier prompts, oldest first; picking the n-th runs ``/rewind n``."""
+
+    points: tuple[ForkPoint, ...]
+
+
+@dataclass(frozen=True)
+class Rewinding:
+    """Going back to before ``turn`` starts (the fork takes a moment): show ``prompt`` read-only
+    meanwhile. Lasts until the command ends."""
+
+    turn: int
+    prompt: str
+
+
+@dataclass(frozen=True)
+class Adopt:
+    """Go on with ``runtime`` in place of the open one, which the front end closes."""
+
+    runtime: Runtime
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """Give ``text`` back to the person to edit and send (the app's input; a line elsewhere)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Quit:
+    """Leave reefline."""
+
+
+Effect = (
+    Said
+    | Help
+    | ShowContext
+    | ShowGauge
+    | ToggleTimeline
+    | PickSession
+    | PickRewind
+    | Rewinding
+    | Adopt
+    | Prompt
+    | Quit
+)
+"""Everything a command may ask of a front end."""
