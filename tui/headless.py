@@ -7,6 +7,10 @@ Exit codes: 0 ok, 1 error, 2 usage, 130 interrupted (SIGINT, Ctrl+C), 143 termin
 (SIGTERM), 129 hung up (SIGHUP): 128 + the signal, as a shell reports a process it killed;
 141 stdout closed (``| head``: the run stops, its turn closed, and nothing is printed).
 Each signal closes the turn the same way (the session is saved).
+
+A prompt that is a slash command (``-p /context``) runs it through the one command layer
+(:func:`tui.commands.run`) instead of a turn, and prints what it shows; a command that opens
+another session (``/rewind 2``) leaves it saved and says its id.
 """
 
 from __future__ import annotations
@@ -20,8 +24,11 @@ from typing import TextIO
 from agent.loop_settings import cut_text
 from agent.turns import TurnCancelled, TurnResult
 from compact.policy import CompactionSettings
+from tui.commands import COMMANDS, parse_slash, run, unknown_command_text
+from tui.effect_lines import effect_lines
+from tui.effects import Adopt, Said
 from tui.event_printer import EventPrinter
-from tui.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK
+from tui.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from tui.runtime import Runtime
 from tui.text import clean
 
@@ -37,6 +44,8 @@ async def run_prompt(
     """Run one turn for ``prompt``; return the process exit code."""
     out = out or sys.stdout
     err = err or sys.stderr
+    if (slash := parse_slash(prompt)) is not None:
+        return await run_command(runtime, *slash, out=out, err=err)
     printer = EventPrinter(runtime, json_mode=json_mode, out=out, err=err)
     for notice in runtime.notices:
         printer.say(f"reefline: {notice}")
@@ -75,6 +84,32 @@ async def run_prompt(
     printer.say(f"reefline: {result.error or result.reason}")
     printer.say(f"reefline: session {runtime.session.id} saved; continue it with --continue")
     return EXIT_ERROR
+
+
+async def run_command(runtime: Runtime, name: str, args: str, *, out: TextIO, err: TextIO) -> int:
+    """``-p /name args``: run the command and print its effects (warnings and errors on
+    stderr); 2 for an unknown command, 1 when it says something went wrong."""
+    if name not in COMMANDS:
+        err.write(f"reefline: {clean(unknown_command_text(name))}\n")
+        return EXIT_USAGE
+    code = EXIT_OK
+    async for effect in run(runtime, name, args):
+        if isinstance(effect, Adopt):  # nothing goes on here: it is saved, for later
+            new = effect.runtime
+            await new.aclose()
+            out.write(
+                clean(f"Session {new.session.id}: continue it with --resume {new.session.id}")
+                + "\n"
+            )
+            continue
+        if isinstance(effect, Said) and effect.level != "info":
+            err.write(f"reefline: {clean(effect.text)}\n")
+            code = EXIT_ERROR
+            continue
+        for line in effect_lines(effect, runtime):
+            out.write(clean(line) + "\n")
+    out.flush()
+    return code
 
 
 class _cancel_on:
