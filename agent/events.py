@@ -21,6 +21,8 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tools.base import ApprovalDecision, SandboxMode
+
 
 class Data(BaseModel):
     """Base of every event payload: immutable, and strict about unknown keys."""
@@ -105,6 +107,8 @@ class Usage(Data):
         )
 
 
+ProviderKind = Literal["openai-compatible", "scripted"]
+"""A real model over HTTP, or the offline demo model."""
 TurnEndReason = Literal["completed", "cancelled", "error", "max-steps", "interrupted"]
 
 
@@ -115,7 +119,7 @@ class ProviderData(Data):
     """Where a session's requests go, so that a resume sends them to the same place: the
     endpoint, the model and the NAME of the variable holding the API key (never the key)."""
 
-    kind: Literal["openai-compatible", "scripted"]
+    kind: ProviderKind
     name: str
     """openai, deepseek, local, openai-compatible or scripted."""
     model: str
@@ -210,11 +214,11 @@ class ToolResultData(Data):
     spill_path: str | None = None
     cwd: str | None = None
     """The working directory after the call: a resumed session goes on there."""
-    approval: Literal["once", "always", "deny"] | None = None
+    approval: ApprovalDecision | None = None
     """How the user answered the approval question for the call (None: not asked)."""
     interrupted: bool | None = None
     """The user interrupted the call; ``content`` holds what it printed until then."""
-    sandbox: Literal["off", "read-only", "workspace-write"] | None = None
+    sandbox: SandboxMode | None = None
     """The sandbox the command ran under (None: no command ran, or a log older than the
     sandbox)."""
 

@@ -12,10 +12,9 @@ import os
 import urllib.parse
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Literal
 
 from agent import secret_env
-from agent.events import ProviderData
+from agent.events import ProviderData, ProviderKind
 from agent.secret import Secret
 from agent.settings import Settings, SettingsError, check_base_url
 
@@ -40,7 +39,7 @@ class Provider:
     """Where requests go. ``api_key`` is a :class:`Secret`: printing the provider (a log
     line, a crash report) cannot print it."""
 
-    kind: Literal["openai-compatible", "scripted"]
+    kind: ProviderKind
     name: str
     """openai, deepseek, local or scripted."""
     model: str

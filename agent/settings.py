@@ -15,7 +15,7 @@ import os
 import urllib.parse
 from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal, get_origin
+from typing import Any, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, model_validator
 
@@ -28,11 +28,10 @@ from agent.config_file import (
     read_config,
 )
 from agent.prices import ModelPrice
+from tools.base import ApprovalPolicy, SandboxMode
 
 __all__ = [
-    "ApprovalPolicy",
     "PriceSetting",
-    "SandboxMode",
     "Settings",
     "SettingsError",
     "TableCheck",
@@ -44,9 +43,6 @@ __all__ = [
     "load_prices",
     "load_settings",
 ]
-
-ApprovalPolicy = Literal["ask", "auto", "deny"]
-SandboxMode = Literal["off", "read-only", "workspace-write"]
 
 
 class PriceSetting(BaseModel):

@@ -42,7 +42,7 @@ This module orchestrates; the parts live beside it: range selection in
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Literal
+from typing import Any
 
 from agent.chat import ChatModel
 from agent.envelope import Envelope
@@ -59,6 +59,7 @@ from compact.checkpoint import (
 )
 from compact.condense import Condensed, Condenser, Header, ModelFree
 from compact.contract import CompactionError, CompactionResult, CompactService
+from compact.events import PruneTrigger
 from compact.guards import BREAKER_FAILURES, Guards
 from compact.policy import CompactionSettings, load_compaction_settings
 from compact.prune import Pruner
@@ -209,7 +210,7 @@ class BasicCompactService(CompactService):
     async def compact_if_needed(
         self,
         envelope: Envelope,
-        trigger: Literal["pressure", "overflow"],
+        trigger: PruneTrigger,
         signal: asyncio.Event | None = None,
     ) -> CompactionResult | None:
         if trigger == "overflow":

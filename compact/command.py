@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 from agent.envelope import Envelope
 from agent.events import CommandDoneData, CommandRunData, UserMessage
+from agent.formatting import fmt_tokens
 from agent.session import Session
 from compact.contract import ERROR_SENTENCES, CompactionError, CompactionResult, CompactService
-from compact.wording import fmt_tokens
 
 NOTHING_TO_COMPACT = "Nothing to compact yet."
 NOTHING_NEW = "Nothing new to compact since the last checkpoint."

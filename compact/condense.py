@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agent.events import ContextMessage, Usage
+from agent.formatting import fmt_duration
 from agent.messages import ChatMessage
 from compact import summarizers
 from compact.checkpoint import (
@@ -42,7 +43,6 @@ from compact.contract import CompactionError
 from compact.policy import MIN_SUMMARY_TOKENS, CompactionSettings
 from compact.reading import RangeReader, Unit, plan_chunks
 from compact.suffix import Continuation, continuation
-from compact.wording import fmt_duration
 
 FRAME_TOKENS = 96
 OVER_CAP = 1.5

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agent.envelope import Envelope
-from compact.events import Trigger
+from compact.events import PruneTrigger, Trigger
 
 ErrorCode = Literal["busy", "cancelled", "changed", "summary", "commit", "persistence"]
 
@@ -95,12 +95,16 @@ class CompactionError(Exception):
         return f"{self.sentence} Why: {self.detail.rstrip('.')}."
 
 
+NoticeLevel = Literal["info", "warning"]
+"""How much a compaction notice matters to the person."""
+
+
 @dataclass(frozen=True)
 class CompactNotice:
     """Something a backend wants the user to know (a failed auto compaction, the circuit
     breaker or thrash guard pausing auto compaction, an unknown window...)."""
 
-    level: Literal["info", "warning"]
+    level: NoticeLevel
     text: str
 
 
@@ -135,7 +139,7 @@ class CompactService(ABC):
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
-    def announce(self, level: Literal["info", "warning"], text: str) -> None:
+    def announce(self, level: NoticeLevel, text: str) -> None:
         """Tell every listener (backends call this)."""
         notice = CompactNotice(level, text)
         for listener in list(self._listeners):
@@ -150,7 +154,7 @@ class CompactService(ABC):
     async def compact_if_needed(
         self,
         envelope: Envelope,
-        trigger: Literal["pressure", "overflow"],
+        trigger: PruneTrigger,
         signal: asyncio.Event | None = None,
     ) -> CompactionResult | None:
         """Compact if the context needs it: ``pressure`` (at the pre-step checkpoint) or

@@ -22,6 +22,10 @@ from agent.events import Data, Event, Usage
 from agent.registry import EventRegistry
 
 Trigger = Literal["auto", "manual", "overflow", "region"]
+PruneTrigger = Literal["pressure", "overflow"]
+"""Why a prune ran: the context is filling up, or the server said it overflowed."""
+PruneKind = Literal["trim", "mask"]
+"""How a prune shrinks a result: trimmed to its head and tail, or masked whole."""
 
 
 class Range(Data):
@@ -104,8 +108,8 @@ class CompactPruneData(Data):
     shadowed_range: Range
     shadowed_seqs: list[int]
     shadowed_tokens: int
-    kind: Literal["trim", "mask"] = "mask"
-    trigger: Literal["pressure", "overflow"] = "pressure"
+    kind: PruneKind = "mask"
+    trigger: PruneTrigger = "pressure"
     replacement_tokens: int | None = None
     """The estimated price of the replacement that follows, so every view of the log
     states the same saving (None in logs written before it was recorded)."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compact.wording import plural
+from agent.formatting import plural
 
 BREAKER_FAILURES = 3
 THRASH_MARGIN = 0.10

@@ -28,12 +28,12 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from agent.events import AssistantMessage, SurfaceReplace, ToolResult
+from agent.formatting import plural
 from agent.meter import TokenMeter
 from agent.session import Session
-from compact.wording import plural
+from compact.events import PruneKind, PruneTrigger
 from tools import footer
 from tools.bash_call import command_of
 
@@ -79,10 +79,10 @@ class Pruner:
         self,
         *,
         protect_from: int,
-        trigger: Literal["pressure", "overflow"],
+        trigger: PruneTrigger,
         done: Callable[[], bool] | None = None,
         signal: asyncio.Event | None = None,
-        kinds: tuple[Literal["trim", "mask"], ...] = ("trim", "mask"),
+        kinds: tuple[PruneKind, ...] = ("trim", "mask"),
         carried_by: str | None = None,
     ) -> PruneReport:
         """Trim, then mask results at surface positions before ``protect_from``, stopping as
@@ -144,9 +144,7 @@ class Pruner:
                     out[call.id] = command_text(call.name, call.arguments)
         return out
 
-    def _replacement(
-        self, seq: int, kind: Literal["trim", "mask"], commands: dict[str, str]
-    ) -> str:
+    def _replacement(self, seq: int, kind: PruneKind, commands: dict[str, str]) -> str:
         """The content that replaces result ``seq`` (its full text goes to ``_path(seq)``)."""
         data = original(self.session, self._result(seq)).data
         path = self._path(seq)
@@ -183,8 +181,8 @@ class Pruner:
     def _prune_one(
         self,
         seq: int,
-        kind: Literal["trim", "mask"],
-        trigger: Literal["pressure", "overflow"],
+        kind: PruneKind,
+        trigger: PruneTrigger,
         commands: dict[str, str],
         carried_by: str | None = None,
     ) -> int | None:

@@ -27,13 +27,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agent.chat import ChatModel, ChatRequest, collect
+from agent.formatting import one_line
 from agent.llm_errors import BadRequest, LLMError
 from agent.replies import Reply, Retrying
 from agent.tokens import Estimator
 from compact.checkpoint import Call, Summary, SummaryJob, SummaryRejected, checkpoint_sections
 from compact.policy import MIN_SUMMARY_TOKENS
 from compact.prune import command_text
-from compact.wording import one_line
 from tools import footer
 
 

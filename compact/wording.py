@@ -1,38 +1,17 @@
-"""How timeline records and token counts are said: one formatter of tokens and durations,
-the one-line form of a record, and what a line-oriented front end prints about compaction
-events as they happen. Every front end words them the same way."""
+"""How timeline records are said: the one-line form of a record, what it spent, and what a
+line-oriented front end prints about compaction events as they happen. Every front end words
+them the same way (figures and durations: :mod:`agent.formatting`)."""
 
 from __future__ import annotations
 
-import math
 from typing import Literal
 
 from agent.events import Event
+from agent.formatting import fmt_duration, fmt_tokens, one_line, plural
 from agent.prices import PriceOf, format_cost
-from agent.token_text import fmt_tokens as fmt_tokens  # re-exported: its home is agent
 from compact.events import CompactEnd, CompactProgress, CompactStart
 from compact.records import TimelineRecord
 from compact.timeline import TimelineFold
-
-# --- formatting (shared by every front end) -----------------------------------------------------
-
-
-def fmt_duration(seconds: float | None) -> str:
-    """A short duration: ``4ms``, ``0.4s``, ``4.2s``, ``42s``, ``3m 05s``, ``1h 02m``; ``—``
-    if unknown. The one duration format of every front end."""
-    if seconds is None or math.isnan(seconds):
-        return "—"
-    s = max(0.0, seconds)
-    if s < 0.095:
-        return f"{round(s * 1000)}ms"
-    if s < 9.95:
-        return f"{s:.1f}s"
-    if s < 59.5:
-        return f"{round(s)}s"
-    total = round(s)
-    if total < 3600:
-        return f"{total // 60}m {total % 60:02d}s"
-    return f"{total // 3600}h {total % 3600 // 60:02d}m"
 
 
 def label(record: TimelineRecord) -> str:
@@ -40,19 +19,6 @@ def label(record: TimelineRecord) -> str:
     if record.kind == "prune":
         return "prune" if record.trigger == "pressure" else f"prune ({record.trigger})"
     return record.trigger
-
-
-def one_line(text: str, limit: int | None = None) -> str:
-    """``text`` on one line (whitespace runs collapsed), cut to ``limit`` chars with ``…``."""
-    flat = " ".join(text.split())
-    if limit is not None and len(flat) > limit:
-        return flat[: max(0, limit - 1)] + "…"
-    return flat
-
-
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """``n`` and ``word``, or its plural (``many``, else ``word`` + "s") when n is not 1."""
-    return f"{n} {word}" if n == 1 else f"{n} {many or word + 's'}"
 
 
 CompactionNews = tuple[Literal["start", "progress", "end"], TimelineRecord]

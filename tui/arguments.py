@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tools.base import POLICIES, SANDBOX_MODES
 from tui.exit_codes import EXIT_USAGE
 
 
@@ -98,12 +99,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--approve",
-        choices=["ask", "auto", "deny"],
+        choices=POLICIES,
         help="bash approval policy (default: ask in the app, deny with -p)",
     )
     run.add_argument(
         "--sandbox",
-        choices=["off", "read-only", "workspace-write"],
+        choices=SANDBOX_MODES,
         help="confine bash commands with bubblewrap (default: workspace-write while commands "
         "run without asking and bubblewrap works, else off)",
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agent.token_text import fmt_tokens
+from agent.formatting import fmt_tokens
 from tui.gauge_reading import GaugeReading, breakdown_rows
 from tui.runtime import Runtime
 

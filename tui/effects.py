@@ -18,6 +18,7 @@ from tui.context_report import ContextReport
 from tui.runtime import Runtime
 
 Level = Literal["info", "warning", "error"]
+"""How much something said matters: the app's notice colour, the REPL's ``!``."""
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,9 @@ from collections.abc import Callable
 from typing import TextIO
 
 from agent.events import Event
+from agent.formatting import fmt_duration
 from agent.replies import Notice, StreamEvent, ToolOutputDelta
-from compact.wording import compaction_news, describe, fmt_duration, label, progress_text
+from compact.wording import compaction_news, describe, label, progress_text
 from tools.terminal import json_safe
 from tui.runtime import Runtime
 from tui.text import clean

@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 import time
 
+from agent.formatting import fmt_duration, fmt_tokens, one_line, plural
 from agent.loop_settings import cut_text
 from agent.session import Session
 from compact.records import TimelineRecord
-from compact.wording import fmt_duration, fmt_tokens, one_line, plural
 from tools import footer
 from tui.view.fold import LogView
 from tui.view.items import (

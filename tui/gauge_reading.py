@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from agent.formatting import fmt_tokens
 from agent.measurement import BREAKDOWN_KEYS, Measurement
-from compact.wording import fmt_tokens
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,12 @@ from collections.abc import Callable
 from typing import TextIO
 
 from agent.events import Event, ToolResultData
+from agent.formatting import fmt_duration, plural
 from agent.loop_settings import cut_text
 from agent.replies import Notice, StreamEvent, ToolOutputDelta
 from agent.turns import TurnCancelled, TurnResult
 from compact.contract import CompactNotice
-from compact.wording import compaction_news, describe, fmt_duration, plural, progress_text
+from compact.wording import compaction_news, describe, progress_text
 from tools.base import ApprovalDecision
 from tools.footer import output_lines
 from tools.terminal import visible

@@ -13,9 +13,10 @@ import re
 import time
 from collections.abc import Sequence
 
+from agent.formatting import fmt_duration, fmt_tokens, one_line, plural
 from agent.prices import PriceOf
 from compact.records import TimelineRecord
-from compact.wording import fmt_duration, fmt_tokens, label, one_line, plural, spent
+from compact.wording import label, spent
 from tools.terminal import flat
 from tui.cells import cells, fit, pad
 

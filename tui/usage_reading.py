@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from agent.formatting import fmt_tokens
 from agent.prices import PriceOf, format_cost
-from agent.token_text import fmt_tokens
 from agent.usage_totals import UsageTotals
 
 NOT_REPORTED = "not reported"

@@ -6,9 +6,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from agent.formatting import fmt_tokens
 from compact.prune import MASK_PREFIX, original
 from compact.timeline import TimelineFold
-from compact.wording import describe, fmt_tokens
+from compact.wording import describe
 from tests.compact.conftest import add_turn, server_model
 from tests.compact.test_prune import big_result
 from tests.openai_server import SUMMARY_MARK, OpenAIServer

@@ -192,8 +192,8 @@ async def test_savings_prices_a_full_pass_before_it_runs(make_rig) -> None:
 async def test_every_view_states_the_same_saving(make_rig) -> None:
     """The panel's fold (which can price events) and the CLI's and export's (which cannot)
     give a prune batch the same saving: the log records the replacement's price."""
+    from agent.formatting import fmt_tokens
     from compact.timeline import TimelineFold
-    from compact.wording import fmt_tokens
     from tui.export import export_markdown
     from tui.timeline_report import timeline_json, timeline_table
 

@@ -9,6 +9,7 @@ import pytest
 from pydantic import ConfigDict
 
 from agent.events import Data, Event, Usage
+from agent.formatting import fmt_duration, fmt_tokens
 from agent.session import Session
 from compact.events import (
     CompactEnd,
@@ -19,7 +20,7 @@ from compact.events import (
 )
 from compact.records import MISSING_REPLACEMENT, MISSING_SUMMARY, TimelineRecord
 from compact.timeline import TimelineFold, timeline
-from compact.wording import describe, fmt_duration, fmt_tokens
+from compact.wording import describe
 from tests.compact import (
     answer,
     bash_step,

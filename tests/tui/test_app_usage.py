@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.token_text import fmt_tokens
+from agent.formatting import fmt_tokens
 from tests.openai_server import OpenAIServer
 from tests.tui.conftest import UI
 from tui.screens.context import ContextScreen

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from agent.token_text import fmt_tokens
+from agent.formatting import fmt_tokens
 from tests.tui.conftest import UI
 from tui.command_registry import command, unregister
 from tui.commands import run

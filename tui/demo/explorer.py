@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+from agent.formatting import plural
 from compact.checkpoint import checkpoint_sections
-from compact.wording import plural
 from tui.demo.reading import (
     _CMD,
     _ERROR,

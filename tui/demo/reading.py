@@ -8,8 +8,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agent.formatting import one_line
 from compact.checkpoint import SUMMARY_INSTRUCTION
-from compact.wording import one_line
 from tools import footer as footers
 from tools.bash_call import command_of
 from tui.text import short_path

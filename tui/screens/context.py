@@ -11,7 +11,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from agent.token_text import fmt_tokens
+from agent.formatting import fmt_tokens
 from tui.context_report import ESTIMATED, TOTALS, ContextReport
 
 BAR = 24

@@ -22,10 +22,11 @@ from agent.events import (
     ToolResult,
     UserMessage,
 )
+from agent.formatting import fmt_duration, fmt_tokens, plural
 from agent.prices import PriceOf
 from compact.prune import MASK_PREFIX
 from compact.records import TimelineRecord
-from compact.wording import fmt_duration, fmt_tokens, label, plural, spent
+from compact.wording import label, spent
 from tui.text import bash_command, clean, first_line, home_relative
 
 

@@ -10,7 +10,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
-from compact.wording import fmt_tokens
+from agent.formatting import fmt_tokens
 
 if TYPE_CHECKING:
     from compact.records import TimelineRecord

@@ -9,7 +9,7 @@ from textual.content import Content
 from textual.reactive import var
 from textual.widget import Widget
 
-from compact.wording import fmt_duration
+from agent.formatting import fmt_duration
 from tui.view.status import Activity, StatusReading
 
 _LOOK: dict[Activity, tuple[str, str, str]] = {

@@ -15,7 +15,8 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from compact.wording import fmt_duration, fmt_tokens, label, reread, spent
+from agent.formatting import fmt_duration, fmt_tokens
+from compact.wording import label, reread, spent
 from tui.text import first_line
 
 if TYPE_CHECKING:

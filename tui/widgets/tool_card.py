@@ -11,7 +11,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from compact.wording import fmt_duration, plural
+from agent.formatting import fmt_duration, plural
 from tools.terminal import has_unsafe, visible
 from tui.text import clean, first_line, strip_footer
 from tui.widgets.command import command_content
