@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from tui import command_set as _command_set  # registers every command
+import tui.command_set  # noqa: F401  (registers every command)
 from tui.command_registry import (
     COMMANDS,
     SLASH_COMMANDS,
@@ -35,7 +35,6 @@ __all__ = [
     "slash_help",
     "unknown_command_text",
 ]
-assert _command_set
 
 
 async def run(runtime: Runtime, name: str, args: str = "") -> AsyncIterator[Effect]:

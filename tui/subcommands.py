@@ -218,7 +218,8 @@ def _compact(args: argparse.Namespace) -> int:
         return _fail(str(exc), EXIT_USAGE)
     except OSError as exc:
         return _fail(f"cannot open the session log: {exc}", EXIT_ERROR)
-    runtime.compaction.add_listener(lambda notice: _say(notice.text))  # retries, fallbacks
+    # Only the compaction's notices are said (retries, fallbacks); its outcome ends the run.
+    runtime.observe(lambda event: None, lambda item: None, lambda notice: _say(notice.text))
     try:
         outcome = asyncio.run(
             runtime.compact_command.run(runtime.agent.envelope(), args.focus or "")
