@@ -231,7 +231,9 @@ class BasicCompactService(CompactService):
         total, mark = measurement.total, self.schedule.mark(window)
         if total < mark:
             return None
-        retain = self.settings.retain(window)
+        # Below the threshold the tail keeps its proportion to the mark, not to the window
+        # (a 16% tail of 128k would leave nothing to compact at a 15k mark).
+        retain = self.settings.retain(window) * min(mark, threshold) // threshold
         scale = self.settings.effective_window(window)
         # No pass of the pruner here: a mask or a trim on its own rewrites history (the
         # provider's prefix cache is lost from there on) and hides what no checkpoint

@@ -195,8 +195,8 @@ def run() -> list[Figure | Table]:
     return items
 
 
-SWEEP_MARKS = tuple(round(0.3 + 0.05 * i, 2) for i in range(11))
-"""Marks (shares of the window) the sweep tries: 30% to 80%, the default threshold."""
+SWEEP_MARKS = tuple(round(0.1 + 0.05 * i, 2) for i in range(15))
+"""Marks (shares of the window) the sweep tries: 10% to 80%, the default threshold."""
 SWEEP_TAILS = (0.0, 0.05)
 """Retained tails (shares of the window) the sweep tries; the ladder folds them to a step."""
 
@@ -254,7 +254,7 @@ def schedule_figures(
         ),
         Figure(
             name,
-            f"{where}: billed input at cache 0.1 (the floor for any schedule)",
+            f"{where}: billed input at cache 0.1 (the lowest the sweep found)",
             round(best.outcome.billed(0.1)),
             "tokens",
             "summary only",
