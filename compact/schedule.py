@@ -21,10 +21,13 @@ lowest at
 
     T* = r + sqrt(2·g·K / c)
 
-so the trigger is ``min(threshold, T*)``. With a 1,500-token step and a few hundred tokens
-of checkpoint that is about half of a 16k window; with 5k-token steps and a 128k window,
-near 20k. ``T*`` is never less than two steps above ``r``: a rewrite must free more than it
-costs to re-read. With too few steps measured, the threshold stands.
+so the trigger is ``T*`` between a floor and the threshold. With a 1,500-token step and a few
+hundred tokens of checkpoint that is about half of a 16k window. ``T*`` is never less than
+two steps above ``r`` (a rewrite must free more than it costs to re-read), nor below a
+quarter of the threshold: the cost model prices tokens only, and a summary by a real model
+is lossy and takes a call, so a large window is not spent a few steps at a time (with 5k-token
+steps and a 128k window ``T*`` is near 15k; the floor makes it 25.6k). With too few steps
+measured, the threshold stands.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ from dataclasses import dataclass, field
 
 from compact.policy import CompactionSettings
 
+FLOOR_SHARE = 0.25
+"""The earliest mark, as a share of the threshold (see the module docstring)."""
 WINDOW_STEPS = 8
 """Steps the typical growth is measured over (the newest ones)."""
 
@@ -99,4 +104,4 @@ class Schedule:
         rewrite = (1 - price) * reread + INSTRUCTION_TOKENS
         after = self.header + summary + kept
         best = cost_mark(growth=growth, after=after, rewrite=rewrite, cached_price=price)
-        return min(threshold, best)
+        return min(threshold, max(best, math.ceil(threshold * FLOOR_SHARE)))

@@ -195,8 +195,9 @@ def run() -> list[Figure | Table]:
     return items
 
 
-SWEEP_MARKS = tuple(round(0.1 + 0.05 * i, 2) for i in range(15))
-"""Marks (shares of the window) the sweep tries: 10% to 80%, the default threshold."""
+SWEEP_MARKS = tuple(round(0.2 + 0.05 * i, 2) for i in range(13))
+"""Marks (shares of the window) the sweep tries: from 20% (the earliest the schedule may
+choose: a quarter of the threshold) to 80%, the default threshold."""
 SWEEP_TAILS = (0.0, 0.05)
 """Retained tails (shares of the window) the sweep tries; the ladder folds them to a step."""
 

@@ -36,7 +36,7 @@ SMALL_WINDOW = pytest.mark.xfail(
     raises=AssertionError,
     reason=(
         "issue 26's 0.8x at a 16k window is below what any schedule reaches: the best fixed "
-        "mark of a sweep (make bench) bills 0.83x summary only's, the ladder 0.85x; the rest "
+        "mark of a sweep (make bench) bills 0.83x summary only's, the ladder 0.84x; the rest "
         "is the floor both pay (each new output read once, uncached)"
     ),
 )
@@ -100,7 +100,8 @@ def test_the_ladder_bills_at_most_0_8_of_summary_only(shape: Shape) -> None:
 @pytest.mark.parametrize("shape", SESSIONS, ids=label)
 def test_the_cost_schedule_is_as_cheap_as_the_best_fixed_mark(shape: Shape) -> None:
     """The cost schedule finds the cheap mark by itself: billed input at cache 0.1 within 2%
-    of the best of a few fixed marks (the threshold itself among them)."""
+    of the best of a few fixed marks it may choose (from its floor, a quarter of the
+    threshold, to the threshold itself)."""
     facts, ran = outcomes(shape)
     estimator = Estimator()
     logs = outputs(shape, facts, estimator)
@@ -111,7 +112,7 @@ def test_the_cost_schedule_is_as_cheap_as_the_best_fixed_mark(shape: Shape) -> N
             facts,
             logs,
             Counter(estimator),
-            (0.15, 0.35, 0.5, 0.8),
+            (0.2, 0.35, 0.5, 0.8),
             tails=(0.0,),
         )
     ladder = ran["ladder", "silent"].billed(0.1)
