@@ -74,6 +74,7 @@ from compact.selection import (
 )
 from compact.summarizers import ModelSummarizer
 from compact.transaction import Attempt, Lock, append, bracketed
+from compact.uncompact import Excused
 
 __all__ = [
     "CHECKPOINT_PREAMBLE",
@@ -123,7 +124,7 @@ class BasicCompactService(CompactService):
             RangeReader(session, meter.estimator, price=meter.price), self.summarize, self.settings
         )
         self.guards = Guards()
-        self.schedule = Schedule(self.settings, folds=pruner is not None)
+        self.schedule = Schedule(self.settings, pruner is not None, excused=Excused(session))
         self._lock = Lock(session)
 
     @property

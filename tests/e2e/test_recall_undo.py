@@ -8,12 +8,15 @@ and resume and fork go on from it.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
 
 import pytest
 
+from agent.session import Session
+from compact.registry import build_registry
 from tests.e2e.conftest import Run, log_events, session_files
 from tests.openai_server import OpenAIServer
 
@@ -127,3 +130,88 @@ def test_a_merged_checkpoint_keeps_every_earlier_transcript_and_a_missing_one_is
     assert Path(first).read_text() == text
     assert Path(second).is_file()
     assert oct(Path(first).stat().st_mode & 0o777) == "0o600"
+
+
+def surface_messages(env: dict[str, str], session_id: str | None = None) -> list[dict]:
+    home = Path(env["REEFLINE_HOME"])
+    sid = session_id or session_files(env)[-1].stem
+    session = Session.open(home, sid, registry=build_registry(), readonly=True)
+    return session.derive_messages()
+
+
+def test_undo_restores_the_exact_messages_and_resume_and_fork_go_on_from_it(
+    run_cli: Run, openai_server: OpenAIServer, cli_env: dict[str, str]
+) -> None:
+    openai_server.summarize = True
+    two_turns_of_history(run_cli, openai_server)
+    before = surface_messages(cli_env)
+    assert run_cli("compact", *flags(openai_server)[:4]).returncode == 0
+    dry = run_cli("compact", "--dry-run", *flags(openai_server)[:4])
+    assert dry.returncode == 0 and "nothing sent to the model" in dry.stdout, dry.stdout
+    # The request after the compaction carries the checkpoint and a new workspace context.
+    openai_server.push({"text": "ok"})
+    assert run_cli("-p", "next", "--continue", *flags(openai_server)).returncode == 0
+    undone = run_cli("uncompact", *flags(openai_server)[:4])
+    assert undone.returncode == 0, undone.stderr
+    assert "Undid compaction #1" in undone.stdout, undone.stdout
+    after = surface_messages(cli_env)
+    # Byte for byte what the model saw before, then what came after it (the workspace
+    # context put back after the checkpoint, the last turn).
+    assert after[: len(before)] == before
+    assert not any("<compacted-summary>" in str(m.get("content")) for m in after)
+    assert after[len(before)]["content"].startswith("Working directory:")
+    # Resume: the next request holds the restored history (no immediate re-compaction).
+    openai_server.push({"text": "resumed"})
+    assert run_cli("-p", "again", "--continue", *flags(openai_server)).returncode == 0
+    sent = openai_server.requests[-1]["messages"][1:]
+    assert sent[: len(before)] == before
+    [log] = session_files(cli_env)
+    events = log_events(log)
+    assert [e["type"] for e in events].count("compact/summary") == 1  # not redone
+    timeline = json.loads(run_cli("timeline", "--json").stdout)
+    assert [r["kind"] for r in timeline] == ["compaction", "undo"]
+    assert timeline[0]["undone_by"] == 2
+    # A second undo has nothing left to undo, and says so.
+    again = run_cli("uncompact", *flags(openai_server)[:4])
+    assert again.returncode != 0 and "Nothing to undo" in again.stdout, again.stdout
+    # Fork before the last prompt: the fork carries the undo and derives the same history.
+    turn_start = [e["seq"] for e in events if e["type"] == "turn/start"][-1]
+    forked = run_cli("fork", log.stem, "--at", str(turn_start))
+    assert forked.returncode == 0, forked.stderr
+    fork_id = forked.stdout.strip()
+    assert surface_messages(cli_env, fork_id)[: len(before)] == before
+
+
+def test_undo_is_refused_when_the_history_would_not_fit_the_window(
+    run_cli: Run, openai_server: OpenAIServer, cli_env: dict[str, str]
+) -> None:
+    openai_server.summarize = True
+    two_turns_of_history(run_cli, openai_server)
+    assert run_cli("compact", *flags(openai_server)[:4]).returncode == 0
+    [log] = session_files(cli_env)
+    count = len(log_events(log))
+    small = ["--base-url", openai_server.base_url, "--model", "m", "--context-window", "1500"]
+    refused = run_cli("uncompact", *small)
+    assert refused.returncode != 0
+    assert "more than the 1.5k-token window: it stays compacted" in refused.stdout, refused.stdout
+    events = log_events(log)[count:]
+    assert "compact/undo" not in [e["type"] for e in events]
+    assert any(e["type"] == "command/done" and not e["data"]["ok"] for e in events)
+
+
+def test_a_crash_while_the_undo_is_written_leaves_the_surface_as_it_was(
+    run_cli: Run, openai_server: OpenAIServer, cli_env: dict[str, str]
+) -> None:
+    openai_server.summarize = True
+    two_turns_of_history(run_cli, openai_server)
+    assert run_cli("compact", *flags(openai_server)[:4]).returncode == 0
+    compacted = surface_messages(cli_env)
+    assert run_cli("uncompact", *flags(openai_server)[:4]).returncode == 0
+    [log] = session_files(cli_env)
+    lines = log.read_bytes().splitlines(keepends=True)
+    [undo_at] = [i for i, line in enumerate(lines) if b'"compact/undo"' in line]
+    log.write_bytes(b"".join(lines[:undo_at]) + lines[undo_at][:40])  # torn mid-write
+    openai_server.push({"text": "after the crash"})
+    assert run_cli("-p", "hi", "--continue", *flags(openai_server)).returncode == 0
+    sent = openai_server.requests[-1]["messages"][1:]
+    assert sent[: len(compacted)] == compacted  # still compacted: the undo never happened
