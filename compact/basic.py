@@ -207,6 +207,9 @@ class BasicCompactService(CompactService):
             return None
         return self.schedule.mark(window)
 
+    def step_growth(self) -> int | None:
+        return self.schedule.steps.growth()
+
     async def compact_if_needed(
         self,
         envelope: Envelope,

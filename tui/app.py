@@ -278,7 +278,12 @@ class ReeflineApp(Sending, SlashCommands, Approvals, KeyActions, Shutdown, App[N
     def _update_gauge(self) -> None:
         runtime = self.runtime
         spend = runtime.usage().short
-        reading = GaugeReading.of(runtime.measure(), runtime.threshold_tokens, spend)
+        reading = GaugeReading.of(
+            measurement := runtime.measure(),
+            runtime.threshold_tokens,
+            spend,
+            runtime.compacting_soon(measurement.total),
+        )
         self.part(TokenGauge).show(reading)
         self.part(AppHeader).show_percent(reading.percent, ZONE_TEXT[reading.zone])
 

@@ -215,3 +215,31 @@ def test_a_crash_while_the_undo_is_written_leaves_the_surface_as_it_was(
     assert run_cli("-p", "hi", "--continue", *flags(openai_server)).returncode == 0
     sent = openai_server.requests[-1]["messages"][1:]
     assert sent[: len(compacted)] == compacted  # still compacted: the undo never happened
+
+
+def test_the_gauge_says_compacting_soon_before_the_automatic_compaction(
+    openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
+) -> None:
+    import subprocess
+
+    from tests.e2e.conftest import REEFLINE
+
+    openai_server.summarize = True
+    stdin = "".join(f"part {n}: " + "word " * 700 + "\n" for n in range(13))
+    done = subprocess.run(
+        [REEFLINE, "--plain", *flags(openai_server)[:4], "--context-window", "12000"],
+        input=stdin,
+        cwd=workdir,
+        env=cli_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    out = done.stdout
+    assert done.returncode == 0, done.stderr + out
+    soon = out.find("compacting soon")
+    compacted = out.find("#1 auto")
+    assert soon != -1, out
+    assert compacted == -1 or soon < compacted, out
+    [log] = session_files(cli_env)
+    assert "compact/summary" in [e["type"] for e in log_events(log)], out
