@@ -74,6 +74,7 @@ from compact.selection import (
 )
 from compact.summarizers import ModelSummarizer
 from compact.transaction import Attempt, Lock, append, bracketed
+from compact.uncompact import Excused
 
 __all__ = [
     "CHECKPOINT_PREAMBLE",
@@ -123,7 +124,7 @@ class BasicCompactService(CompactService):
             RangeReader(session, meter.estimator, price=meter.price), self.summarize, self.settings
         )
         self.guards = Guards()
-        self.schedule = Schedule(self.settings, folds=pruner is not None)
+        self.schedule = Schedule(self.settings, pruner is not None, excused=Excused(session))
         self._lock = Lock(session)
 
     @property
@@ -205,6 +206,9 @@ class BasicCompactService(CompactService):
         if window is None or not self.settings.auto:
             return None
         return self.schedule.mark(window)
+
+    def step_growth(self) -> int | None:
+        return self.schedule.steps.growth()
 
     async def compact_if_needed(
         self,

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from compact.policy import CompactionSettings
@@ -88,9 +89,18 @@ class Schedule:
     """Tokens of the newest request header measured (system prompt and tools)."""
     last_summary: int | None = None
     """Tokens of the newest checkpoint written."""
+    excused: Callable[[], int] = lambda: 0
+    """Tokens an undone compaction brought back (:class:`compact.uncompact.Excused`): the
+    mark moves up by as much (never past the window) until a compaction lands again, so
+    only new content brings the next automatic compaction."""
 
     def mark(self, window: int) -> int:
-        """The threshold, or earlier where compacting costs less over the coming steps."""
+        """The threshold, or earlier where compacting costs less over the coming steps;
+        later by what an undo brought back."""
+        excused = self.excused()
+        return self._mark(window) if not excused else min(window, self._mark(window) + excused)
+
+    def _mark(self, window: int) -> int:
         threshold = self.settings.threshold(window)
         growth = self.steps.growth()
         if growth is None or self.settings.cache_price <= 0:

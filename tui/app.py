@@ -52,7 +52,7 @@ from tui.widgets.marker import CompactionMarkerSelected
 from tui.widgets.prompt import CompletionMenu, PromptArea
 from tui.widgets.slash import SlashCommands
 from tui.widgets.status import StatusLine
-from tui.widgets.timeline import TimelinePanel, TimelineRecordSelected
+from tui.widgets.timeline import TimelinePanel, TimelineRecordSelected, TimelineUndoRequested
 from tui.widgets.transcript import Transcript
 
 W = TypeVar("W", bound=Widget)
@@ -278,7 +278,12 @@ class ReeflineApp(Sending, SlashCommands, Approvals, KeyActions, Shutdown, App[N
     def _update_gauge(self) -> None:
         runtime = self.runtime
         spend = runtime.usage().short
-        reading = GaugeReading.of(runtime.measure(), runtime.threshold_tokens, spend)
+        reading = GaugeReading.of(
+            measurement := runtime.measure(),
+            runtime.threshold_tokens,
+            spend,
+            runtime.compacting_soon(measurement.total),
+        )
         self.part(TokenGauge).show(reading)
         self.part(AppHeader).show_percent(reading.percent, ZONE_TEXT[reading.zone])
 
@@ -306,6 +311,10 @@ class ReeflineApp(Sending, SlashCommands, Approvals, KeyActions, Shutdown, App[N
     def _record_selected(self, message: TimelineRecordSelected) -> None:
         self._show_summary(message.record)
 
+    @on(TimelineUndoRequested)
+    async def _undo_requested(self, message: TimelineUndoRequested) -> None:
+        await self.run_slash("uncompact", str(message.number))
+
     @on(CompactionMarkerSelected)
     def _marker_selected(self, message: CompactionMarkerSelected) -> None:
         record = self.view.timeline.record(message.compaction_id)
@@ -316,9 +325,11 @@ class ReeflineApp(Sending, SlashCommands, Approvals, KeyActions, Shutdown, App[N
         """The summary modal; closing it gives the keys back to the prompt (what is typed
         next is a message, not keys for the timeline)."""
 
-        def closed(_: object) -> None:
+        async def closed(undo: int | None) -> None:
             if self._main_mounted():
                 self.part(PromptArea).focus()
+            if undo is not None:
+                await self.run_slash("uncompact", str(undo))
 
         screen = SummaryScreen(record, self.runtime.session.events, self.runtime.price_of)
         self.push_screen(screen, callback=closed)

@@ -18,6 +18,8 @@ from typing import Literal
 
 from agent.fork import ForkError, ForkPoint, fork_points, fork_session
 from agent.settings import SettingsError
+from compact.dry_run import dry_run, report
+from compact.uncompact import uncompact
 from tools.base import POLICIES
 from tui.runtime import Runtime, StartupError
 from tui.wiring import build_runtime
@@ -25,6 +27,7 @@ from tui.wiring import build_runtime
 SLASH_COMMANDS: dict[str, str] = {
     "help": "List the commands.",
     "compact": "Condense older history now; optional focus text steers the summary.",
+    "uncompact": "Undo the newest compaction (or #N): its shadowed history comes back.",
     "context": "Show what fills the context window, by category.",
     "timeline": "Show every compaction and prune of this session.",
     "new": "Start a new session.",
@@ -39,7 +42,8 @@ SLASH_COMMANDS: dict[str, str] = {
 
 SLASH_USAGE: dict[str, str] = {
     "help": "/help",
-    "compact": "/compact [focus]",
+    "compact": "/compact [--dry-run] [focus]",
+    "uncompact": "/uncompact [N]",
     "context": "/context",
     "timeline": "/timeline",
     "new": "/new",
@@ -127,6 +131,28 @@ async def switch_model(runtime: Runtime, args: str) -> Said:
     window = runtime.windows.current
     known = window.label() if window.tokens else "window unknown — set --context-window"
     return Said(f"Model set to {name} for the next request ({known}).")
+
+
+DRY_RUN = "--dry-run"
+
+
+def compact_dry_run(runtime: Runtime, args: str) -> Said | None:
+    """``/compact --dry-run``: what ``/compact`` would summarize and keep, and the token
+    figures (:mod:`compact.dry_run`); None when ``args`` do not ask for a dry run."""
+    if DRY_RUN not in args.split():
+        return None
+    run = dry_run(runtime.session, runtime.meter, runtime.agent.envelope())
+    return Said(report(run))
+
+
+def undo_compaction(runtime: Runtime, args: str) -> Said | None:
+    """``/uncompact [N]``: undo compaction #N, or the newest one standing
+    (:func:`compact.uncompact.uncompact`), between turns only. What it did or why not is
+    logged (``command/done`` says it: None is returned then)."""
+    if runtime.agent.busy or runtime.compact_command.running:
+        return Said("A compaction is undone between turns: wait, or press esc.", "warning")
+    uncompact(runtime.session, runtime.meter, runtime.agent.envelope(), args)
+    return None
 
 
 def set_approval(runtime: Runtime, args: str) -> Said | None:

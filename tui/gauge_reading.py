@@ -22,9 +22,13 @@ class GaugeReading:
     spend: str = ""
     """What the session used and cost so far (:attr:`tui.usage_reading.UsageReading.short`),
     said after the details; the first thing a narrow line drops."""
+    soon: bool = False
+    """Automatic compaction is expected within about two steps (:mod:`compact.forecast`)."""
 
     @classmethod
-    def of(cls, measurement: Measurement, threshold: int | None, spend: str = "") -> GaugeReading:
+    def of(
+        cls, measurement: Measurement, threshold: int | None, spend: str = "", soon: bool = False
+    ) -> GaugeReading:
         where = measurement.window.where if measurement.window is not None else ""
         return cls(
             measurement.total,
@@ -33,6 +37,7 @@ class GaugeReading:
             measurement.measured,
             where,
             spend,
+            soon,
         )
 
     @property
@@ -80,6 +85,8 @@ class GaugeReading:
         parts = [self.percent]
         threshold = self.threshold_fraction
         parts.append(f"auto at {100 * threshold:.0f}%" if threshold is not None else "auto off")
+        if self.soon:
+            parts.append("compacting soon")
         parts.append("measured" if self.measured else "~estimated")
         if self.where:
             parts.append(f"window {self.where}")

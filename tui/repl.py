@@ -102,7 +102,12 @@ class PlainRepl(ReplCommands):
     def gauge_line(self) -> str:
         runtime = self.runtime
         spend = runtime.usage().short
-        return GaugeReading.of(runtime.measure(), runtime.threshold_tokens, spend).line()
+        return GaugeReading.of(
+            measurement := runtime.measure(),
+            runtime.threshold_tokens,
+            spend,
+            runtime.compacting_soon(measurement.total),
+        ).line()
 
     def _on_event(self, event: Event) -> None:
         fed = self.view.feed(event)

@@ -11,12 +11,14 @@ from compact.timeline import timeline
 from compact.wording import describe
 from tui.commands import (
     Said,
+    compact_dry_run,
     rewind,
     rewind_points,
     set_approval,
     slash_help,
     switch_model,
     switch_session,
+    undo_compaction,
 )
 from tui.gauge_reading import breakdown_rows
 from tui.runtime import Runtime
@@ -45,7 +47,15 @@ class ReplCommands:
         self.say(slash_help())
 
     async def cmd_compact(self: ReplHost, args: str) -> None:
+        if (said := compact_dry_run(self.runtime, args)) is not None:
+            self._show(said)
+            return
         await self.runtime.compact_command.run(self.runtime.agent.envelope(), args)
+        self.say(self.gauge_line())
+
+    async def cmd_uncompact(self: ReplHost, args: str) -> None:
+        if (said := undo_compaction(self.runtime, args)) is not None:
+            self._show(said)
         self.say(self.gauge_line())
 
     async def cmd_context(self: ReplHost, args: str) -> None:

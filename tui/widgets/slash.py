@@ -19,12 +19,14 @@ from agent.store import list_sessions
 from tui.commands import (
     SLASH_COMMANDS,
     Said,
+    compact_dry_run,
     rewind,
     rewind_points,
     set_approval,
     slash_help,
     switch_model,
     switch_session,
+    undo_compaction,
     unknown_command_text,
 )
 from tui.runtime import Runtime
@@ -97,6 +99,9 @@ class SlashCommands:
         await self.transcript.add_notice(text, "info")
 
     async def _cmd_compact(self: CommandHost, args: str) -> None:
+        if (said := compact_dry_run(self.runtime, args)) is not None:
+            await self.transcript.add_notice(said.text, said.level)
+            return
         if self.busy:
             await self.transcript.add_notice(
                 "Compaction runs between turns: wait for this one to finish or press esc.",
@@ -115,6 +120,11 @@ class SlashCommands:
             if runtime is self.runtime and self._main_mounted():
                 self.status.set_activity("idle")
                 self._update_gauge()
+
+    async def _cmd_uncompact(self: CommandHost, args: str) -> None:
+        if (said := undo_compaction(self.runtime, args)) is not None:
+            await self.transcript.add_notice(said.text, said.level)
+        self._update_gauge()
 
     async def _cmd_context(self: CommandHost, args: str) -> None:
         runtime = self.runtime
