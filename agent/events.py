@@ -11,8 +11,9 @@ discriminated on ``type``. Core registers its own types here; other packages (co
 register theirs into the same registry without core knowing them. An unknown type is an
 error, never silently dropped.
 
-Only the five *surface types* may carry ``surface_op`` (and must) and
-``source_event_seqs``; the set is closed.
+Only the five *surface types* may carry an ``append`` or ``replace`` ``surface_op`` (and
+must) and ``source_event_seqs``; the set is closed. A ``restore`` op, which only puts back
+what a replacement shadowed, is carried by a log-only event (``compact/undo``).
 """
 
 from __future__ import annotations
@@ -42,7 +43,16 @@ class SurfaceReplace(Data):
     end: int
 
 
-SurfaceOp = Annotated[SurfaceAppend | SurfaceReplace, Field(discriminator="op")]
+class SurfaceRestore(Data):
+    """Put back, at the position of the span replacement ``replacement``, the seqs it took
+    off the surface (an undone compaction). Carried by a log-only event: it puts nothing of
+    its own on the surface."""
+
+    op: Literal["restore"] = "restore"
+    replacement: int
+
+
+SurfaceOp = Annotated[SurfaceAppend | SurfaceReplace | SurfaceRestore, Field(discriminator="op")]
 
 
 class Event(BaseModel):

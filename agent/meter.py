@@ -30,6 +30,7 @@ from agent.events import (
     RequestHeaderData,
     SteeringMessage,
     SurfaceReplace,
+    SurfaceRestore,
     ToolResult,
     UserMessage,
 )
@@ -166,6 +167,9 @@ class TokenMeter:
             self._header_key = _header_key(data.provider, data.model, data.system, data.tools)
             self._header_parts = self._header_price(self._header_key, data.tools)
             return
+        if isinstance(event.surface_op, SurfaceRestore):
+            self._restore(event.surface_op.replacement)
+            return
         category = _category(event)
         if category is None:
             return
@@ -184,6 +188,14 @@ class TokenMeter:
         self._surface_tokens += delta
         if isinstance(event, AssistantMessage):
             self._on_reply(event)
+
+    def _restore(self, replacement: int) -> None:
+        """An undone compaction: the replacement leaves, what it shadowed comes back."""
+        for seq, sign in [(replacement, -1)] + [(s, 1) for s in self.session.shadowed(replacement)]:
+            price = self._prices.get(seq, 0)
+            self._surface_tokens += sign * price
+            if (category := self._categories.get(seq)) is not None:
+                self._by_category[category] += sign * price
 
     def _price_event(self, event: Event) -> int:
         message = event_message(event)

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Union
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from agent import redaction
-from agent.events import CORE_EVENTS, SURFACE_TYPES, Event, SurfaceAppend, SurfaceReplace
+from agent.events import CORE_EVENTS, SURFACE_TYPES, Event, SurfaceOp, SurfaceRestore
 
 
 class EventError(ValueError):
@@ -88,7 +88,7 @@ class EventRegistry:
         seq: int,
         time: float,
         data: BaseModel | dict[str, Any],
-        surface_op: SurfaceAppend | SurfaceReplace | dict[str, Any] | None = None,
+        surface_op: SurfaceOp | dict[str, Any] | None = None,
         source_event_seqs: list[int] | None = None,
     ) -> Event:
         """Build and validate an event of a registered type."""
@@ -149,11 +149,14 @@ def _without_surrogates(value: Any) -> Any:
 
 def check_surface_fields(event: Event) -> None:
     """Enforce the envelope rules that do not need the surface itself."""
+    restore = isinstance(event.surface_op, SurfaceRestore)
     if event.on_surface:
         if event.surface_op is None:
             raise EventError(f"{event.type} requires surface_op")
+        if restore:
+            raise EventError(f"{event.type} is a surface type and cannot carry a restore op")
     else:
-        if event.surface_op is not None:
+        if event.surface_op is not None and not restore:
             raise EventError(f"{event.type} is not a surface type and cannot carry surface_op")
         if event.source_event_seqs is not None:
             raise EventError(

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from agent.bulk_load import without_collector
-from agent.events import Event, SessionStart, SessionStartData, SurfaceAppend, SurfaceReplace
+from agent.events import Event, SessionStart, SessionStartData, SurfaceAppend, SurfaceOp
 from agent.load_report import LoadReport, ReentrantAppend, SessionError, SessionLoadError
 from agent.messages import ChatMessage, event_message
 from agent.registry import EventError, EventRegistry, log_line
@@ -77,7 +77,6 @@ class Session:
         self._derived_generation = 0
         self._last_resume: int | None = None
         self._open_turn: int | None = None
-        self._shadowed: dict[int, list[int]] = {}
 
     # --- construction -------------------------------------------------------------------------
 
@@ -266,9 +265,9 @@ class Session:
         return self._open_turn
 
     def shadowed(self, seq: int) -> list[int]:
-        """The seqs (in surface order) that the replace event ``seq`` took off the surface;
-        empty for any other event."""
-        return list(self._shadowed.get(seq, ()))
+        """The seqs (in surface order) that the replace event ``seq`` took off the surface
+        (for a restore, the replacement it took off); empty for any other event."""
+        return list(self._surface.shadowed.get(seq, ()))
 
     @property
     def cwd(self) -> str:
@@ -315,7 +314,7 @@ class Session:
         type: str,
         data: BaseModel | dict[str, Any],
         *,
-        surface_op: SurfaceAppend | SurfaceReplace | dict[str, Any] | None = None,
+        surface_op: SurfaceOp | dict[str, Any] | None = None,
         source_event_seqs: list[int] | None = None,
     ) -> Event:
         """Validate, write, commit and announce one event; return it.
@@ -355,8 +354,6 @@ class Session:
 
     def _commit(self, event: Event, span: tuple[int, int] | None) -> None:
         self._events.append(event)
-        if span is not None:
-            self._shadowed[event.seq] = list(self._surface.nodes[span[0] : span[1] + 1])
         self._surface.apply(event, span)
         if event.type == "session/resume":
             self._last_resume = event.seq

@@ -10,6 +10,10 @@ of one-node replaces (the pruner's), each checked on append and again on every l
 index follows appends and one-node replaces; a span replace (a compaction) shifts the nodes
 after it, so the index is rebuilt once, at the next lookup.
 
+A restore (an undone compaction, carried by a log-only event) puts back, at the position of
+a span replacement, the seqs that replacement shadowed, in their order; it bumps
+``generation`` like a replace. Only a replacement still on the surface can be restored.
+
 Validation (:meth:`Surface.check`) never mutates; :meth:`Surface.apply` assumes a checked
 event. The same code path serves live appends and replay on load.
 """
@@ -18,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent.events import Event, SurfaceReplace, ToolResult
+from agent.events import Event, SurfaceReplace, SurfaceRestore, ToolResult
 from agent.registry import EventError
 
 
@@ -33,6 +37,8 @@ class Surface:
         self._positions: dict[int, int] = {}
         self._stale = False
         """True after a span replace, until the next lookup rebuilds ``_positions``."""
+        self.shadowed: dict[int, list[int]] = {}
+        """Replace (and restore) event seq -> the seqs it took off the surface, in order."""
 
     def position(self, seq: int) -> int | None:
         """The position of ``seq`` on the surface, None when it is not there."""
@@ -44,6 +50,8 @@ class Surface:
     def check(self, event: Event, events: Sequence[Event]) -> tuple[int, int] | None:
         """Validate ``event``'s surface op; return the (start, end) positions of a replace."""
         op = event.surface_op
+        if isinstance(op, SurfaceRestore):
+            return self._check_restore(op)
         if not isinstance(op, SurfaceReplace):
             return None
         i = self.position(op.start)
@@ -74,7 +82,26 @@ class Surface:
                 raise SurfaceError("a tool/result replace may change only the content")
         return i, j
 
+    def _check_restore(self, op: SurfaceRestore) -> tuple[int, int]:
+        i = self.position(op.replacement)
+        if i is None:
+            raise SurfaceError(f"restore: replacement {op.replacement} is not on the surface")
+        back = self.shadowed.get(op.replacement)
+        if not back:
+            raise SurfaceError(f"restore: {op.replacement} shadowed nothing")
+        if any(self.position(seq) is not None for seq in back):
+            raise SurfaceError("restore: a seq it would put back is on the surface already")
+        return i, i
+
     def apply(self, event: Event, span: tuple[int, int] | None) -> None:
+        if span is not None:
+            self.shadowed[event.seq] = self.nodes[span[0] : span[1] + 1]
+        if isinstance(event.surface_op, SurfaceRestore) and span is not None:
+            self._stale = True
+            self._positions = {}
+            self.nodes[span[0] : span[0] + 1] = self.shadowed[event.surface_op.replacement]
+            self.generation += 1
+            return
         if not event.on_surface:
             return
         if span is None:

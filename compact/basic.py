@@ -42,7 +42,7 @@ This module orchestrates; the parts live beside it: range selection in
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Literal
 
 from agent.chat import ChatModel
 from agent.envelope import Envelope
@@ -59,7 +59,6 @@ from compact.checkpoint import (
 )
 from compact.condense import Condensed, Condenser, Header, ModelFree
 from compact.contract import CompactionError, CompactionResult, CompactService
-from compact.events import PruneTrigger
 from compact.guards import BREAKER_FAILURES, Guards
 from compact.policy import CompactionSettings, load_compaction_settings
 from compact.prune import Pruner
@@ -75,6 +74,7 @@ from compact.selection import (
 )
 from compact.summarizers import ModelSummarizer
 from compact.transaction import Attempt, Lock, append, bracketed
+from compact.uncompact import Excused
 
 __all__ = [
     "CHECKPOINT_PREAMBLE",
@@ -124,7 +124,7 @@ class BasicCompactService(CompactService):
             RangeReader(session, meter.estimator, price=meter.price), self.summarize, self.settings
         )
         self.guards = Guards()
-        self.schedule = Schedule(self.settings, folds=pruner is not None)
+        self.schedule = Schedule(self.settings, pruner is not None, excused=Excused(session))
         self._lock = Lock(session)
 
     @property
@@ -207,10 +207,13 @@ class BasicCompactService(CompactService):
             return None
         return self.schedule.mark(window)
 
+    def step_growth(self) -> int | None:
+        return self.schedule.steps.growth()
+
     async def compact_if_needed(
         self,
         envelope: Envelope,
-        trigger: PruneTrigger,
+        trigger: Literal["pressure", "overflow"],
         signal: asyncio.Event | None = None,
     ) -> CompactionResult | None:
         if trigger == "overflow":
@@ -232,7 +235,9 @@ class BasicCompactService(CompactService):
         total, mark = measurement.total, self.schedule.mark(window)
         if total < mark:
             return None
-        retain = self.settings.retain(window)
+        # Below the threshold the tail keeps its proportion to the mark, not to the window
+        # (a 16% tail of 128k would leave nothing to compact at a 15k mark).
+        retain = self.settings.retain(window) * min(mark, threshold) // threshold
         scale = self.settings.effective_window(window)
         # No pass of the pruner here: a mask or a trim on its own rewrites history (the
         # provider's prefix cache is lost from there on) and hides what no checkpoint

@@ -139,8 +139,9 @@ def checkpoint_sections(text: str) -> dict[str, list[str]]:
     return sections
 
 
-def frame(summary: str) -> str:
-    """The checkpoint as the model sees it: a short preamble and the tagged summary.
+def frame(summary: str, recall: str = "") -> str:
+    """The checkpoint as the model sees it: a short preamble, the ``recall`` lines naming
+    the transcripts of what it replaced (:mod:`compact.recall`), and the tagged summary.
 
     Tags inside the summary (quoted from the conversation, say) are defused, so nothing in
     it can close the frame early and pose as text outside the checkpoint.
@@ -148,4 +149,4 @@ def frame(summary: str) -> str:
     body = summary.replace("</compacted-summary>", "[/compacted-summary]").replace(
         "<compacted-summary>", "[compacted-summary]"
     )
-    return f"{CHECKPOINT_PREAMBLE}\n\n<compacted-summary>\n{body}\n</compacted-summary>"
+    return f"{CHECKPOINT_PREAMBLE}{recall}\n\n<compacted-summary>\n{body}\n</compacted-summary>"

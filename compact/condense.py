@@ -128,7 +128,7 @@ class Condenser:
             return Condensed(_model_free(self._model_free_reads(units), None))
         cap = self.settings.summary_cap(shadowed_tokens, header.window)
         focus_tokens = self.reader.estimator.count(focus) if focus else 0
-        whole = continuation(self.reader)
+        whole = continuation(self.reader, span)
         suffix_cap = self._suffix_cap(header, cap, whole.tokens + focus_tokens)
         if suffix_cap is not None:
             return await self._whole(header, whole, suffix_cap, record, focus, model_free, units)

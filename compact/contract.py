@@ -150,6 +150,11 @@ class CompactService(ABC):
         """The context size at which automatic compaction runs for ``window`` (None: the
         window is unknown or automatic compaction is off)."""
 
+    def step_growth(self) -> int | None:
+        """The typical growth of one step's context, once measured (None: not yet, or a
+        backend that does not measure it); for the gauge's "compacting soon"."""
+        return None
+
     @abstractmethod
     async def compact_if_needed(
         self,

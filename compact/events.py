@@ -10,6 +10,9 @@ A compaction is a bracket in the log::
     compact/end      log-only; releases the lock (with ``error`` when the attempt failed)
 
 and a prune is ``compact/prune`` followed by the replacement ``tool/result`` it announces.
+An undone compaction is one ``compact/undo`` (durable), whose ``restore`` surface op puts
+back what the checkpoint shadowed: one line, so a crash leaves the surface before or after
+it, never in between.
 """
 
 from __future__ import annotations
@@ -118,6 +121,24 @@ class CompactPruneData(Data):
     is carried there); None: no checkpoint did (a prune of its own, or an older log)."""
 
 
+class CompactUndoData(Data):
+    """A compaction undone: its checkpoint leaves the surface, what it shadowed comes back."""
+
+    compaction_id: str
+    replacement_seq: int
+    restored_seqs: list[int]
+    restored_tokens: int
+    """Estimated price of what came back (the checkpoint's own price is taken off)."""
+    checkpoint_tokens: int
+    source_command_id: str | None = None
+
+
+class CompactUndo(Event):
+    durable: ClassVar[bool] = True
+    type: Literal["compact/undo"] = "compact/undo"
+    data: CompactUndoData
+
+
 class CompactStart(Event):
     type: Literal["compact/start"] = "compact/start"
     data: CompactStartData
@@ -150,6 +171,7 @@ COMPACT_EVENTS: tuple[type[Event], ...] = (
     CompactSummary,
     CompactEnd,
     CompactPrune,
+    CompactUndo,
 )
 
 

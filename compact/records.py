@@ -8,9 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agent.events import Event, Usage
+from agent.events import Event, SurfaceReplace, ToolResult, TurnEnd, Usage
 
-Kind = Literal["compaction", "prune"]
+Kind = Literal["compaction", "prune", "undo"]
 Status = Literal["running", "done", "failed", "interrupted"]
 
 PricedEvent = Callable[[Event], int]
@@ -18,6 +18,30 @@ PricedEvent = Callable[[Event], int]
 
 MISSING_SUMMARY = "the compaction ended without recording a summary"
 MISSING_REPLACEMENT = "a pruned tool result was announced but its replacement was never written"
+
+
+def undo_record(number: int, undoes: int | None, event: Event) -> TimelineRecord:
+    """The record of one ``compact/undo`` (a :class:`compact.events.CompactUndoData`)."""
+    data: Any = event.data
+    return TimelineRecord(
+        number=number,
+        kind="undo",
+        compaction_id=data.compaction_id,
+        trigger="undo",
+        status="done",
+        started_at=event.time,
+        ended_at=event.time,
+        items_before=1,
+        items_after=len(data.restored_seqs),
+        tokens_before=data.checkpoint_tokens,
+        tokens_after=data.restored_tokens,
+        start_seq=event.seq,
+        end_seq=event.seq,
+        replacement_seq=data.replacement_seq,
+        shadowed_seqs=[data.replacement_seq],
+        source_command_id=data.source_command_id,
+        undoes=undoes,
+    )
 
 
 @dataclass(frozen=True)
@@ -74,6 +98,11 @@ class TimelineRecord:
     reread_tokens: int | None = None
     """What the compaction cost a prompt cache: tokens the next request read uncached."""
     """Why the model-free checkpoint took the model's place (``model`` is ``fallback``)."""
+    undone_by: int | None = None
+    """For a compaction: the number of the undo record that reversed it."""
+    undoes: int | None = None
+    """For an undo: the number of the compaction it reversed (items and tokens before are
+    the checkpoint's, after are what came back)."""
 
     @property
     def duration_s(self) -> float | None:
@@ -121,3 +150,12 @@ class TimelineRecord:
         if isinstance(usage, dict):
             kwargs["usage"] = Usage.model_validate(usage)
         return cls(**kwargs)
+
+
+def repair_closer(event: Event) -> bool:
+    """Could ``event`` have been written by crash repair (:mod:`agent.repair`)?"""
+    if isinstance(event, TurnEnd):
+        return event.data.reason == "interrupted"
+    if isinstance(event, ToolResult):
+        return event.data.is_error and not isinstance(event.surface_op, SurfaceReplace)
+    return event.type == "step/end"

@@ -5,33 +5,42 @@ The cost model is a provider's prompt cache (or a local server's reuse of its KV
 every request re-reads the whole context, but the part an earlier request already sent
 costs ``c`` of an uncached token (about 0.1 at Anthropic, DeepSeek and OpenAI; the time a
 local server spends on it is as small). Appending keeps that prefix; a compaction rewrites
-the head, so the request after it reads everything anew. Per step, then, holding a context
-of ``x`` tokens costs ``c·x``, and a compaction costs once:
+the head, so the request after it reads everything after the header anew. Per step, then,
+holding a context of ``x`` tokens costs ``c·x``, and a compaction costs once ``K``:
 
-- the summary call, which continues the conversation's request (:mod:`compact.suffix`):
-  ``c·T`` for what it reads, plus the summary ``S`` it writes;
-- the first request after it, uncached: ``(1 − c)·r`` more than a cached one, where ``r`` is
-  what is left (header, checkpoint, retained tail).
+- the summary call, which continues the conversation's last request (:mod:`compact.suffix`):
+  a cache hit but for the instruction after it;
+- the first request after it, which reads the checkpoint and the older retained tail
+  uncached: ``(1 − c)`` of them more than a cached read. The header is read uncached too
+  when it is shorter than a provider caches (1,024 tokens); the newest step is not counted:
+  it was never sent, so any request reads it uncached once.
 
-Between two compactions the context grows ``g`` per step from ``r`` to the trigger ``T``;
-the average cost per step ``c·(T + r)/2 + g·((1 − c)·r + S + c·T)/(T − r)`` is lowest at
+Between two compactions the context grows ``g`` per step from what a compaction leaves,
+``r``, to the trigger ``T``; the average cost per step ``c·(T + r)/2 + g·K/(T − r)`` is
+lowest at
 
-    T* = r + sqrt(2·g·(r + S) / c)
+    T* = r + sqrt(2·g·K / c)
 
-so the trigger is ``min(threshold, T*)``: at small windows the threshold (the window is
-the limit), at large ones much earlier (a 128k window with 5k-token steps compacts near
-45k, not 102k). ``T*`` is never less than two steps above ``r``: a rewrite must free more
-than it costs to re-read. With too few steps measured, the threshold stands.
+so the trigger is ``T*`` between a floor and the threshold. With a 1,500-token step and a few
+hundred tokens of checkpoint that is about half of a 16k window. ``T*`` is never less than
+two steps above ``r`` (a rewrite must free more than it costs to re-read), nor below a
+quarter of the threshold: the cost model prices tokens only, and a summary by a real model
+is lossy and takes a call, so a large window is not spent a few steps at a time (with 5k-token
+steps and a 128k window ``T*`` is near 15k; the floor makes it 25.6k). With too few steps
+measured, the threshold stands.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from compact.policy import CompactionSettings
 
+FLOOR_SHARE = 0.25
+"""The earliest mark, as a share of the threshold (see the module docstring)."""
 WINDOW_STEPS = 8
 """Steps the typical growth is measured over (the newest ones)."""
 
@@ -54,10 +63,17 @@ class StepSizes:
         return int(statistics.median(deltas)) if len(deltas) >= 2 else None
 
 
-def cost_mark(*, growth: int, after: int, summary: int, cached_price: float) -> int:
+MIN_CACHED_TOKENS = 1_024
+"""The shortest prefix providers cache (OpenAI, DeepSeek and Anthropic alike)."""
+INSTRUCTION_TOKENS = 256
+"""About what a summary call reads uncached after the cached conversation: its instruction."""
+
+
+def cost_mark(*, growth: int, after: int, rewrite: float, cached_price: float) -> int:
     """``T*`` (see the module docstring): the context size at which compacting costs least
-    per step, never less than two steps above what a compaction leaves."""
-    best = after + math.sqrt(2 * growth * (after + summary) / max(cached_price, 1e-6))
+    per step, never less than two steps above what a compaction leaves (``after``).
+    ``rewrite``: what one compaction costs, ``K``, in uncached tokens."""
+    best = after + math.sqrt(2 * growth * rewrite / max(cached_price, 1e-6))
     return max(math.ceil(best), after + 2 * growth)
 
 
@@ -73,17 +89,29 @@ class Schedule:
     """Tokens of the newest request header measured (system prompt and tools)."""
     last_summary: int | None = None
     """Tokens of the newest checkpoint written."""
+    excused: Callable[[], int] = lambda: 0
+    """Tokens an undone compaction brought back (:class:`compact.uncompact.Excused`): the
+    mark moves up by as much (never past the window) until a compaction lands again, so
+    only new content brings the next automatic compaction."""
 
     def mark(self, window: int) -> int:
-        """The threshold, or earlier where compacting costs less over the coming steps."""
+        """The threshold, or earlier where compacting costs less over the coming steps;
+        later by what an undo brought back."""
+        excused = self.excused()
+        return self._mark(window) if not excused else min(window, self._mark(window) + excused)
+
+    def _mark(self, window: int) -> int:
         threshold = self.settings.threshold(window)
         growth = self.steps.growth()
         if growth is None or self.settings.cache_price <= 0:
             return threshold
+        price = self.settings.cache_price
         summary = self.last_summary or self.settings.summary_cap(threshold, window) // 2
-        kept = growth if self.folds else self.settings.retain(window)
+        kept = growth if self.folds else max(growth, self.settings.retain(window))
+        header = self.header if self.header < MIN_CACHED_TOKENS else 0
+        # The newest step in what is kept is new to any request; older kept steps are not.
+        reread = header + summary + kept - growth
+        rewrite = (1 - price) * reread + INSTRUCTION_TOKENS
         after = self.header + summary + kept
-        best = cost_mark(
-            growth=growth, after=after, summary=summary, cached_price=self.settings.cache_price
-        )
-        return min(threshold, best)
+        best = cost_mark(growth=growth, after=after, rewrite=rewrite, cached_price=price)
+        return min(threshold, max(best, math.ceil(threshold * FLOOR_SHARE)))

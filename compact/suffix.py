@@ -10,9 +10,13 @@ would be a new prompt from the first placeholder on.
 What the surface shows only as a placeholder or an excerpt (a pruned result) cannot be
 changed inside the prefix without losing the hit, so its original goes *after* it, in the
 final message, labelled with the call it belongs to and the place it held, oldest first.
-The model reads the whole conversation this way, the retained tail included: the checkpoint
-it writes can carry the tail's outputs too, which is what lets the backend fold them out of
-view in the same rewrite (:mod:`compact.basic`).
+The request stops before the newest step (the assistant message whose results the model
+acts on next, and what follows it): that step stays verbatim after the compaction, so the
+summary need not cover it, and what came before it is exactly what the last step request
+sent — all of it a cache hit. Reading the newest step too would read its outputs uncached
+twice, once here and once in the request after the rewrite. Everything older is read, the
+retained tail's older steps included: the checkpoint carries their outputs too, which is
+what lets the backend fold them out of view in the same rewrite (:mod:`compact.basic`).
 """
 
 from __future__ import annotations
@@ -20,11 +24,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agent.events import AssistantMessage, ToolResult
-from agent.messages import ChatMessage
+from agent.messages import ChatMessage, event_message
 from agent.session import Session
 from compact.events import CompactPrune
 from compact.prune import command_text, original
 from compact.reading import RangeReader
+from compact.selection import newest_step
 
 APPENDIX_HEAD = (
     "Some tool outputs above are shown only as placeholders or excerpts. Here they are as "
@@ -38,7 +43,8 @@ class Continuation:
     """The conversation as its next request would carry it, and what to say after it."""
 
     messages: list[ChatMessage]
-    """Exactly the surface's messages (the request's prefix after the system prompt)."""
+    """The surface's messages up to the newest step: a prefix of the request's messages
+    after the system prompt, byte for byte."""
     appendix: str | None
     """The originals of pruned results, for the final message (None: there are none)."""
     prefix_tokens: int
@@ -47,17 +53,21 @@ class Continuation:
     """Estimated tokens of ``messages`` and ``appendix``."""
 
 
-def continuation(reader: RangeReader) -> Continuation:
-    """The whole surface of ``reader``'s session as a summary request continues it."""
+def continuation(reader: RangeReader, span: list[int]) -> Continuation:
+    """The surface of ``reader``'s session as a summary request of ``span`` continues it:
+    up to the newest step, or to the end of ``span`` where it reaches further."""
     session = reader.session
-    messages = session.derive_messages()
+    nodes = session.surface
+    upto = reading_end(session, span)
+    count = sum(1 for seq in nodes[:upto] if event_message(session.events[seq]) is not None)
+    messages = session.derive_messages()[:count]
     if reader.price is not None:
-        prefix = sum(reader.price(seq) for seq in session.surface)
+        prefix = sum(reader.price(seq) for seq in nodes[:upto])
     else:
         prefix = reader.estimator.messages_tokens(messages)
     originals: list[str] = []
     commands: dict[str, str] = {}
-    for seq in session.surface:
+    for seq in nodes[:upto]:
         event = session.events[seq]
         if isinstance(event, AssistantMessage):
             for call in event.data.tool_calls:
@@ -80,6 +90,14 @@ def continuation(reader: RangeReader) -> Continuation:
         appendix = "\n\n".join([APPENDIX_HEAD, *originals])
         tokens += reader.estimator.count(appendix)
     return Continuation(messages, appendix, prefix, tokens)
+
+
+def reading_end(session: Session, span: list[int]) -> int:
+    """How many surface nodes a summary request of ``span`` reads: those before the newest
+    step (:func:`compact.selection.newest_step`), and never fewer than ``span`` needs."""
+    nodes = session.surface
+    last = nodes.index(span[-1]) + 1 if span and span[-1] in nodes else len(nodes)
+    return max(newest_step(session), last)
 
 
 def _carried(session: Session, event: ToolResult) -> bool:

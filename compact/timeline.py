@@ -1,17 +1,14 @@
-"""The compaction timeline: a pure fold of the session log into one record per compaction
-or per prune batch.
-
-Every front end (the TUI panel, the headless report, the Markdown export) and the tests read
-this one projection, so what a user sees about compaction is derived in exactly one place.
-
-Records come from the log alone:
+"""The compaction timeline: a pure fold of the session log into one record per compaction,
+per prune batch or per undo. Every front end (the TUI panel, the headless report, the
+Markdown export) and the tests read this one projection.
 
 * a **compaction** is the ``compact/start … compact/end`` bracket with the same
   ``compaction_id``: each ``compact/progress`` one summarizer call (chunks done, usage, what
   went wrong), ``compact/summary`` the shadowed items and tokens, the replacement
   ``user/message`` the checkpoint seq, ``compact/end`` the outcome;
 * a **prune batch** is a run of consecutive ``compact/prune`` events, each followed by its
-  replacement ``tool/result``, with nothing else in between.
+  replacement ``tool/result``, with nothing else in between;
+* an **undo** is one ``compact/undo`` (the compaction it reversed gets ``undone_by``).
 
 Status of a compaction: ``done`` (``compact/end`` without error, after a summary),
 ``failed`` (``compact/end`` with an error), ``interrupted`` (no end, and a
@@ -23,11 +20,8 @@ any more calls :meth:`TimelineFold.close` (or ``timeline(..., closed=True)``).
 A prune batch is ``running`` while an announced result still waits for its replacement,
 ``done`` once every one has it, ``failed`` when something else follows first (the
 replacement append failed), and ``interrupted`` when only crash-repair closers and then
-``session/resume`` follow.
-
-Events without a ``compaction_id`` (legacy logs, or types registered by someone else) are
-ignored, as are brackets that reference an id that never started: the fold never raises on
-what it reads.
+``session/resume`` follow. Events without a ``compaction_id`` (legacy logs) are ignored, as
+are brackets that reference an id that never started: the fold never raises on what it reads.
 """
 
 from __future__ import annotations
@@ -36,15 +30,16 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from agent.events import (
-    Event,
-    SessionResume,
-    SurfaceReplace,
-    ToolResult,
-    TurnEnd,
-    UserMessage,
+from agent.events import Event, SessionResume, SurfaceReplace, ToolResult, UserMessage
+from compact import records
+from compact.events import (
+    CompactEnd,
+    CompactProgress,
+    CompactPrune,
+    CompactStart,
+    CompactSummary,
+    CompactUndo,
 )
-from compact.events import CompactEnd, CompactProgress, CompactPrune, CompactStart, CompactSummary
 from compact.records import MISSING_REPLACEMENT, MISSING_SUMMARY, PricedEvent, TimelineRecord
 
 
@@ -120,7 +115,7 @@ class TimelineFold:
                     or changed
                 )
                 self._suspect = None
-            elif not _repair_closer(event):
+            elif not records.repair_closer(event):
                 self._suspect = None
         if isinstance(event, CompactPrune):
             return self._prune(event) or changed
@@ -138,6 +133,8 @@ class TimelineFold:
             return self._end(event) or changed
         if isinstance(event, SessionResume):
             return self._orphan_all() or changed
+        if isinstance(event, CompactUndo):
+            return self._undo(event)
         return changed
 
     def close(self) -> bool:
@@ -269,6 +266,16 @@ class TimelineFold:
             ),
         )
 
+    def _undo(self, event: CompactUndo) -> bool:
+        number = len(self._records) + 1
+        undone = self._by_id.get(event.data.compaction_id)
+        if undone is not None:
+            old = self._records[undone]
+            self._records[undone] = dataclasses.replace(old, undone_by=number)
+        undoes = None if undone is None else undone + 1
+        self._records.append(records.undo_record(number, undoes, event))
+        return True
+
     def _orphan_all(self) -> bool:
         changed = False
         for index in self._open.values():
@@ -374,15 +381,6 @@ class TimelineFold:
         return self._set(
             batch.index, dataclasses.replace(old, status="failed", error=MISSING_REPLACEMENT)
         )
-
-
-def _repair_closer(event: Event) -> bool:
-    """Could ``event`` have been written by crash repair (:mod:`agent.repair`)?"""
-    if isinstance(event, TurnEnd):
-        return event.data.reason == "interrupted"
-    if isinstance(event, ToolResult):
-        return event.data.is_error and not isinstance(event.surface_op, SurfaceReplace)
-    return event.type == "step/end"
 
 
 def timeline(

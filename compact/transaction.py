@@ -5,7 +5,8 @@
 while the bracket is open; then the framed checkpoint must be smaller than what it shadows,
 the surface must be as it was (log-only appends are fine), and ``compact/summary``, the
 replacement ``user/message`` (``surface_op replace``, citing the start, the summary and
-every shadowed seq) and ``compact/end`` land in that order. Any failure writes exactly one
+every shadowed seq; its last lines name the recall transcripts, :mod:`compact.recall`) and
+``compact/end`` land in that order, then the transcript is written. Any failure writes exactly one
 ``compact/end {error}`` and leaves the surface untouched.
 """
 
@@ -22,6 +23,7 @@ from agent.events import Event
 from agent.meter import TokenMeter
 from agent.registry import EventError
 from agent.session import Session
+from compact import recall
 from compact.checkpoint import frame
 from compact.condense import Condensed
 from compact.contract import CompactionError, CompactionResult
@@ -121,7 +123,7 @@ async def bracketed(
     try:
         condensed = await condense(compaction_id, span, shadowed_tokens)
         summary = condensed.summary
-        framed = frame(summary.text)
+        framed = frame(summary.text, recall.recall_lines(session, compaction_id, span))
         summary_tokens = meter.estimate_messages([{"role": "user", "content": framed}])
         if summary_tokens >= shadowed_tokens:
             raise CompactionError(
@@ -170,6 +172,10 @@ async def bracketed(
             end(f"internal error: {exc}")
         raise
     closed = end(None, meter.measure().surface)  # the checkpoint is at the head
+    # Committed: now its transcript (after, so no file names what the log lacks). A write
+    # that fails is rebuilt from the log at the next open (compact.recall.rebuild_missing).
+    with contextlib.suppress(OSError):
+        recall.write(session, compaction_id, span, session.spill)
     return CompactionResult(
         compaction_id=compaction_id,
         trigger=attempt.trigger,

@@ -12,7 +12,6 @@ code and duration (above it, one line when the sandbox may have blocked somethin
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import itertools
 import os
@@ -264,6 +263,7 @@ class BashTool:
         live = None if on_output is None else LiveOutput(on_output, loop, self.max_output_chars)
         started = time.monotonic()
         starting = asyncio.ensure_future(self._start(argv, env, jail, capture, live))
+        cancelled = False
         try:
             # Shielded: a cancel that lands while the command is being started would
             # otherwise leave it (and its children, or a jail) running unseen.
@@ -271,16 +271,18 @@ class BashTool:
         except OSError as exc:
             return _error(str(exc))
         except asyncio.CancelledError:
-            with contextlib.suppress(Exception):
+            try:
                 running = await starting
-                running.kill()
-                await settle(running.exited, timeout=REAP_WAIT_S)
-                running.close()
-            capture.discard()
-            raise
+            except Exception:
+                capture.discard()
+                raise asyncio.CancelledError() from None
+            # It started: stopped and logged like a command interrupted while running.
+            cancelled = True
         self._running += 1
         interrupted = timed_out = False
         try:
+            if cancelled:
+                raise asyncio.CancelledError
             timed_out = not await settle(running.exited, timeout=timeout)
             if timed_out:
                 running.kill()

@@ -61,7 +61,7 @@ from tui.widgets.bridge import (
 )
 from tui.widgets.prompt import PromptSubmitted
 from tui.widgets.status import StatusLine
-from tui.widgets.timeline import TimelinePanel
+from tui.widgets.timeline import TimelinePanel, TimelineUndoRequested
 from tui.widgets.transcript import Transcript
 
 QUIT_WINDOW_S = 3.0
@@ -196,6 +196,10 @@ class ReeflineApp(App[None]):
 
     async def on_compaction_noticed(self, message: CompactionNoticed) -> None:
         await self.main.show_notice(message.notice)
+
+    async def on_timeline_undo_requested(self, message: TimelineUndoRequested) -> None:
+        """``u`` on a timeline row or in the summary modal: ``/uncompact N``."""
+        await self.run_slash("uncompact", str(message.number))
 
     # --- sending ------------------------------------------------------------------------------
 

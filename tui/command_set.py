@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from agent.store import list_sessions
+from compact.dry_run import dry_run, report
 from compact.timeline import timeline
+from compact.uncompact import uncompact
 from tools.base import POLICIES
 from tui.command_registry import command, slash_help
 from tui.context_report import ContextReport
@@ -40,14 +42,38 @@ async def _help(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
     yield Help(slash_help())
 
 
+DRY_RUN = "--dry-run"
+
+
 @command(
-    "/compact [focus]",
+    "/compact [--dry-run] [focus]",
     "Condense older history now; optional focus text steers the summary.",
-    busy="Compaction runs between turns: wait for this one to finish or press esc.",
     background=True,
 )
 async def _compact(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
+    """``--dry-run`` says what ``/compact`` would summarize and keep, and the token figures
+    (:mod:`compact.dry_run`), even while a turn runs; a compaction waits for the turn."""
+    if DRY_RUN in args.split():
+        yield Said(report(dry_run(runtime.session, runtime.meter, runtime.agent.envelope())))
+        return
+    if runtime.busy:
+        yield Said(
+            "Compaction runs between turns: wait for this one to finish or press esc.", "warning"
+        )
+        return
     await runtime.compact_command.run(runtime.agent.envelope(), args)
+    yield ShowGauge()
+
+
+@command(
+    "/uncompact [N]",
+    "Undo the newest compaction (or #N): its shadowed history comes back.",
+    busy="A compaction is undone between turns: wait, or press esc.",
+)
+async def _uncompact(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
+    """Undo compaction #N, or the newest one standing (:func:`compact.uncompact.uncompact`).
+    What it did or why not is logged (``command/done`` says it)."""
+    uncompact(runtime.session, runtime.meter, runtime.agent.envelope(), args)
     yield ShowGauge()
 
 

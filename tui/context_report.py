@@ -57,7 +57,8 @@ class ContextReport:
         measurement = runtime.measure()
         threshold = runtime.threshold_tokens
         usage = runtime.usage()
-        reading = GaugeReading.of(measurement, threshold, usage.short)
+        soon = runtime.compacting_soon(measurement.total)
+        reading = GaugeReading.of(measurement, threshold, usage.short, soon)
         parts = tuple(Part(*row) for row in breakdown_rows(measurement))
         window = measurement.window
         facts: list[Fact] = []

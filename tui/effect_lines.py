@@ -17,15 +17,14 @@ from tui.effects import (
     ShowGauge,
     ToggleTimeline,
 )
-from tui.gauge_reading import GaugeReading
+from tui.gauge_reading import current_reading
 from tui.runtime import Runtime
 from tui.text import first_line
 
 
 def gauge_line(runtime: Runtime) -> str:
     """``ctx [█████░░░|░░] ~5.2k / 12k · 43% · auto at 80% · in 41k · ...``."""
-    spend = runtime.usage().short
-    return GaugeReading.of(runtime.measure(), runtime.threshold_tokens, spend).line()
+    return current_reading(runtime).line()
 
 
 def said_line(said: Said) -> str:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from agent.formatting import fmt_tokens
 from agent.measurement import BREAKDOWN_KEYS, Measurement
+from tui.runtime import Runtime
 
 
 @dataclass(frozen=True)
@@ -22,9 +23,13 @@ class GaugeReading:
     spend: str = ""
     """What the session used and cost so far (:attr:`tui.usage_reading.UsageReading.short`),
     said after the details; the first thing a narrow line drops."""
+    soon: bool = False
+    """Automatic compaction is expected within about two steps (:mod:`compact.forecast`)."""
 
     @classmethod
-    def of(cls, measurement: Measurement, threshold: int | None, spend: str = "") -> GaugeReading:
+    def of(
+        cls, measurement: Measurement, threshold: int | None, spend: str = "", soon: bool = False
+    ) -> GaugeReading:
         where = measurement.window.where if measurement.window is not None else ""
         return cls(
             measurement.total,
@@ -33,6 +38,7 @@ class GaugeReading:
             measurement.measured,
             where,
             spend,
+            soon,
         )
 
     @property
@@ -80,6 +86,8 @@ class GaugeReading:
         parts = [self.percent]
         threshold = self.threshold_fraction
         parts.append(f"auto at {100 * threshold:.0f}%" if threshold is not None else "auto off")
+        if self.soon:
+            parts.append("compacting soon")
         parts.append("measured" if self.measured else "~estimated")
         if self.where:
             parts.append(f"window {self.where}")
@@ -123,3 +131,11 @@ def breakdown_rows(measurement: Measurement) -> list[tuple[str, int, float]]:
         for key in BREAKDOWN_KEYS
         for tokens in [measurement.breakdown.get(key, 0)]
     ]
+
+
+def current_reading(runtime: Runtime) -> GaugeReading:
+    """What the gauge shows now: the next request's size, the auto mark, the spend, and
+    whether automatic compaction is near."""
+    measurement = runtime.measure()
+    soon = runtime.compacting_soon(measurement.total)
+    return GaugeReading.of(measurement, runtime.threshold_tokens, runtime.usage().short, soon)

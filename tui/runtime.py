@@ -29,6 +29,7 @@ from agent.turns import StreamListener
 from agent.windows import WindowBook
 from compact.command import CompactCommand
 from compact.contract import CompactService, NoticeListener
+from compact.forecast import compacting_soon
 from tools.base import ApprovalPolicy
 from tools.bash import BashTool
 from tui.usage_reading import UsageReading
@@ -134,6 +135,10 @@ class Runtime:
     def threshold_tokens(self) -> int | None:
         """The auto-compact threshold in tokens (None: window unknown or auto off)."""
         return self.compaction.threshold(self.windows.current.tokens)
+
+    def compacting_soon(self, total: int) -> bool:
+        """Whether automatic compaction is expected within about two steps of ``total``."""
+        return compacting_soon(total, self.threshold_tokens, self.compaction.step_growth())
 
     def set_approval(self, policy: ApprovalPolicy) -> None:
         """Switch the bash approval policy, logged so that a resume keeps it."""

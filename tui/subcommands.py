@@ -1,8 +1,9 @@
-"""``reefline sessions | timeline | compact | export | fork``: session tools for the shell.
+"""``reefline sessions | timeline | compact | uncompact | export | fork``: session tools.
 
 Viewers (``sessions``, ``timeline``, ``export``) and ``fork`` open logs read-only, so they
 never disturb a session another process is running (``fork`` writes a new one). ``compact``
-resumes the session like ``--resume`` and runs ``/compact`` through the consumer tier.
+resumes the session like ``--resume`` and runs ``/compact`` through the consumer tier
+(``--dry-run``: says what it would do, calls no model); ``uncompact`` runs ``/uncompact``.
 """
 
 from __future__ import annotations
@@ -45,14 +46,20 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--json", action="store_true", help="print JSON for machines")
     show.add_argument("--home", type=Path)
     compact = sub.add_parser("compact", help="compact a session now (like /compact)")
-    compact.add_argument("session", nargs="?", help="session id (default: the most recent)")
     compact.add_argument("--focus", help="what the summary should concentrate on")
-    compact.add_argument("--home", type=Path)
-    compact.add_argument("--model", help="summarizer model (default: the session's own)")
-    compact.add_argument("--base-url")
-    compact.add_argument("--api-key-env", metavar="NAME")
-    compact.add_argument("--context-window", type=int, metavar="TOKENS")
-    compact.add_argument("--demo", action="store_true", default=None)
+    compact.add_argument(
+        "--dry-run", action="store_true", help="say what it would summarize; call no model"
+    )
+    undo = sub.add_parser("uncompact", help="undo a session's compaction (like /uncompact)")
+    undo.add_argument("-n", "--number", type=int, help="its #N in the timeline (default: newest)")
+    for runs in (compact, undo):
+        runs.add_argument("session", nargs="?", help="session id (default: the most recent)")
+        runs.add_argument("--home", type=Path)
+        runs.add_argument("--model", help="summarizer model (default: the session's own)")
+        runs.add_argument("--base-url")
+        runs.add_argument("--api-key-env", metavar="NAME")
+        runs.add_argument("--context-window", type=int, metavar="TOKENS")
+        runs.add_argument("--demo", action="store_true", default=None)
     export = sub.add_parser("export", help="write a session's transcript as Markdown")
     export.add_argument("session", nargs="?", help="session id (default: the most recent)")
     export.add_argument("-o", "--output", type=Path, help="file to write (default: stdout)")
@@ -70,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    if args.command == "compact":
+    if args.command in ("compact", "uncompact"):
         return _compact(args)
     try:
         # Only the home is needed: the settings' validation (pydantic) is not loaded.
@@ -190,7 +197,9 @@ def _compact(args: argparse.Namespace) -> int:
 
     from agent.provider import PROVIDER_SETTINGS
     from agent.settings import load_settings
+    from compact.dry_run import dry_run, report
     from compact.policy import load_compaction_settings
+    from compact.uncompact import uncompact
     from tui.runtime import StartupError  # the model client: only this tool needs it
     from tui.wiring import build_runtime
 
@@ -221,9 +230,16 @@ def _compact(args: argparse.Namespace) -> int:
     # Only the compaction's notices are said (retries, fallbacks); its outcome ends the run.
     runtime.observe(lambda event: None, lambda item: None, lambda notice: _say(notice.text))
     try:
-        outcome = asyncio.run(
-            runtime.compact_command.run(runtime.agent.envelope(), args.focus or "")
-        )
+        if args.command == "uncompact":
+            number = "" if args.number is None else str(args.number)
+            outcome = uncompact(runtime.session, runtime.meter, runtime.agent.envelope(), number)
+        elif args.dry_run:
+            print(clean(report(dry_run(runtime.session, runtime.meter, runtime.agent.envelope()))))
+            return EXIT_OK
+        else:
+            outcome = asyncio.run(
+                runtime.compact_command.run(runtime.agent.envelope(), args.focus or "")
+            )
     except OSError as exc:
         return _fail(f"cannot write the session log: {exc}", EXIT_ERROR)
     finally:

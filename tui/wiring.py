@@ -35,6 +35,7 @@ from agent.windows import WindowBook
 from compact.basic import BasicCompactService, load_compaction_settings
 from compact.command import CompactCommand
 from compact.prune import Pruner
+from compact.recall import rebuild_missing
 from compact.registry import build_registry
 from tools.base import ApprovalPolicy, Approver
 from tools.bash import BashTool
@@ -278,6 +279,7 @@ def _build(
         )
     else:
         session = resumed
+        rebuild_missing(session)  # the recall transcripts its checkpoints name
     notices += session.report.notices()
     meter = TokenMeter(session, estimator, windows)
     work_dir = session.cwd if os.path.isdir(session.cwd) else str(cwd or Path.cwd())

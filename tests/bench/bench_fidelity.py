@@ -112,8 +112,12 @@ def run_one(
     strategy: Strategy,
     behaviour: Behaviour,
     counter: Counter,
+    ladder: CompactionSettings | None = None,
 ) -> Outcome:
+    """One session by one strategy; ``ladder``: the ladder's settings (default: reefline's)."""
     work = root / f"{strategy.replace(' ', '-')}-{behaviour}-{shape.turns}-{shape.window}"
+    if ladder is not None:
+        work = work.with_name(f"{work.name}-{ladder.threshold_ratio}-{ladder.retain_ratio}")
     work.mkdir()
     for name, text in logs.items():
         (work / name).write_text(text)
@@ -128,7 +132,7 @@ def run_one(
     service: BasicCompactService | None = None
     if strategy == "ladder":
         service = BasicCompactService(
-            session, meter, model, CompactionSettings(), pruner=Pruner(session, meter)
+            session, meter, model, ladder or CompactionSettings(), pruner=Pruner(session, meter)
         )
     elif strategy == "summary only":
         service = BasicCompactService(session, meter, model, summary_only_settings(), pruner=None)
@@ -186,7 +190,78 @@ def run() -> list[Figure | Table]:
                 for strategy in STRATEGIES
             }
             items += [table(shape, facts, outcomes), *targets(shape, facts, outcomes)]
+            best = best_fixed(Path(tmp), shape, facts, logs, counter, SWEEP_MARKS)
+            items += schedule_figures(shape, outcomes, best)
     return items
+
+
+SWEEP_MARKS = tuple(round(0.2 + 0.05 * i, 2) for i in range(13))
+"""Marks (shares of the window) the sweep tries: from 20% (the earliest the schedule may
+choose: a quarter of the threshold) to 80%, the default threshold."""
+SWEEP_TAILS = (0.0, 0.05)
+"""Retained tails (shares of the window) the sweep tries; the ladder folds them to a step."""
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """The ladder run with a fixed mark and tail instead of its cost schedule."""
+
+    mark: float
+    tail: float
+    outcome: Outcome
+
+
+def best_fixed(
+    root: Path,
+    shape: Shape,
+    facts: tuple[Fact, ...],
+    logs: dict[str, str],
+    counter: Counter,
+    marks: tuple[float, ...],
+    tails: tuple[float, ...] = SWEEP_TAILS,
+) -> Fixed:
+    """The cheapest (billed input at cache 0.1) of the ladder's runs with every fixed mark in
+    ``marks`` and tail in ``tails``, silent model: what the best possible choice of
+    *when* to compact reaches on this session, found by trying them all."""
+    runs = []
+    for mark in marks:
+        for tail in tails:
+            settings = CompactionSettings(threshold_ratio=mark, retain_ratio=tail, cache_price=0)
+            outcome = run_one(root, shape, facts, logs, "ladder", "silent", counter, settings)
+            if outcome.completed:
+                runs.append(Fixed(mark, tail, outcome))
+    return min(runs, key=lambda run: run.outcome.billed(0.1))
+
+
+def schedule_figures(
+    shape: Shape, outcomes: dict[tuple[Strategy, Behaviour], Outcome], best: Fixed
+) -> list[Figure]:
+    """The ladder's cost schedule beside the best fixed mark the sweep found (target: within
+    2%), and that best mark beside summary only: the lowest ratio any schedule reaches."""
+    name = group(shape)
+    ladder = outcomes["ladder", "silent"].billed(0.1)
+    peer = outcomes["summary only", "silent"].billed(0.1)
+    where = f"best fixed mark ({best.mark:.0%} of the window, tail {best.tail:.0%})"
+    return [
+        Figure(
+            name,
+            "ladder, silent: billed input at cache 0.1",
+            round(ladder),
+            "tokens",
+            where,
+            round(best.outcome.billed(0.1)),
+            "ratio ≤ 1.02",
+            ladder <= 1.02 * best.outcome.billed(0.1),
+        ),
+        Figure(
+            name,
+            f"{where}: billed input at cache 0.1 (the lowest the sweep found)",
+            round(best.outcome.billed(0.1)),
+            "tokens",
+            "summary only",
+            round(peer),
+        ),
+    ]
 
 
 def group(shape: Shape) -> str:

@@ -412,7 +412,16 @@ async def test_summary_request_replays_the_prefix_and_ends_with_the_instruction(
     assert result is not None
     request = openai_server.requests[0]
     assert request["messages"][0] == {"role": "system", "content": rig.agent.system_prompt()}
-    assert request["messages"][1:-1] == derived_before  # the whole conversation, as it is
+    # The conversation as it is, up to the newest step: that step stays verbatim after the
+    # compaction, so reading it here would only read its outputs uncached twice.
+    prefix = request["messages"][1:-1]
+    assert prefix == derived_before[: len(prefix)]
+    newest = derived_before[len(prefix) :]
+    assert newest[0]["role"] == "assistant" and newest[0]["tool_calls"]
+    calls = len(newest[0]["tool_calls"])
+    assert [m["role"] for m in newest[1 : 1 + calls]] == ["tool"] * calls
+    assert all(not m.get("tool_calls") for m in newest[1:])
+    assert rig.session.derive_messages()[-len(newest) :] == newest
     assert request["messages"][-1]["content"] == SUMMARY_INSTRUCTION
     assert request["tools"] == rig.agent.tool_schemas()
     assert request["tool_choice"] == "none"

@@ -57,9 +57,12 @@ async def test_a_masked_result_reaches_the_summary_as_its_original(
     openai_server.push({"text": "## Primary request and intent\n- read notes"})
     assert await rig.service.compact_now(rig.agent.envelope()) is not None
     [request] = openai_server.requests
-    # The conversation byte for byte (the placeholder included: a provider's cache serves
-    # it), then the original after it, named by its call, before the instruction.
-    assert request["messages"][1:-1] == on_surface
+    # The conversation byte for byte up to the newest step (the placeholder included: a
+    # provider's cache serves it), then the original after it, named by its call, before
+    # the instruction.
+    prefix = request["messages"][1:-1]
+    assert prefix == on_surface[: len(prefix)]
+    assert any(m.get("tool_call_id") == "n1" for m in prefix)
     final = request["messages"][-1]["content"]
     assert f"(tool call n1)\n{body}" in final
     assert final.index(body) < final.index("Write a checkpoint summary")

@@ -23,6 +23,9 @@ def make_compacted_session(run_cli: Run) -> None:
             "4000",
         )
         assert out.returncode == 0, out.stderr
+    # One more round in a window it does not come near, so /compact has something new.
+    out = run_cli("-p", "and now?", "--demo", "--continue", "--approve", "auto")
+    assert out.returncode == 0, out.stderr
 
 
 def test_timeline_compact_and_export(run_cli: Run, cli_env: dict[str, str]) -> None:

@@ -24,7 +24,12 @@ async def test_help_lists_every_command_and_the_keys(ui: UI) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await ui.send(pilot, "/help")
         text = notices(app)[-1]
-        for usage in ("/compact [focus]", "/resume <id>", "/approve ask|auto|deny", "/quit"):
+        for usage in (
+            "/compact [--dry-run] [focus]",
+            "/resume <id>",
+            "/approve ask|auto|deny",
+            "/quit",
+        ):
             assert usage in text
         assert "esc interrupt" in text
 

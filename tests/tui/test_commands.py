@@ -40,6 +40,7 @@ def test_the_command_set() -> None:
     assert list(SLASH_COMMANDS) == [
         "help",
         "compact",
+        "uncompact",
         "context",
         "timeline",
         "new",
@@ -54,7 +55,7 @@ def test_the_command_set() -> None:
     assert all(help_ and "\n" not in help_ for help_ in SLASH_COMMANDS.values())
     lines = slash_help().splitlines()
     assert len(lines) == len(SLASH_COMMANDS)
-    assert lines[1].startswith("/compact [focus]")
+    assert lines[1].startswith("/compact [--dry-run] [focus]")
 
 
 @pytest.mark.parametrize(

@@ -31,7 +31,7 @@ from tui import heap
 from tui.commands import SLASH_COMMANDS
 from tui.completion import Choice
 from tui.demo import BANNER as DEMO_BANNER
-from tui.gauge_reading import GaugeReading
+from tui.gauge_reading import current_reading
 from tui.history import PromptHistory
 from tui.runtime import Runtime
 from tui.screens.summary import SummaryScreen
@@ -43,7 +43,7 @@ from tui.widgets.header import AppHeader
 from tui.widgets.marker import CompactionMarkerSelected
 from tui.widgets.prompt import CompletionMenu, PromptArea
 from tui.widgets.status import StatusLine
-from tui.widgets.timeline import TimelinePanel, TimelineRecordSelected
+from tui.widgets.timeline import TimelinePanel, TimelineRecordSelected, TimelineUndoRequested
 from tui.widgets.transcript import Transcript
 
 W = TypeVar("W", bound=Widget)
@@ -227,8 +227,7 @@ class MainScreen(Screen[None]):
         runtime = self.runtime
         if runtime is None:
             return
-        spend = runtime.usage().short
-        reading = GaugeReading.of(runtime.measure(), runtime.threshold_tokens, spend)
+        reading = current_reading(runtime)
         self.part(TokenGauge).show(reading)
         self.part(AppHeader).show_percent(reading.percent, ZONE_TEXT[reading.zone])
 
@@ -321,9 +320,11 @@ class MainScreen(Screen[None]):
         if self.runtime is None:
             return
 
-        def closed(_: object) -> None:
+        def closed(undo: int | None) -> None:
             if self.live:
                 self.prompt.focus()
+            if undo is not None:  # the app undoes it, as for a timeline row
+                self.post_message(TimelineUndoRequested(undo))
 
         events_ = self.runtime.session.events
         screen = SummaryScreen(record, events_, self.runtime.price_of)

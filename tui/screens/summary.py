@@ -95,11 +95,15 @@ def record_facts(record: TimelineRecord, price_of: PriceOf | None = None) -> lis
     return facts
 
 
-class SummaryScreen(ModalScreen[None]):
-    """See the module docstring. Esc or q closes."""
+class SummaryScreen(ModalScreen[int | None]):
+    """See the module docstring. Esc or q closes; ``u`` closes asking to undo the
+    compaction (its number is the result)."""
 
     AUTO_FOCUS = "*"
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss", "close")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "dismiss", "close"),
+        Binding("u", "undo", "undo compaction"),
+    ]
 
     def __init__(
         self, record: TimelineRecord, events: Sequence[Event], price_of: PriceOf | None = None
@@ -114,7 +118,8 @@ class SummaryScreen(ModalScreen[None]):
         kind = label(record) if record.kind == "prune" else f"compaction ({record.trigger})"
         with Vertical(classes="dialog -summary") as dialog:
             dialog.border_title = f"#{record.number} {kind}"
-            dialog.border_subtitle = "esc closes"
+            undo = " · u undoes it" if record.kind == "compaction" else ""
+            dialog.border_subtitle = f"esc closes{undo}"
             with VerticalScroll(classes="body"):
                 facts = record_facts(record, self.price_of)
                 width = max(len(label) for label, _ in facts)
@@ -143,5 +148,9 @@ class SummaryScreen(ModalScreen[None]):
                         classes="shadowed",
                     )
 
-    async def action_dismiss(self, result: None = None) -> None:
+    async def action_dismiss(self, result: int | None = None) -> None:
         self.dismiss(result)
+
+    def action_undo(self) -> None:
+        if self.record.kind == "compaction":
+            self.dismiss(self.record.number)

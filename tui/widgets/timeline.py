@@ -1,14 +1,16 @@
-"""The compaction timeline panel: one row per compaction and prune, from
-:mod:`compact.timeline`. Enter or a click opens the record's summary."""
+"""The compaction timeline panel: one row per compaction, prune and undo, from
+:mod:`compact.timeline`. Enter or a click opens the record's summary; ``u`` on a compaction's
+row undoes it (``/uncompact N``)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
@@ -35,6 +37,13 @@ class TimelineRecordSelected(Message):
     """The user opened a timeline row."""
 
     record: TimelineRecord
+
+
+@dataclass
+class TimelineUndoRequested(Message):
+    """The user asked to undo the compaction of a timeline row (or of the summary modal)."""
+
+    number: int
 
 
 def _clock(epoch: float | None) -> str:
@@ -104,6 +113,8 @@ def _detail(record: TimelineRecord) -> str:
 class TimelinePanel(Vertical):
     """The right-hand panel (see the module docstring)."""
 
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("u", "undo", "undo compaction")]
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.records: list[TimelineRecord] = []
@@ -159,6 +170,11 @@ class TimelinePanel(Vertical):
         for index, record in enumerate(self.records):
             if record.status == "running":
                 rows.replace_option_prompt_at_index(index, record_row(record, now))
+
+    def action_undo(self) -> None:
+        index = self.query_one(OptionList).highlighted
+        if index is not None and index < len(self.records):
+            self.post_message(TimelineUndoRequested(self.records[index].number))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

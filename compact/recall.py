@@ -1,0 +1,180 @@
+"""Recall: what a checkpoint replaced, as a transcript file the model can read with bash.
+
+Each committed compaction writes ``recall-<compaction id>.md`` into the session's spill
+folder (the folder full tool outputs go to, bound read-only inside the sandbox, so every
+sandbox mode can read it): the user, context and assistant messages it shadowed, each
+command with its exit code and its full output as first recorded (or the spill file the
+full output is in), in surface order, each headed by its log seq. The checkpoint names the
+file in one line (:func:`recall_lines`), and a checkpoint that merges an earlier one keeps
+that one's lines, so every transcript stays named.
+
+The files are a projection of the log and nothing else: :func:`rebuild_missing` writes the
+ones a log names but the disk lacks (a resume after the folder was cleared, a fork, a log
+copied to another machine under the same home). Files are created only through
+:class:`tools.spill.SpillFolder` (``O_EXCL``, relative to the folder's checked descriptor):
+a name already taken is left alone, never opened for writing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+from agent.events import (
+    AssistantMessage,
+    ContextMessage,
+    Event,
+    SteeringMessage,
+    SurfaceReplace,
+    ToolResult,
+    UserMessage,
+)
+from agent.session import Session
+from compact.prune import original
+from tools.bash_call import command_of
+from tools.spill import SpillFolder
+
+RECALL_PREFIX = "The full transcript this summary replaces: "
+RECALL_SUFFIX = " — grep it for exact values."
+EARLIER_PREFIX = "The full transcript of an earlier checkpoint merged into it: "
+
+
+def recall_name(compaction_id: str) -> str:
+    """The transcript's file name in the spill folder."""
+    return f"recall-{compaction_id}.md"
+
+
+def named_paths(content: str) -> list[str]:
+    """Every transcript path a checkpoint's text names (earlier ones first, its own last).
+    Only the lines before the summary count: a summary quoting such a line names nothing."""
+    out: list[str] = []
+    for line in content.split("<compacted-summary>", 1)[0].splitlines():
+        for prefix in (EARLIER_PREFIX, RECALL_PREFIX):
+            if line.startswith(prefix):
+                out.append(line[len(prefix) :].removesuffix(RECALL_SUFFIX).strip())
+    return out
+
+
+def recall_lines(session: Session, compaction_id: str, span: list[int]) -> str:
+    """The lines a checkpoint ends with: one per earlier transcript it merges (from the
+    checkpoints inside ``span``), then the one naming its own."""
+    earlier: list[str] = []
+    for seq in span:
+        event = session.events[seq]
+        if isinstance(event, UserMessage) and event.data.source == "compact":
+            earlier += [p for p in named_paths(event.data.content) if p not in earlier]
+    own = session.spill.name_of(recall_name(compaction_id))
+    lines = [f"{EARLIER_PREFIX}{path}" for path in earlier]
+    lines.append(f"{RECALL_PREFIX}{own}{RECALL_SUFFIX}")
+    return "\n\n" + "\n".join(lines)
+
+
+def transcript(session: Session, compaction_id: str, span: list[int]) -> str:
+    """The text of one compaction's transcript: the shadowed items in surface order."""
+    head = (
+        f"# What compaction {compaction_id} replaced\n\n"
+        f"Session {session.id}. Each item is headed by its seq in the session log; tool "
+        "outputs are given as first recorded (before any pruning).\n"
+    )
+    return head + "".join(f"\n## seq {seq} · {text}\n" for seq, text in _items(session, span))
+
+
+def _items(session: Session, span: list[int]) -> Iterator[tuple[int, str]]:
+    events = session.events
+    commands: dict[str, str] = {}
+    for seq in span:
+        event = events[seq]
+        if isinstance(event, UserMessage):
+            kind = "earlier checkpoint" if event.data.source == "compact" else "user"
+            yield seq, f"{kind}\n\n{event.data.content}"
+        elif isinstance(event, ContextMessage):
+            yield seq, f"context ({event.data.source})\n\n{event.data.content}"
+        elif isinstance(event, SteeringMessage):
+            yield seq, f"user (while the agent worked)\n\n{event.data.content}"
+        elif isinstance(event, AssistantMessage):
+            lines = [event.data.text] if event.data.text else []
+            for call in event.data.tool_calls:
+                command = command_of(call.arguments) if call.name == "bash" else None
+                commands[call.id] = command if command is not None else call.arguments
+                shown = f"$ {command}" if command is not None else f"{call.name} {call.arguments}"
+                lines.append(f"calls {call.id}: {shown}")
+            yield seq, "assistant\n\n" + "\n".join(lines)
+        elif isinstance(event, ToolResult):
+            yield seq, _result(session, event, commands.get(event.data.call_id))
+
+
+def _result(session: Session, event: ToolResult, command: str | None) -> str:
+    first = original(session, event)
+    data = first.data
+    parts = [f"output of {data.call_id}"]
+    if command is not None:
+        parts.append(f"$ {command}")
+    parts.append(f"exit {data.exit_code}" if data.exit_code is not None else "no exit code")
+    if data.is_error:
+        parts.append("error")
+    text = " · ".join(parts)
+    if first.seq != event.seq:
+        text += f"\n(the model saw it pruned, as seq {event.seq}; the original is seq {first.seq})"
+    if data.truncated and data.spill_path:
+        text += f"\n(the full output is in {data.spill_path})"
+    return f"{text}\n\n{data.content}"
+
+
+def write(session: Session, compaction_id: str, span: list[int], folder: SpillFolder) -> bool:
+    """Create the transcript in ``folder``; False when the name is taken (left alone)."""
+    try:
+        f = folder.create(recall_name(compaction_id))
+    except FileExistsError:
+        return False
+    with f:
+        f.write(transcript(session, compaction_id, span).encode())
+    return True
+
+
+def committed(session: Session) -> Iterator[tuple[UserMessage, list[int]]]:
+    """Each checkpoint in the log and the seqs it shadowed, oldest first."""
+    for event in session.events:
+        if _is_checkpoint(event):
+            assert isinstance(event, UserMessage)
+            yield event, session.shadowed(event.seq)
+
+
+def _is_checkpoint(event: Event) -> bool:
+    return (
+        isinstance(event, UserMessage)
+        and event.data.source == "compact"
+        and event.data.compaction_id is not None
+        and isinstance(event.surface_op, SurfaceReplace)
+    )
+
+
+def rebuild_missing(session: Session) -> int:
+    """Write every transcript the log's checkpoints name that is missing; returns how many.
+
+    A checkpoint names a path in its session's spill folder; a fork's copied checkpoints
+    name the parent's, which is rebuilt there (from this log, which holds the same events).
+    A path outside this home's sessions folder (a log moved from elsewhere) is written into
+    this session's own folder instead. Failures to write are left for the next open."""
+    written = 0
+    folders: dict[Path, SpillFolder] = {session.spill_dir: session.spill}
+    sessions = session.spill_dir.parent
+    try:
+        for event, span in committed(session):
+            cid = event.data.compaction_id
+            assert cid is not None
+            own = [p for p in named_paths(event.data.content) if Path(p).name == recall_name(cid)]
+            where = Path(own[-1]).parent if own else session.spill_dir
+            if where.parent != sessions or not where.name.endswith(".spill"):
+                where = session.spill_dir
+            folder = folders.get(where)
+            if folder is None:
+                folder = folders[where] = SpillFolder(where)
+            with contextlib.suppress(OSError):
+                if not folder.holds_file(recall_name(cid)):
+                    written += write(session, cid, span, folder)
+    finally:
+        for path, folder in folders.items():
+            if path != session.spill_dir:
+                folder.close()
+    return written
