@@ -109,7 +109,10 @@ class MainScreen(Screen[None]):
     @property
     def live(self) -> bool:
         """False while the app is shutting down (the widgets are gone)."""
-        return self.is_attached and self.part(StatusLine).is_attached
+        status = self._parts.get(StatusLine)
+        if status is None:
+            return self.is_attached and bool(self.query(StatusLine))
+        return status.is_attached
 
     @property
     def transcript(self) -> Transcript:
