@@ -58,7 +58,7 @@ class _Parser(argparse.ArgumentParser):
         return hints
 
 
-SUBCOMMANDS = ("sessions", "timeline", "compact", "export", "fork")
+SUBCOMMANDS = ("sessions", "timeline", "compact", "export", "fork", "diff")
 """The session tools (:mod:`tui.subcommands`), named first on the command line."""
 
 SESSION_TOOLS = """\

@@ -40,6 +40,7 @@ from tui.runtime import Runtime
 from tui.terminal_state import LEAVE_PROMPT, restore_terminal, terminal_state
 from tui.text import clean, command_rows, command_shape, first_line, resume_hint
 from tui.view import items as view_items
+from tui.view.changes import change_line, summary
 from tui.view.fold import Change, LogView
 from tui.view.items import Answer, CommandOutcome, Prompt, RetryPlanned, ToolRun, TurnClosed
 
@@ -182,6 +183,10 @@ class PlainRepl(ReplCommands):
             return
         took = f" · {fmt_duration(data.duration_s)}" if data.duration_s is not None else ""
         self.say(f"  exit {data.exit_code}{took} · {plural(output_lines(data.content), 'line')}")
+        if (changed := summary(data.files)) is not None and data.files is not None:
+            self.say(f"  {changed} (/diff shows it)")
+            for change in data.files.changes:
+                self.say(f"    {clean(change_line(change))}")
 
     def _on_notice(self, notice: CompactNotice) -> None:
         self.say(f"! {notice.text}")

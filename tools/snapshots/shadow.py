@@ -66,7 +66,7 @@ class ShadowRepo:
         self._home = Path(os.path.realpath(home))
         self._lock = threading.Lock()
         self._hashed: dict[str, Hashed] | None = None
-        self._last: str | None = None
+        self._last: tuple[str, tuple[int, int, int] | None] | None = None
 
     @property
     def hashed_file(self) -> Path:
@@ -138,10 +138,15 @@ class ShadowRepo:
                 hashed[path] = Hashed(st.st_size, st.st_mtime_ns, st.st_ino, st.st_mode)
         if unhash or to_stub:
             self._save_hashed(hashed)
-        if self._last is not None and not (to_add or to_stub or unhash):
-            return self._last
+        index = _lstat(self.git_dir / "index")
+        mark = None if index is None else (index.st_mtime_ns, index.st_size, index.st_ino)
+        # Unchanged index (another process or object may have changed it): the same tree.
+        if self._last is not None and self._last[1] == mark and mark is not None:
+            return self._last[0]
         tree = self.git.run(["write-tree"]).decode().strip()
-        self._last = tree
+        index = _lstat(self.git_dir / "index")
+        mark = None if index is None else (index.st_mtime_ns, index.st_size, index.st_ino)
+        self._last = (tree, mark)
         return tree
 
     def _add(self, paths: list[str]) -> None:
