@@ -114,6 +114,9 @@ class ShadowRepo:
         for path in paths:
             if path.endswith("/"):  # a nested repository: not ours to record
                 continue
+            if _beyond_link(self.work_tree, path):  # its folder is a link (or file) now
+                gone.append(path)
+                continue
             st = _lstat(self.work_tree / path)
             if (
                 st is not None
@@ -128,10 +131,10 @@ class ShadowRepo:
                 ["update-index", "-z", "--no-assume-unchanged", "--stdin"],
                 stdin=_nul(unhash),
             )
-        if gone:
-            self.git.run(["update-index", "-z", "--force-remove", "--stdin"], stdin=_nul(gone))
         if to_add:
             self._add(to_add)
+        if gone:
+            self.git.run(["update-index", "-z", "--force-remove", "--stdin"], stdin=_nul(gone))
         if to_stub:
             stubs.record(self.git, self.work_tree, to_stub)
             for path, st in to_stub.items():
@@ -204,6 +207,18 @@ def _lstat(path: Path) -> os.stat_result | None:
         return os.lstat(path)
     except OSError:
         return None
+
+
+def _beyond_link(top: Path, path: str) -> bool:
+    """Whether a folder on the way to ``path`` is not a real folder (a symlink: git must
+    neither follow it nor be asked to)."""
+    here = top
+    for part in path.split("/")[:-1]:
+        here = here / part
+        st = _lstat(here)
+        if st is None or not stat.S_ISDIR(st.st_mode):
+            return st is not None
+    return False
 
 
 def _same(known: Hashed, st: os.stat_result) -> bool:
