@@ -46,6 +46,7 @@ def test_the_command_set() -> None:
         "sessions",
         "resume",
         "rewind",
+        "diff",
         "model",
         "approve",
         "quit",
