@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
-    from tools.snapshots.recording import Recorded
+    from tools.snapshots.changes import Recorded
 
 ApprovalPolicy = Literal["ask", "auto", "deny"]
 POLICIES: tuple[ApprovalPolicy, ...] = ("ask", "auto", "deny")

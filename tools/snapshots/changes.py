@@ -37,6 +37,15 @@ class Change:
         return (self.path,) if self.old_path is None else (self.old_path, self.path)
 
 
+@dataclass(frozen=True)
+class Recorded:
+    """The snapshots taken around one command and the paths that changed between them."""
+
+    before: str
+    after: str
+    changes: tuple[Change, ...] = ()
+
+
 def changes(git: Git, before: str, after: str) -> list[Change]:
     """The paths that differ from snapshot ``before`` to ``after``, in path order."""
     if before == after:

@@ -5,20 +5,10 @@ the command's result."""
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 
 from tools.base import SandboxMode
-from tools.snapshots.changes import Change, changes
+from tools.snapshots.changes import Recorded, changes
 from tools.snapshots.shadow import ShadowRepo, SnapshotUnavailable
-
-
-@dataclass(frozen=True)
-class Recorded:
-    """The snapshots taken around one command and the paths that changed between them."""
-
-    before: str
-    after: str
-    changes: tuple[Change, ...] = ()
 
 
 class Recorder:

@@ -165,8 +165,11 @@ class ShadowRepo:
                 self.git.run(add, stdin=_nul(there))
 
     def _create(self) -> None:
+        # Private even under umask 0, like everything else under the home.
         self.git_dir.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self.git.run(["init", "-q"])
+        os.chmod(self.git_dir.parent, 0o700)
+        self.git_dir.mkdir(mode=0o700, exist_ok=True)
+        self.git.run(["init", "-q", "--shared=0600", "--template="])  # no sample hooks
         for key, value in (
             ("core.untrackedCache", "true"),
             ("core.autocrlf", "false"),
@@ -183,8 +186,9 @@ class ShadowRepo:
         with contextlib.suppress(OSError):
             excludes.append(user_excludes.read_text(errors="replace"))
         info = self.git_dir / "info"
-        info.mkdir(exist_ok=True)
-        (info / "exclude").write_text("\n".join(excludes) + "\n")
+        info.mkdir(mode=0o700, exist_ok=True)
+        os.chmod(info, 0o700)
+        _write_private(info / "exclude", "\n".join(excludes) + "\n")
 
     def _load_hashed(self) -> dict[str, Hashed]:
         if self._hashed is None:
@@ -198,8 +202,15 @@ class ShadowRepo:
     def _save_hashed(self, hashed: dict[str, Hashed]) -> None:
         raw = {p: [h.size, h.mtime_ns, h.ino, h.mode] for p, h in hashed.items()}
         tmp = self.hashed_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(raw))
+        _write_private(tmp, json.dumps(raw))
         os.replace(tmp, self.hashed_file)
+
+
+def _write_private(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
 
 
 def _lstat(path: Path) -> os.stat_result | None:
