@@ -7,6 +7,7 @@ command (:class:`~compact.command.CompactCommand`)."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import ClassVar, TypeVar
 
@@ -23,22 +24,26 @@ from agent.replies import Notice
 from agent.turns import TurnResult
 from compact.events import CompactProgress
 from compact.records import TimelineRecord
+from tools.snapshots.changes import patch
 from tui import heap
 from tui.approvals import Approvals
 from tui.commands import SLASH_COMMANDS
 from tui.completion import choices
 from tui.demo import BANNER as DEMO_BANNER
+from tui.file_commands import shadow_of
 from tui.gauge_reading import GaugeReading
 from tui.history import PromptHistory, history_path
 from tui.key_actions import KeyActions
 from tui.runtime import Runtime
 from tui.screens.approval import ARM_S
+from tui.screens.diff import DiffScreen
 from tui.screens.summary import SummaryScreen
 from tui.sending import Sending
 from tui.shutdown import Shutdown
 from tui.terminal_state import terminal_state
 from tui.text import clean, resume_hint, sandbox_label
 from tui.theme_memory import ThemeMemory
+from tui.view.changes import summary
 from tui.view.fold import LogView
 from tui.widgets.bridge import (
     CompactionNoticed,
@@ -46,6 +51,7 @@ from tui.widgets.bridge import (
     SessionEventAppended,
     StreamItemReceived,
 )
+from tui.widgets.card_files import DiffRequested
 from tui.widgets.gauge import ZONE_TEXT, TokenGauge
 from tui.widgets.header import AppHeader
 from tui.widgets.marker import CompactionMarkerSelected
@@ -248,6 +254,16 @@ class ReeflineApp(Sending, SlashCommands, Approvals, KeyActions, Shutdown, App[N
             self._update_gauge()  # a lowered window moves the gauge
         elif self.runtime.agent.busy:
             await self.transcript.stream(message.item)
+
+    async def on_diff_requested(self, message: DiffRequested) -> None:
+        """A tool card's ``· diff``: the patch of its command, in the diff screen."""
+        repo = shadow_of(self.runtime)
+        if repo is None:
+            await self.transcript.add_notice("No snapshots here: the diff cannot be shown.")
+            return
+        files = message.files
+        text = await asyncio.to_thread(patch, repo.git, files.before, files.after)
+        await self.push_screen(DiffScreen(summary(files) or "no change", text))
 
     async def on_compaction_noticed(self, message: CompactionNoticed) -> None:
         await self.transcript.add_notice(message.notice.text, message.notice.level)

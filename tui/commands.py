@@ -21,6 +21,7 @@ from agent.settings import SettingsError
 from compact.dry_run import dry_run, report
 from compact.uncompact import uncompact
 from tools.base import POLICIES
+from tui.file_commands import restore_files
 from tui.runtime import Runtime, StartupError
 from tui.wiring import build_runtime
 
@@ -33,7 +34,8 @@ SLASH_COMMANDS: dict[str, str] = {
     "new": "Start a new session.",
     "sessions": "List stored sessions.",
     "resume": "Continue a stored session by id.",
-    "rewind": "Go back to before an earlier prompt, in a new session (esc twice).",
+    "rewind": "Go back to before an earlier prompt, files too if asked (esc twice).",
+    "diff": "Show what the last command that changed files changed.",
     "model": "Switch the model for the next request.",
     "approve": "Set the bash approval policy: ask, auto or deny.",
     "quit": "Leave reefline.",
@@ -50,6 +52,7 @@ SLASH_USAGE: dict[str, str] = {
     "sessions": "/sessions",
     "resume": "/resume <id>",
     "rewind": "/rewind [n]",
+    "diff": "/diff",
     "model": "/model <name>",
     "approve": "/approve ask|auto|deny",
     "quit": "/quit",
@@ -184,11 +187,12 @@ def rewind_points(runtime: Runtime) -> list[ForkPoint]:
 
 
 async def rewind(
-    old: Runtime, point: ForkPoint, *, scripted_delay_s: float = 0.0
+    old: Runtime, point: ForkPoint, *, files: bool = False, scripted_delay_s: float = 0.0
 ) -> Rewound | Said:
     """``/rewind``: a new session forked just before ``point``'s turn (the old one is left as
-    it was), with the shell back in the directory of that moment. The caller closes ``old``
-    once it shows the new one and puts :attr:`Rewound.prompt` in the input."""
+    it was), with the shell back in the directory of that moment; with ``files``, the files
+    the later commands changed put back too. The caller closes ``old`` once it shows the new
+    one and puts :attr:`Rewound.prompt` in the input."""
     if old.agent.busy:
         return Said("A turn is running: interrupt it (Esc) before going back.", "warning")
     try:
@@ -198,11 +202,15 @@ async def rewind(
     new = await switch_session(old, new_id, scripted_delay_s=scripted_delay_s)
     if isinstance(new, Said):
         return new
-    said = Said(
+    text = (
         f"Back before turn {point.turn}: session {new_id} goes on from there (session "
         f"{old.session.id} is kept as it was). Your prompt is in the input to edit and send."
     )
-    return Rewound(new, point.prompt, said)
+    level: Literal["info", "warning", "error"] = "info"
+    if files:
+        told, how = await restore_files(old.session, new, point.seq)
+        text, level = f"{text}\n{told}", how
+    return Rewound(new, point.prompt, Said(text, level))
 
 
 async def switch_session(

@@ -40,6 +40,7 @@ from tui.runtime import Runtime
 from tui.terminal_state import LEAVE_PROMPT, restore_terminal, terminal_state
 from tui.text import clean, command_rows, command_shape, first_line, resume_hint
 from tui.view import items as view_items
+from tui.view.changes import plain_lines
 from tui.view.fold import Change, LogView
 from tui.view.items import Answer, CommandOutcome, Prompt, RetryPlanned, ToolRun, TurnClosed
 
@@ -156,12 +157,7 @@ class PlainRepl(ReplCommands):
     def _recap(self) -> None:
         """A resumed session's last few entries (prompts, commands, answers), so the user
         sees where the conversation stood; the app shows them in its transcript."""
-        entries = [
-            item
-            for item in self.view.items
-            if isinstance(item, Prompt | ToolRun)
-            or (isinstance(item, Answer) and item.text.strip())
-        ]
+        entries = view_items.recap_entries(self.view.items)
         if not entries:
             return
         recent = entries[-RECAP_ENTRIES:]
@@ -187,6 +183,8 @@ class PlainRepl(ReplCommands):
             return
         took = f" · {fmt_duration(data.duration_s)}" if data.duration_s is not None else ""
         self.say(f"  exit {data.exit_code}{took} · {plural(output_lines(data.content), 'line')}")
+        for line in plain_lines(data.files):
+            self.say(line)
 
     def _on_notice(self, notice: CompactNotice) -> None:
         self.say(f"! {notice.text}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Protocol
 
+from agent.file_rewind import plan_rewind
 from agent.store import first_prompt, list_sessions
 from compact.timeline import timeline
 from compact.wording import describe
@@ -20,6 +21,7 @@ from tui.commands import (
     switch_session,
     undo_compaction,
 )
+from tui.file_commands import last_diff, undo_restore, undoable
 from tui.gauge_reading import breakdown_rows
 from tui.runtime import Runtime
 from tui.text import clean, first_line
@@ -38,6 +40,7 @@ class ReplHost(Protocol):
     def _switch(self, resume: str | None) -> Awaitable[None]: ...
     def _show(self, said: Said) -> None: ...
     def _adopt(self, old: Runtime, new: Runtime) -> Awaitable[None]: ...
+    def read(self, prompt: str) -> Awaitable[str | None]: ...
 
 
 class ReplCommands:
@@ -103,26 +106,43 @@ class ReplCommands:
 
     async def cmd_rewind(self: ReplHost, args: str) -> None:
         points = rewind_points(self.runtime)
-        if not points:
+        undo = undoable(self.runtime)
+        if not points and not undo:
             self.say("There is no earlier prompt to go back to.")
             return
-        if not args.strip():
+        words = args.split()
+        if not words:
             for n, point in enumerate(points, 1):
                 self.say(f"  {n:>3}. turn {point.turn}: {first_line(point.prompt, 70)}")
+            for n, done in enumerate(undo, 1):
+                count = len(done.data.restored)
+                self.say(f"  u{n:>2}. undo the file restore at seq {done.seq} ({count} files)")
             self.say("/rewind N goes back to just before prompt N (a new session; this one stays).")
             return
-        choice = args.split()[0]
+        choice = words[0]
+        if choice.startswith("u") and choice[1:].isdigit() and 1 <= int(choice[1:]) <= len(undo):
+            self._show(Said(*await undo_restore(self.runtime, undo[int(choice[1:]) - 1])))
+            return
         if not choice.isdigit() or not 1 <= int(choice) <= len(points):
             self.say(f"! Usage: /rewind N, with N from 1 to {len(points)} (/rewind lists them).")
             return
+        point = points[int(choice) - 1]
+        files = words[1:2] == ["files"]
+        if len(words) == 1 and plan_rewind(self.runtime.session.events, point.seq):
+            answer = await self.read("[c] conversation only  [f] conversation and files › ")
+            files = (answer or "").strip().lower() in ("f", "files")
         old = self.runtime
-        done = await rewind(old, points[int(choice) - 1])
+        done = await rewind(old, point, files=files)
         if isinstance(done, Said):
             self._show(done)
             return
         await self._adopt(old, done.runtime)
         self.say(done.said.text.replace("in the input to edit and send", "below"))
         self.say(clean(done.prompt))
+
+    async def cmd_diff(self: ReplHost, args: str) -> None:
+        text = last_diff(self.runtime)
+        self.say("No command of this session changed a file." if text is None else clean(text))
 
     async def _switch(self: ReplHost, resume: str | None) -> None:
         old = self.runtime

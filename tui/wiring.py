@@ -47,6 +47,9 @@ from tools.sandbox import (
     detect_soon,
     unavailable_notice,
 )
+from tools.snapshots.git import git_found
+from tools.snapshots.recording import Recorder
+from tools.snapshots.shadow import ShadowRepo
 from tui.demo import DEMO_CONTEXT_WINDOW, ScriptedModel
 from tui.runtime import Runtime, StartupError
 
@@ -82,6 +85,18 @@ def _asking_hook(asker: WindowAsker, agent: Agent) -> Prepare:
             )
 
     return ask
+
+
+def snapshot_recorder(home: Path, work_dir: str, notices: list[str]) -> Recorder | None:
+    """The snapshots of ``work_dir`` taken around each command (README: Snapshots); None,
+    with a notice saying so, where git is missing."""
+    if git_found() is None:
+        notices.append(
+            "No workspace snapshots: git is not installed, so what commands change is not "
+            "shown and /rewind cannot put files back. Install git to have them."
+        )
+        return None
+    return Recorder(ShadowRepo(home, Path(work_dir)))
 
 
 def choose_sandbox(
@@ -290,6 +305,7 @@ def _build(
         approver=approver,
         hidden_env=[settings.api_key_env] if settings.api_key_env else (),
         sandbox=sandbox,
+        snapshots=snapshot_recorder(home, work_dir, notices),
     )
     if carried.cwd is not None and (moved := bash.resume_in(carried.cwd)) is not None:
         notices.append(moved)

@@ -14,6 +14,8 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widget import Widget
 
+from agent.events import FilesRestore
+from agent.file_rewind import plan_rewind
 from agent.fork import ForkPoint
 from agent.store import list_sessions
 from tui.commands import (
@@ -29,8 +31,11 @@ from tui.commands import (
     undo_compaction,
     unknown_command_text,
 )
+from tui.file_commands import REWIND_CHOICES, last_diff, undo_restore, undoable
 from tui.runtime import Runtime
+from tui.screens.choice import ChoiceScreen
 from tui.screens.context import ContextScreen
+from tui.screens.diff import DiffScreen
 from tui.screens.rewind import RewindScreen
 from tui.screens.sessions import SessionsScreen
 from tui.widgets.bridge import RuntimeBridge
@@ -67,7 +72,7 @@ class CommandHost(Protocol):
     async def run_slash(self, name: str, args: str = "") -> None: ...
     async def _switch(self, resume: str | None) -> None: ...
     async def _cmd_sessions(self, args: str) -> None: ...
-    async def _rewind_to(self, point: ForkPoint) -> None: ...
+    async def _rewind_to(self, point: ForkPoint, *, files: bool = False) -> None: ...
     async def _adopt(self, old: Runtime, new: Runtime) -> None: ...
     def _compact(self, args: str) -> Any: ...
     def _palette_callback(self, name: str) -> Callable[[], Coroutine[Any, Any, None]]: ...
@@ -165,17 +170,35 @@ class SlashCommands:
             )
             return
         points = rewind_points(self.runtime)
-        if not points:
+        undo = undoable(self.runtime)
+        if not points and not undo:
             await self.transcript.add_notice("There is no earlier prompt to go back to.", "info")
             return
 
-        async def chosen(point: ForkPoint | None) -> None:
-            if point is not None:
+        async def chosen(point: ForkPoint | FilesRestore | None) -> None:
+            if isinstance(point, FilesRestore):
+                await self.transcript.add_notice(*await undo_restore(self.runtime, point))
+            elif point is not None and plan_rewind(self.runtime.session.events, point.seq):
+                at = point
+
+                async def answered(n: int | None) -> None:
+                    if n is not None:
+                        await self._rewind_to(at, files=n == 1)
+
+                await self.push_screen(ChoiceScreen("Go back with…", REWIND_CHOICES), answered)
+            elif point is not None:
                 await self._rewind_to(point)
 
-        await self.push_screen(RewindScreen(points), callback=chosen)
+        await self.push_screen(RewindScreen(points, undo), callback=chosen)
 
-    async def _rewind_to(self: CommandHost, point: ForkPoint) -> None:
+    async def _cmd_diff(self: CommandHost, args: str) -> None:
+        text = last_diff(self.runtime)
+        if text is None:
+            await self.transcript.add_notice("No command of this session changed a file.", "info")
+        else:
+            await self.push_screen(DiffScreen("the last command that changed files", text))
+
+    async def _rewind_to(self: CommandHost, point: ForkPoint, *, files: bool = False) -> None:
         old = self.runtime
         # Said at once: the fork is written and loaded off the event loop, which takes a
         # moment on a long session; the prompt to edit is there meanwhile, read-only so that
@@ -187,7 +210,7 @@ class SlashCommands:
         prompt.read_only = True
         self.status.set_activity("rewinding", detail=f"to before turn {point.turn}")
         try:
-            done = await rewind(old, point, scripted_delay_s=self.scripted_delay_s)
+            done = await rewind(old, point, files=files, scripted_delay_s=self.scripted_delay_s)
             if isinstance(done, Said):
                 await self.transcript.add_notice(done.text, done.level)
                 return
