@@ -2,11 +2,11 @@
 
 The automatic mark is :meth:`BasicCompactService.threshold` (the threshold, or earlier where
 the prompt-cache schedule says so). From an *early mark* — that mark less about two typical
-steps (:data:`AHEAD_STEPS` × the growth :class:`compact.schedule.StepSizes` measured) — the
-summary of the range the coming compaction would replace is written in the background while
-the agent goes on working. Nothing of it reaches the log meanwhile: its summarizer calls are
-held in memory (a crash leaves nothing, not even an orphan). At the pre-step checkpoint
-where the mark is reached:
+steps (:data:`AHEAD_STEPS` × the growth :class:`compact.schedule.StepSizes` measured with
+the tokenizer) — the summary of the range the coming compaction would replace is written in
+the background while the agent goes on working. Nothing of it reaches the log meanwhile:
+its summarizer calls are held in memory (a crash leaves nothing, not even an orphan). At the
+pre-step checkpoint where the mark is reached:
 
 - ready, and its range intact (the surface it read is still the head of the surface, only
   appended to since): the whole bracket is written at that checkpoint — ``compact/start``
@@ -36,6 +36,7 @@ import contextlib
 import dataclasses
 import os
 import time
+from functools import cached_property
 from typing import Any
 
 from agent.envelope import Envelope
@@ -45,6 +46,7 @@ from compact.checkpoint import Summary, SummaryJob
 from compact.condense import Condensed, Condenser, Header
 from compact.contract import Background, CompactionError, CompactionResult
 from compact.reading import RangeReader
+from compact.schedule import StepSizes
 from compact.selection import new_tokens, select_range
 from compact.transaction import Attempt, append
 
@@ -102,6 +104,11 @@ class AheadCompactService(BasicCompactService):
     _job: AheadJob | None = None
     _committing: AheadJob | None = None
 
+    @cached_property
+    def _steps(self) -> StepSizes:
+        """The context size at each checkpoint once the tokenizer measures it."""
+        return StepSizes()
+
     def close(self) -> None:
         """Stops a summary still running; between turns it is logged as discarded (inside a
         turn nothing of it is written: the turn is being torn down)."""
@@ -131,6 +138,10 @@ class AheadCompactService(BasicCompactService):
             if why is not None:
                 self._discard(why)
         await super()._on_pre_step(envelope, turn, step, signal)
+        if self.meter.estimator.ready:
+            # Exact sizes only: a bound taken before the tokenizer loaded counts bytes, and
+            # steps measured in both would look several times their size.
+            self._steps.saw(self.meter.measure(envelope).total)
         if self._job is None and self.settings.ahead and not self.paused and not self.model_off:
             await self._maybe_start(envelope, turn)
 
@@ -158,7 +169,7 @@ class AheadCompactService(BasicCompactService):
         """Where the summary starts ahead: the mark less :data:`AHEAD_STEPS` typical steps
         (None: off, the window unknown, or too few steps measured)."""
         mark = self.threshold(window)
-        growth = self.schedule.steps.growth()
+        growth = self._steps.growth()
         if mark is None or growth is None or not self.settings.ahead:
             return None
         return max(0, mark - AHEAD_STEPS * growth)
@@ -179,7 +190,11 @@ class AheadCompactService(BasicCompactService):
         if self.meter.bound(envelope, warm_at=mark // 2) < early:
             return
         await self.meter.settle()
-        if not early <= self.meter.measure(envelope).total < mark:
+        measurement = self.meter.measure(envelope)
+        # The mark moves with the header's measured size: the one the checkpoint will use.
+        self.schedule.header = measurement.header
+        mark, early = self.schedule.mark(window), self.early_mark(window) or 0
+        if not early <= measurement.total < mark:
             return
         span = select_range(self.session, self.meter.price, self.settings.retain(window))
         if span is None or new_tokens(self.session, span, self.meter.price) < MIN_MANUAL_TOKENS:
