@@ -123,8 +123,8 @@ class AheadCompactService(BasicCompactService):
     @property
     def background(self) -> Background | None:
         job = self._job
-        if job is None or job is self._committing or job.task is None:
-            return None
+        if job is None or job is self._committing or job.task is None or job.failure:
+            return None  # a failed one is discarded at the next checkpoint: nothing to say
         return Background("summarizing ahead", job.since, ready=job.task.done())
 
     # --- listeners ----------------------------------------------------------------------------
@@ -170,6 +170,11 @@ class AheadCompactService(BasicCompactService):
         (None: off, the window unknown, or too few steps measured)."""
         mark = self.threshold(window)
         growth = self._steps.growth()
+        if growth is None and len(self._steps.totals) == 2:
+            # One step measured is estimate enough to start: the mark of a session's first
+            # compaction comes a few steps after the tokenizer loads.
+            growth = self._steps.totals[1] - self._steps.totals[0]
+            growth = growth if growth > 0 else None
         if mark is None or growth is None or not self.settings.ahead:
             return None
         return max(0, mark - AHEAD_STEPS * growth)
