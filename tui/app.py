@@ -313,7 +313,7 @@ class ReeflineApp(Sending, SlashCommands, Approvals, KeyActions, Shutdown, App[N
         if not self._main_mounted():
             return
         now = time.time()
-        self.status.tick()
+        self.status.tick(self.runtime.compaction.background)
         for card in self.transcript.running_cards():
             card.tick(now)
         if any(r.status == "running" for r in self.timeline.records):

@@ -32,7 +32,8 @@ from agent.settings import Settings, SettingsError, config_dir, config_path, loa
 from agent.store import SessionBusy, default_home, list_sessions
 from agent.tokens import Estimator
 from agent.windows import WindowBook
-from compact.basic import BasicCompactService, load_compaction_settings
+from compact.ahead import AheadCompactService
+from compact.basic import load_compaction_settings
 from compact.command import CompactCommand
 from compact.prune import Pruner
 from compact.recall import rebuild_missing
@@ -329,7 +330,7 @@ def _build(
         bound_tokens=estimator.messages_at_most,
     )
     agent.hooks.prepare.append(_asking_hook(asker, agent))
-    service = BasicCompactService(
+    service = AheadCompactService(
         session, meter, model, compaction_settings, pruner=Pruner(session, meter)
     )
     service.install(agent.hooks)

@@ -10,6 +10,7 @@ from textual.reactive import var
 from textual.widget import Widget
 
 from agent.events import Event, StepStart, ToolResult, ToolStart, TurnEnd, TurnStart
+from compact.contract import Background
 from compact.events import CompactEnd, CompactProgress, CompactStart
 from compact.records import TimelineRecord
 from compact.wording import fmt_duration, running_detail
@@ -50,6 +51,8 @@ class StatusLine(Widget):
         """The bash approval policy: said on the line unless it is ``ask``."""
         self.sandbox = "sandbox off"
         """What the next command runs under (:func:`tui.text.sandbox_label`): always said."""
+        self.background: Background | None = None
+        """Compaction work nobody waits for (a summary written ahead): said quietly."""
 
     def set_activity(
         self, activity: Activity, *, detail: str = "", step: int | None = None
@@ -95,8 +98,11 @@ class StatusLine(Widget):
         elif isinstance(event, TurnEnd) or (isinstance(event, CompactEnd) and not busy):
             self.set_activity("idle")
 
-    def tick(self) -> None:
-        if self.activity != "idle":
+    def tick(self, background: Background | None = None) -> None:
+        """Refresh the elapsed times; ``background``: the compaction work running now."""
+        changed = background != self.background
+        self.background = background
+        if self.activity != "idle" or changed or background is not None:
             self.refresh()
 
     def render(self) -> Content:
@@ -112,6 +118,15 @@ class StatusLine(Widget):
                 parts.append((f" · {self.queued} queued", "$text-accent"))
             if self.activity not in UNINTERRUPTIBLE:
                 parts.append(("  esc interrupts", "$text-muted"))
+        work = self.background
+        if work is not None and self.activity != "compacting":
+            # Quiet: nothing waits for it (the foreground wait, if any, says "compacting").
+            said = (
+                "summary ready ahead"
+                if work.ready
+                else f"{work.label} {fmt_duration(time.monotonic() - work.since)}"
+            )
+            parts.append((f" · {said}", "$text-muted"))
         if self.policy == "auto":
             parts.append(("  · commands run without asking", "$text-warning"))
         elif self.policy == "deny":
