@@ -14,6 +14,15 @@ from agent.session import Session
 from agent.turns import TurnResult, TurnState
 from tools.base import ToolOutput
 
+
+def files_record(output: ToolOutput) -> dict[str, object] | None:
+    """The ``files`` of a ``tool/result``: the snapshots around the command, what changed."""
+    if output.files is None:
+        return None
+    changes = [{k: v for k, v in vars(c).items() if v is not None} for c in output.files.changes]
+    return {"before": output.files.before, "after": output.files.after, "changes": changes}
+
+
 INTERRUPTED_RUNNING = "error: interrupted by the user while running"
 """How a result the user's interruption cut short begins (the front ends label it so)."""
 NOT_RUN_ERROR = "error: not run:"
@@ -39,6 +48,7 @@ def append_result(session: Session, state: TurnState, call: ToolCall, output: To
             "approval": output.approval,
             "interrupted": output.interrupted or None,
             "sandbox": output.sandbox,
+            "files": files_record(output),
         },
     )
 

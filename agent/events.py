@@ -22,13 +22,11 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent.event_data import Data
+from agent.files_data import FilesData, FilesRestoreData
 from tools.base import ApprovalDecision, SandboxMode
 
-
-class Data(BaseModel):
-    """Base of every event payload: immutable, and strict about unknown keys."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
+__all__ = ["Data", "FilesData"]  # re-exported: payloads elsewhere build on them
 
 
 class SurfaceAppend(Data):
@@ -173,7 +171,7 @@ class RequestHeaderData(Data):
     model: str
     system: str
     tools: list[dict[str, Any]]
-    params: dict[str, Any] = {}
+    params: dict[str, Any] = Field(default_factory=dict)
     context_window: int | None = None
 
 
@@ -197,7 +195,7 @@ class AssistantMessageData(Data):
     step: int = Field(ge=1)
     text: str = ""
     reasoning: str | None = None
-    tool_calls: list[ToolCall] = []
+    tool_calls: list[ToolCall] = Field(default_factory=list)
     finish_reason: str
     usage: Usage | None = None
     model: str
@@ -231,6 +229,9 @@ class ToolResultData(Data):
     sandbox: SandboxMode | None = None
     """The sandbox the command ran under (None: no command ran, or a log older than the
     sandbox)."""
+    files: FilesData | None = None
+    """The snapshots around the command and what it changed (None: none taken, as in a
+    ``read-only`` sandbox, or a log older than snapshots)."""
 
 
 class LlmRetryData(Data):
@@ -362,6 +363,14 @@ class CommandDone(Event):
     data: CommandDoneData
 
 
+class FilesRestore(Event):
+    """A rewind put the working directory's files back (or undid that)."""
+
+    durable: ClassVar[bool] = True
+    type: Literal["files/restore"] = "files/restore"
+    data: FilesRestoreData
+
+
 SURFACE_TYPES = frozenset(
     {"user/message", "assistant/message", "tool/result", "context/message", "steering/message"}
 )
@@ -386,4 +395,5 @@ CORE_EVENTS: tuple[type[Event], ...] = (
     LlmRetry,
     CommandRun,
     CommandDone,
+    FilesRestore,
 )

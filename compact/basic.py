@@ -336,12 +336,16 @@ class BasicCompactService(CompactService):
             # is in it, so they leave the view now, before the next request (one rewrite,
             # not two). The newest step's results stay: the model is acting on them.
             await self.pruner.prune(
-                protect_from=newest_step(self.session),
+                protect_from=self._mask_from(),
                 trigger="pressure",
                 kinds=("mask",),
                 carried_by=result.compaction_id,
             )
         return result
+
+    def _mask_from(self) -> int:
+        """Surface position from which the checkpoint just landed masks nothing."""
+        return newest_step(self.session)
 
     async def _condense(
         self,

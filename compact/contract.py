@@ -111,6 +111,16 @@ class CompactNotice:
 NoticeListener = Callable[[CompactNotice], None]
 
 
+@dataclass(frozen=True)
+class Background:
+    """Compaction work in the background: what (``summarizing ahead``), since when
+    (``time.monotonic()``), and whether it is done and waits for its checkpoint."""
+
+    label: str
+    since: float
+    ready: bool = False
+
+
 # --- the contract -----------------------------------------------------------------------------
 
 
@@ -144,6 +154,12 @@ class CompactService(ABC):
         notice = CompactNotice(level, text)
         for listener in list(self._listeners):
             listener(notice)
+
+    @property
+    def background(self) -> Background | None:
+        """Compaction work running in the background now (nothing reached the log yet), for
+        a status line; None when there is none (the default: a backend without any)."""
+        return None
 
     @abstractmethod
     def threshold(self, window: int | None) -> int | None:

@@ -48,6 +48,9 @@ class CompactStartData(Data):
     """How many surface items the attempt would replace, and their price: a failed attempt
     says what it tried (None in logs written before they were recorded)."""
     tokens: int | None = None
+    ahead: bool = False
+    """The summary was written in the background, before the checkpoint this bracket was
+    logged at (its calls are logged inside the bracket all the same)."""
 
 
 class CompactSummaryData(Data):
@@ -99,6 +102,9 @@ class CompactEndData(Data):
     compaction_id: str
     turn: int | None = None
     error: str | None = None
+    discarded: bool = False
+    """A summary written ahead that was never used (its range changed, it failed, the turn
+    ended first): the calls it made were spent all the same."""
     reread_tokens: int | None = None
     """What the rewrite cost a prompt cache: the estimated tokens of the conversation from
     the checkpoint on, which the next request reads uncached (None: it failed, or an older

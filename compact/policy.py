@@ -54,6 +54,10 @@ class CompactionSettings(BaseModel):
     max_overflow_retries: int = Field(default=1, ge=0, le=5)
     auto: bool = True
     """False: install no listener (``/compact`` still works)."""
+    ahead: bool = True
+    """Write the automatic compaction's summary in the background from about two steps
+    before its mark, so the step that reaches the mark need not wait (:mod:`compact.ahead`).
+    False: summarize only at the mark, in the foreground."""
     summarizer_model: str | None = None
     """Summarize with this model instead of the conversation's."""
     instructions: str | None = Field(default=None, max_length=4000)

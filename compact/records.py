@@ -11,7 +11,7 @@ from typing import Any, Literal
 from agent.events import Event, SurfaceReplace, ToolResult, TurnEnd, Usage
 
 Kind = Literal["compaction", "prune", "undo"]
-Status = Literal["running", "done", "failed", "interrupted"]
+Status = Literal["running", "done", "failed", "interrupted", "discarded"]
 
 PricedEvent = Callable[[Event], int]
 """Prices one surface event in tokens (a meter's estimator); used for prune replacements."""

@@ -11,11 +11,11 @@ Markdown export) and the tests read this one projection.
 * an **undo** is one ``compact/undo`` (the compaction it reversed gets ``undone_by``).
 
 Status of a compaction: ``done`` (``compact/end`` without error, after a summary),
-``failed`` (``compact/end`` with an error), ``interrupted`` (no end, and a
-``session/resume`` after the start: the process died mid-compaction, an inert crash orphan)
-and ``running`` (no end and no resume yet). A live fold only learns that a bracket is an
-orphan from a later ``session/resume``; a viewer that knows no process is writing the log
-any more calls :meth:`TimelineFold.close` (or ``timeline(..., closed=True)``).
+``failed`` (``compact/end`` with an error; ``discarded``: an unused summary written ahead),
+``interrupted`` (no end, and a ``session/resume`` after the start: the process died
+mid-compaction, an inert crash orphan) and ``running`` (no end and no resume yet). A live
+fold learns a bracket is an orphan only from a later ``session/resume``; a viewer that knows
+no process writes the log any more calls :meth:`TimelineFold.close` (``timeline(closed=True)``).
 
 A prune batch is ``running`` while an announced result still waits for its replacement,
 ``done`` once every one has it, ``failed`` when something else follows first (the
@@ -257,7 +257,7 @@ class TimelineFold:
             index,
             dataclasses.replace(
                 old,
-                status="done" if error is None else "failed",
+                status="done" if error is None else "discarded" if data.discarded else "failed",
                 ended_at=event.time,
                 end_seq=event.seq,
                 error=error,

@@ -65,6 +65,9 @@ class Attempt:
     turn: int | None
     focus: str | None = None
     source_command_id: str | None = None
+    ahead: bool = False
+    """The summary was written in the background before the bracket opens (see
+    :mod:`compact.ahead`)."""
 
 
 Condense = Callable[[str, list[int], int], Awaitable[Condensed]]
@@ -113,6 +116,7 @@ async def bracketed(
             "source_command_id": attempt.source_command_id,
             "items": len(span),
             "tokens": shadowed_tokens,
+            "ahead": attempt.ahead,
         },
     )
 

@@ -64,6 +64,13 @@ def describe(record: TimelineRecord) -> str:
     head = f"#{record.number} {label(record)}"
     if record.status == "failed":
         return f"{head} · failed: {one_line(record.error or 'unknown error', 200)}"
+    if record.status == "discarded":
+        # A summary written ahead and never used: what it cost is the point of the row.
+        cost = spent(record)
+        why = one_line((record.error or "").removeprefix("discarded: "), 200)
+        return f"{head} · discarded (written ahead, not used): {why}" + (
+            f" · summary calls {cost}" if cost else ""
+        )
     parts = [head, record.status]
     if record.kind == "prune":
         parts.append(plural(record.items_before, "result"))

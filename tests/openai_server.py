@@ -168,6 +168,8 @@ class OpenAIServer:
         """Answer summarization requests with an extractive checkpoint of the request."""
         self.summary_stall_s = 0.0
         """Stall each summary answer this long after its first event (crash tests)."""
+        self.summary_status = 0
+        """>= 400: refuse every summary request with this HTTP error (a failing summarizer)."""
         self.agent_commands: list[str] = []
         """With an empty queue: call bash with these commands in turn, then answer."""
         self._task = ""
@@ -216,6 +218,8 @@ class OpenAIServer:
         last = messages[-1] if messages else {}
         content = str(last.get("content") or "")
         if self.summarize and last.get("role") == "user" and SUMMARY_MARK in content:
+            if self.summary_status >= 400:
+                return ScriptedResponse(status=self.summary_status, message="no summaries here")
             cap = body.get("max_tokens") or body.get("max_completion_tokens")
             return ScriptedResponse(
                 text=_extract_summary(

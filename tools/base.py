@@ -11,7 +11,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from tools.snapshots.changes import Recorded
 
 ApprovalPolicy = Literal["ask", "auto", "deny"]
 POLICIES: tuple[ApprovalPolicy, ...] = ("ask", "auto", "deny")
@@ -54,6 +57,8 @@ class ToolOutput:
     """The user interrupted the call; the content is what it printed until then."""
     sandbox: SandboxMode | None = None
     """The sandbox mode the command ran under (None: no command ran)."""
+    files: Recorded | None = None
+    """The snapshots taken around the command and what it changed (None: none taken)."""
 
 
 OutputListener = Callable[[str], None]

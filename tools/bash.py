@@ -50,6 +50,7 @@ from tools.process import (
     spawn,
 )
 from tools.sandbox import SandboxChoice, secret_paths
+from tools.snapshots.recording import Recorder
 from tools.spill import SpillFolder
 
 NOT_RUN = "Command not run"
@@ -74,6 +75,8 @@ class BashTool:
             :data:`HIDDEN_ENV`), e.g. the one ``--api-key-env`` names.
         sandbox: How commands are confined; the working directory ``cwd`` is what
             ``workspace-write`` lets them write. Default: never.
+        snapshots: Records the working directory before and after each command that may
+            write (:mod:`tools.snapshots`); None: no snapshots.
     """
 
     name: str = "bash"
@@ -90,6 +93,7 @@ class BashTool:
         max_timeout: float = 600,
         hidden_env: Iterable[str] = (),
         sandbox: SandboxChoice | None = None,
+        snapshots: Recorder | None = None,
     ) -> None:
         if max_output_chars < 200:
             raise ValueError(f"max_output_chars must be at least 200, got {max_output_chars}")
@@ -108,6 +112,7 @@ class BashTool:
         self.max_timeout = max_timeout
         self.hidden_env = frozenset((*HIDDEN_ENV, *hidden_env))
         self.sandbox = sandbox or SandboxChoice()
+        self.snapshots = snapshots
         self._running = 0
         self._seq = itertools.count(1)
         self._jails = Jails(self._records)
@@ -184,7 +189,15 @@ class BashTool:
         refusal = await self._approve(command)
         if refusal is not None:
             return refusal
-        output = await self._execute(command, timeout, mode, on_output)
+        before = None if self.snapshots is None else await self.snapshots.before(mode)
+        try:
+            output = await self._execute(command, timeout, mode, on_output)
+        except ToolInterrupted as stop:
+            if self.snapshots is not None:
+                stop.output = dataclasses.replace(stop.output, files=self.snapshots.after(before))
+            raise
+        if self.snapshots is not None:
+            output = dataclasses.replace(output, files=await self.snapshots.after_async(before))
         approval: ApprovalDecision | None = None
         if asked:
             approval = "always" if self.policy == "auto" else "once"

@@ -12,7 +12,7 @@ what it asks.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any, ClassVar
 
 from textual import events
@@ -22,28 +22,21 @@ from textual.screen import Screen
 from textual.widget import AwaitMount
 from textual.worker import Worker
 
-from agent.fork import ForkPoint
 from tui import heap
 from tui.approver import ModalApprover
 from tui.commands import COMMANDS, SLASH_COMMANDS, parse_slash, run
 from tui.completion import choices
 from tui.effects import (
     Adopt,
+    Choose,
     Effect,
-    Help,
     PickRewind,
     PickSession,
-    Prompt,
     Quit,
-    Rewinding,
-    Said,
-    ShowContext,
-    ShowGauge,
-    ToggleTimeline,
 )
 from tui.history import PromptHistory, history_path
 from tui.runtime import Runtime
-from tui.screens.context import ContextScreen
+from tui.screens.choice import ChoiceScreen
 from tui.screens.main import MainScreen
 from tui.screens.rewind import RewindScreen
 from tui.screens.sessions import SessionsScreen
@@ -232,59 +225,42 @@ class ReeflineApp(App[None]):
             async for effect in run(self.runtime, name, args):
                 await self.apply(effect)
         finally:
-            if self.main.live:  # what the command showed for its time (a rewind) ends with it
-                self.main.free_prompt()
-                self.main.fold.going_back(None)
-                self.main.show_status()
+            if self.main.live:
+                self.main.command_ended()
 
     async def apply(self, effect: Effect) -> None:
-        """Do what a command asks (:mod:`tui.effects`), the app's way."""
+        """Do what a command asks (:mod:`tui.effects`), the app's way: what leads to another
+        command or another session is decided here, what is only shown the screen shows."""
         main = self.main
         if not main.live:
             return
-        if isinstance(effect, Said):
-            await self.transcript.add_notice(effect.text, effect.level)
-        elif isinstance(effect, Help):
-            await main.show_help(effect.commands)
-        elif isinstance(effect, ShowContext):
-            await self.push_screen(ContextScreen(effect.report))
-        elif isinstance(effect, ShowGauge):
-            main.show_header()
-            main.refresh_gauge()
-        elif isinstance(effect, ToggleTimeline):
-            main.toggle_timeline()
-        elif isinstance(effect, PickSession):
-            await self.push_screen(
-                SessionsScreen(list(effect.sessions), effect.current), callback=self._resume
-            )
+        if isinstance(effect, PickSession):
+            screen: Screen[Any] = SessionsScreen(list(effect.sessions), effect.current)
+            await self.push_screen(screen, self._runs(lambda id: f"/resume {id}"))
         elif isinstance(effect, PickRewind):
-            points = effect.points
-
-            async def rewind_to(point: ForkPoint | None) -> None:
-                if point is not None:
-                    await self.run_slash("rewind", str(points.index(point) + 1))
-
-            await self.push_screen(RewindScreen(points), callback=rewind_to)
-        elif isinstance(effect, Rewinding):
-            # Said at once: the fork is written and loaded off the event loop, which takes a
-            # moment on a long session; the prompt is there meanwhile, read-only so that
-            # nothing is sent to the session being left.
-            main.put_prompt(effect.prompt, read_only=True)
-            main.fold.going_back(f"to before turn {effect.turn}")
-            main.show_status()
+            screen = RewindScreen(effect.points, effect.undo)
+            await self.push_screen(screen, self._runs(effect.command_for))
+        elif isinstance(effect, Choose):
+            screen = ChoiceScreen(effect.question, effect.answers)
+            await self.push_screen(screen, self._runs(lambda n: effect.commands[n]))
         elif isinstance(effect, Adopt):
             if self.bridge is not None:
                 self.bridge.detach()
             await self.runtime.aclose()
             await self._open(effect.runtime)
-        elif isinstance(effect, Prompt):
-            main.put_prompt(effect.text, read_only=main.prompt.read_only)
         elif isinstance(effect, Quit):
             self.exit()
+        else:
+            await main.show_effect(effect)
 
-    async def _resume(self, session_id: str | None) -> None:
-        if session_id:
-            await self.run_slash("resume", session_id)
+    def _runs(self, line: Callable[[Any], str]) -> Callable[[Any], Awaitable[None]]:
+        """A modal's callback: run the command line its answer stands for (None: nothing)."""
+
+        async def run_line(answer: Any) -> None:
+            if answer is not None and (slash := parse_slash(line(answer))) is not None:
+                await self.run_slash(*slash)
+
+        return run_line
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

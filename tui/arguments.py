@@ -59,7 +59,7 @@ class _Parser(argparse.ArgumentParser):
         return hints
 
 
-SUBCOMMANDS = ("sessions", "timeline", "compact", "uncompact", "export", "fork")
+SUBCOMMANDS = ("sessions", "timeline", "compact", "uncompact", "export", "fork", "diff")
 """The session tools (:mod:`tui.subcommands`), named first on the command line."""
 
 SESSION_TOOLS = """\
@@ -67,6 +67,8 @@ session tools (each takes --help):
   reefline sessions              list sessions, most recent first
   reefline timeline [ID]         the compaction timeline of a session (--json for machines)
   reefline compact [ID]          compact a session now, like /compact (--focus TEXT)
+  reefline uncompact [ID]        undo a session's newest compaction, like /uncompact (-n N)
+  reefline diff [ID]             what a session's commands changed (--turn N | --seq S)
   reefline export [ID]           a session's transcript as Markdown (-o FILE)
   reefline fork ID [--at SEQ]    a new session from before one of its prompts (lists them)"""
 

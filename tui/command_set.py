@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+from agent.file_rewind import plan_rewind
 from agent.store import list_sessions
 from compact.dry_run import dry_run, report
 from compact.timeline import timeline
@@ -19,6 +20,7 @@ from tui.command_registry import command, slash_help
 from tui.context_report import ContextReport
 from tui.effects import (
     Adopt,
+    Choose,
     Effect,
     Help,
     PickRewind,
@@ -28,9 +30,11 @@ from tui.effects import (
     Rewinding,
     Said,
     ShowContext,
+    ShowDiff,
     ShowGauge,
     ToggleTimeline,
 )
+from tui.file_commands import REWIND_CHOICES, last_diff, undo_restore, undoable
 from tui.runtime import Runtime
 from tui.switching import rewind, rewind_points, switch_session
 
@@ -114,32 +118,54 @@ async def _switch(runtime: Runtime, resume: str | None) -> AsyncIterator[Effect]
 
 @command(
     "/rewind [n]",
-    "Go back to before an earlier prompt, in a new session (esc twice).",
+    "Go back to before an earlier prompt, files too if asked (esc twice).",
     busy="Wait for the turn to finish (or press esc) before going back.",
 )
 async def _rewind(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
+    """``/rewind`` offers the prompts (and the file restores to undo); ``/rewind N`` goes back
+    to just before prompt N, asking whether to put files back when later commands changed
+    some (``/rewind N files`` or ``/rewind N conversation`` says it at once); ``/rewind uN``
+    undoes the N-th file restore."""
     points = rewind_points(runtime)
-    if not points:
+    undo = undoable(runtime)
+    if not points and not undo:
         yield Said("There is no earlier prompt to go back to.")
         return
-    if not args.strip():
-        yield PickRewind(tuple(points))
+    words = args.split()
+    if not words:
+        yield PickRewind(tuple(points), tuple(undo))
         return
-    choice = args.split()[0]
+    choice = words[0]
+    if choice.startswith("u") and choice[1:].isdigit() and 1 <= int(choice[1:]) <= len(undo):
+        yield Said(*await undo_restore(runtime, undo[int(choice[1:]) - 1]))
+        return
     if not choice.isdigit() or not 1 <= int(choice) <= len(points):
         yield Said(
             f"Usage: /rewind N, with N from 1 to {len(points)} (/rewind lists them).", "warning"
         )
         return
     point = points[int(choice) - 1]
+    if len(words) == 1 and plan_rewind(runtime.session.events, point.seq):
+        modes = ("conversation", "files")
+        yield Choose("Go back with…", REWIND_CHOICES, tuple(f"/rewind {choice} {m}" for m in modes))
+        return
     yield Rewinding(point.turn, point.prompt)
-    done = await rewind(runtime, point)
+    done = await rewind(runtime, point, files=words[1:2] == ["files"])
     if isinstance(done, Said):
         yield done
         return
     yield Adopt(done.runtime)
     yield done.said
     yield Prompt(done.prompt)
+
+
+@command("/diff", "Show what the last command that changed files changed.")
+async def _diff(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
+    text = last_diff(runtime)
+    if text is None:
+        yield Said("No command of this session changed a file.")
+    else:
+        yield ShowDiff("the last command that changed files", text)
 
 
 @command("/model <name>", "Switch the model for the next request.", fill=True)

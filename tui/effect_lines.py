@@ -14,6 +14,7 @@ from tui.effects import (
     Prompt,
     Said,
     ShowContext,
+    ShowDiff,
     ShowGauge,
     ToggleTimeline,
 )
@@ -34,7 +35,8 @@ def said_line(said: Said) -> str:
 
 def effect_lines(effect: Effect, runtime: Runtime) -> list[str]:
     """What ``effect`` shows, as lines (none for the effects that act rather than show:
-    :class:`~tui.effects.Adopt`, :class:`~tui.effects.Quit`, :class:`~tui.effects.Rewinding`).
+    :class:`~tui.effects.Adopt`, :class:`~tui.effects.Quit`, :class:`~tui.effects.Rewinding`,
+    and :class:`~tui.effects.Choose`, which asks).
     Lines are raw: the printer passes them through the terminal filter."""
     if isinstance(effect, Said):
         return [said_line(effect)]
@@ -58,10 +60,15 @@ def effect_lines(effect: Effect, runtime: Runtime) -> list[str]:
             f"  {n:>3}. turn {point.turn}: {first_line(point.prompt, 70)}"
             for n, point in enumerate(effect.points, 1)
         ]
+        for n, done in enumerate(effect.undo, 1):
+            count = len(done.data.restored)
+            lines.append(f"  u{n:>2}. undo the file restore at seq {done.seq} ({count} files)")
         return [
             *lines,
             "/rewind N goes back to just before prompt N (a new session; this one stays).",
         ]
+    if isinstance(effect, ShowDiff):
+        return effect.text.splitlines()
     if isinstance(effect, Prompt):
         return effect.text.splitlines() or [""]
     return []

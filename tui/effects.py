@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from agent.events import FilesRestore
 from agent.fork import ForkPoint
 from agent.store import StoredSession
 from compact.records import TimelineRecord
@@ -65,9 +66,35 @@ class PickSession:
 
 @dataclass(frozen=True)
 class PickRewind:
-    """Offer the earlier prompts, oldest first; picking the n-th runs ``/rewind n``."""
+    """Offer the earlier prompts, oldest first, and the file restores that can be undone:
+    picking the n-th prompt runs ``/rewind n``, the n-th restore ``/rewind un``."""
 
     points: tuple[ForkPoint, ...]
+    undo: tuple[FilesRestore, ...] = ()
+
+    def command_for(self, picked: ForkPoint | FilesRestore) -> str:
+        """The command line that does what was picked."""
+        if isinstance(picked, FilesRestore):
+            return f"/rewind u{self.undo.index(picked) + 1}"
+        return f"/rewind {self.points.index(picked) + 1}"
+
+
+@dataclass(frozen=True)
+class Choose:
+    """Ask ``question``; the n-th of ``answers`` runs the n-th of ``commands`` (a slash
+    command line). Where nobody can answer, the first is the default."""
+
+    question: str
+    answers: tuple[str, ...]
+    commands: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ShowDiff:
+    """Show a patch (``title`` says of what)."""
+
+    title: str
+    text: str
 
 
 @dataclass(frozen=True)
@@ -106,6 +133,8 @@ Effect = (
     | ToggleTimeline
     | PickSession
     | PickRewind
+    | Choose
+    | ShowDiff
     | Rewinding
     | Adopt
     | Prompt

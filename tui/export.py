@@ -15,6 +15,7 @@ from agent.loop_settings import cut_text
 from agent.session import Session
 from compact.records import TimelineRecord
 from tools import footer
+from tui.view.changes import change_line, summary
 from tui.view.fold import LogView
 from tui.view.items import (
     Answer,
@@ -151,6 +152,9 @@ def _notes(run: ToolRun) -> list[str]:
         notes.append("output truncated")
     if result.spill_path:
         notes.append(f"full output: `{result.spill_path}`")
+    if (changed := summary(result.files)) is not None and result.files is not None:
+        paths = ", ".join(f"`{one_line(change_line(c), 200)}`" for c in result.files.changes)
+        notes.append(f"{changed}: {paths}")
     return notes
 
 

@@ -26,7 +26,7 @@ from agent.turns import TurnCancelled, TurnResult
 from compact.policy import CompactionSettings
 from tui.commands import COMMANDS, parse_slash, run, unknown_command_text
 from tui.effect_lines import effect_lines
-from tui.effects import Adopt, Said
+from tui.effects import Adopt, Choose, Said
 from tui.event_printer import EventPrinter
 from tui.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from tui.runtime import Runtime
@@ -101,6 +101,12 @@ async def run_command(runtime: Runtime, name: str, args: str, *, out: TextIO, er
                 clean(f"Session {new.session.id}: continue it with --resume {new.session.id}")
                 + "\n"
             )
+            continue
+        if isinstance(effect, Choose):  # nobody to ask: the first answer, and how to say another
+            others = ", ".join(effect.commands[1:])
+            out.write(clean(f"{effect.question} {effect.answers[0]} (or: {others})") + "\n")
+            if (slash := parse_slash(effect.commands[0])) is not None:
+                code = max(code, await run_command(runtime, *slash, out=out, err=err))
             continue
         if isinstance(effect, Said) and effect.level != "info":
             err.write(f"reefline: {clean(effect.text)}\n")

@@ -28,7 +28,7 @@ from tools.footer import output_lines
 from tools.terminal import visible
 from tui.commands import parse_slash, run
 from tui.effect_lines import effect_lines, gauge_line
-from tui.effects import Adopt, Effect, Quit
+from tui.effects import Adopt, Choose, Effect, Quit
 from tui.line_input import (
     ReadLine,
     TypedAhead,
@@ -41,6 +41,7 @@ from tui.runtime import Runtime
 from tui.terminal_state import LEAVE_PROMPT, restore_terminal, terminal_state
 from tui.text import clean, command_rows, command_shape, first_line, resume_hint
 from tui.view import items as view_items
+from tui.view.changes import plain_lines
 from tui.view.fold import Change, LogView
 from tui.view.items import Answer, CommandOutcome, Prompt, RetryPlanned, ToolRun, TurnClosed
 
@@ -149,12 +150,7 @@ class PlainRepl:
     def _recap(self) -> None:
         """A resumed session's last few entries (prompts, commands, answers), so the user
         sees where the conversation stood; the app shows them in its transcript."""
-        entries = [
-            item
-            for item in self.view.items
-            if isinstance(item, Prompt | ToolRun)
-            or (isinstance(item, Answer) and item.text.strip())
-        ]
+        entries = view_items.recap_entries(self.view.items)
         if not entries:
             return
         recent = entries[-RECAP_ENTRIES:]
@@ -180,6 +176,8 @@ class PlainRepl:
             return
         took = f" · {fmt_duration(data.duration_s)}" if data.duration_s is not None else ""
         self.say(f"  exit {data.exit_code}{took} · {plural(output_lines(data.content), 'line')}")
+        for line in plain_lines(data.files):
+            self.say(line)
 
     def _on_notice(self, notice: CompactNotice) -> None:
         self.say(f"! {notice.text}")
@@ -298,6 +296,11 @@ class PlainRepl:
         """Do what a command asks (:mod:`tui.effects`): most are lines to print."""
         if isinstance(effect, Quit):
             self.leaving = True
+        elif isinstance(effect, Choose):
+            keys = "  ".join(f"[{a[0]}] {a}" for a in effect.answers)
+            answer = ((await self.read(f"{effect.question} {keys} › ")) or "").strip().lower()
+            picked = [i for i, a in enumerate(effect.answers) if answer in (a, a[0])]
+            await self.handle(effect.commands[picked[0] if picked else 0])
         elif isinstance(effect, Adopt):
             old = self.runtime
             self.detach()

@@ -1,4 +1,4 @@
-"""``reefline sessions | timeline | compact | uncompact | export | fork``: session tools.
+"""``reefline sessions | timeline | compact | uncompact | export | fork | diff``: session tools.
 
 Viewers (``sessions``, ``timeline``, ``export``) and ``fork`` open logs read-only, so they
 never disturb a session another process is running (``fork`` writes a new one). ``compact``
@@ -71,7 +71,18 @@ def build_parser() -> argparse.ArgumentParser:
     fork.add_argument(
         "--at", type=int, metavar="SEQ", help="the seq of a turn's start or of its prompt"
     )
+    fork.add_argument(
+        "--restore-files",
+        action="store_true",
+        help="also put back the files the later commands changed (from their snapshots)",
+    )
     fork.add_argument("--home", type=Path)
+    diff = sub.add_parser("diff", help="show what a session's commands changed in files")
+    diff.add_argument("session", nargs="?", help="session id (default: the most recent)")
+    which = diff.add_mutually_exclusive_group()
+    which.add_argument("--turn", type=int, metavar="N", help="only the commands of turn N")
+    which.add_argument("--seq", type=int, metavar="S", help="only the command at seq S")
+    diff.add_argument("--home", type=Path)
     return parser
 
 
@@ -112,7 +123,11 @@ def _view(args: argparse.Namespace, home: Path) -> int:
     except OSError as exc:
         return _fail(f"cannot read the session log: {exc}", EXIT_ERROR)
     if args.command == "fork":
-        return _fork(session, args.at)
+        return _fork(session, args.at, restore_files=args.restore_files)
+    if args.command == "diff":
+        from tui.file_subcommands import print_diff
+
+        return print_diff(session, home, args.turn, args.seq)
     if args.command == "timeline":
         closed = not is_open_for_writing(session.path)
         records = timeline(session.events, closed=closed)
@@ -248,7 +263,7 @@ def _compact(args: argparse.Namespace) -> int:
     return EXIT_OK if outcome.ok else EXIT_ERROR
 
 
-def _fork(parent: Session, at: int | None) -> int:
+def _fork(parent: Session, at: int | None, *, restore_files: bool = False) -> int:
     """Without ``--at``: the points one can fork at; with it, the new session's id."""
     from agent.fork import ForkError, fork_points, fork_session
 
@@ -270,6 +285,10 @@ def _fork(parent: Session, at: int | None) -> int:
         f"forked {parent.id} before turn {point.turn}; go on with: reefline --resume {new_id}",
         file=sys.stderr,
     )
+    if restore_files:
+        from tui.file_subcommands import restore_for_fork
+
+        return restore_for_fork(parent, new_id, point.seq)
     return EXIT_OK
 
 

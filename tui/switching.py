@@ -13,7 +13,8 @@ from pathlib import Path
 
 from agent.fork import ForkError, ForkPoint, fork_points, fork_session
 from agent.settings import SettingsError
-from tui.effects import Said
+from tui.effects import Level, Said
+from tui.file_commands import restore_files
 from tui.runtime import Runtime, StartupError
 from tui.wiring import build_runtime
 
@@ -32,10 +33,11 @@ def rewind_points(runtime: Runtime) -> list[ForkPoint]:
     return fork_points(runtime.session)
 
 
-async def rewind(old: Runtime, point: ForkPoint) -> Rewound | Said:
+async def rewind(old: Runtime, point: ForkPoint, *, files: bool = False) -> Rewound | Said:
     """``/rewind``: a new session forked just before ``point``'s turn (the old one is left as
-    it was), with the shell back in the directory of that moment. The caller closes ``old``
-    once it shows the new one and gives :attr:`Rewound.prompt` back to edit."""
+    it was), with the shell back in the directory of that moment; with ``files``, the files
+    the later commands changed put back too. The caller closes ``old`` once it shows the new
+    one and gives :attr:`Rewound.prompt` back to edit."""
     if old.agent.busy:
         return Said("A turn is running: interrupt it (Esc) before going back.", "warning")
     try:
@@ -45,11 +47,15 @@ async def rewind(old: Runtime, point: ForkPoint) -> Rewound | Said:
     new = await switch_session(old, new_id)
     if isinstance(new, Said):
         return new
-    said = Said(
+    text = (
         f"Back before turn {point.turn}: session {new_id} goes on from there (session "
         f"{old.session.id} is kept as it was). Your prompt is back to edit and send."
     )
-    return Rewound(new, point.prompt, said)
+    level: Level = "info"
+    if files:
+        told, level = await restore_files(old.session, new, point.seq)
+        text = f"{text}\n{told}"
+    return Rewound(new, point.prompt, Said(text, level))
 
 
 async def switch_session(old: Runtime, resume: str | None) -> Runtime | Said:

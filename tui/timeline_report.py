@@ -56,6 +56,8 @@ def _detail(r: TimelineRecord) -> str:
     """The last column: the error of a failed record, else focus and summary."""
     if r.status == "failed":
         return f"error: {r.error or 'unknown'}"
+    if r.status == "discarded":
+        return f"{r.error or 'discarded'} (a summary written ahead; its calls were billed)"
     if r.status == "interrupted":
         note = "the process stopped before it finished"
         return f"{note}; nothing was replaced" if r.kind == "compaction" else note

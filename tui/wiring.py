@@ -32,7 +32,8 @@ from agent.settings import Settings, SettingsError, config_dir, config_path, loa
 from agent.store import SessionBusy, default_home, list_sessions
 from agent.tokens import Estimator
 from agent.windows import WindowBook
-from compact.basic import BasicCompactService, load_compaction_settings
+from compact.ahead import AheadCompactService
+from compact.basic import load_compaction_settings
 from compact.command import CompactCommand
 from compact.prune import Pruner
 from compact.recall import rebuild_missing
@@ -47,6 +48,9 @@ from tools.sandbox import (
     detect_soon,
     unavailable_notice,
 )
+from tools.snapshots.git import git_found
+from tools.snapshots.recording import Recorder
+from tools.snapshots.shadow import ShadowRepo
 from tui.demo import DEMO_CONTEXT_WINDOW, ScriptedModel
 from tui.runtime import Runtime, StartupError
 
@@ -82,6 +86,18 @@ def _asking_hook(asker: WindowAsker, agent: Agent) -> Prepare:
             )
 
     return ask
+
+
+def snapshot_recorder(home: Path, work_dir: str, notices: list[str]) -> Recorder | None:
+    """The snapshots of ``work_dir`` taken around each command (README: Snapshots); None,
+    with a notice saying so, where git is missing."""
+    if git_found() is None:
+        notices.append(
+            "No workspace snapshots: git is not installed, so what commands change is not "
+            "shown and /rewind cannot put files back. Install git to have them."
+        )
+        return None
+    return Recorder(ShadowRepo(home, Path(work_dir)))
 
 
 def choose_sandbox(
@@ -290,6 +306,7 @@ def _build(
         approver=approver,
         hidden_env=[settings.api_key_env] if settings.api_key_env else (),
         sandbox=sandbox,
+        snapshots=snapshot_recorder(home, work_dir, notices),
     )
     if carried.cwd is not None and (moved := bash.resume_in(carried.cwd)) is not None:
         notices.append(moved)
@@ -313,7 +330,7 @@ def _build(
         bound_tokens=estimator.messages_at_most,
     )
     agent.hooks.prepare.append(_asking_hook(asker, agent))
-    service = BasicCompactService(
+    service = AheadCompactService(
         session, meter, model, compaction_settings, pruner=Pruner(session, meter)
     )
     service.install(agent.hooks)

@@ -56,10 +56,22 @@ SAMPLE_DATA: dict[str, dict[str, object]] = {
         "exit_code": 0,
         "duration_s": 0.01,
         "truncated": False,
+        "files": {
+            "before": "a" * 40,
+            "after": "b" * 40,
+            "changes": [{"path": "x.py", "kind": "modified", "added": 2, "removed": 1}],
+        },
     },
     "llm/retry": {"attempt": 1, "error": "429", "delay_s": 1.5},
     "command/run": {"command_id": "k1", "name": "compact", "args": "focus"},
     "command/done": {"command_id": "k1", "ok": True, "text": "Compacted"},
+    "files/restore": {
+        "before": "c" * 40,
+        "after": "d" * 40,
+        "restored": ["x.py"],
+        "refused": {"y.py": "changed outside reefline since; left as it is"},
+        "at_seq": 3,
+    },
 }
 
 

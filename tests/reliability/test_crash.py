@@ -375,7 +375,11 @@ class CrashRig:
         assert "Traceback" not in out.stderr
         self.tally.completed_runs += 1
         events = log_events(self.log)
-        assert events[-1]["type"] == "turn/end" and events[-1]["data"]["reason"] == "completed"
+        # After the turn, at most a summary written ahead and discarded as the session ended.
+        last = max(i for i, e in enumerate(events) if not e["type"].startswith("compact/"))
+        assert events[last]["type"] == "turn/end" and events[last]["data"]["reason"] == "completed"
+        assert all(e["data"].get("compaction_id") for e in events[last + 1 :])
+        assert events[-1]["type"] == "turn/end" or events[-1]["data"].get("discarded")
         return events[before:]
 
     def crash(self, plan: Plan) -> str | None:

@@ -224,3 +224,27 @@ async def test_a_summarizer_retry_shows_in_the_status_line(
         await ui.settle(pilot)
         [record] = app.query_one(TimelinePanel).records
         assert record.status == "done", record.error
+
+
+async def test_a_summary_written_ahead_is_quiet_progress_on_the_status_line(
+    ui: UI, openai_server: OpenAIServer
+) -> None:
+    """Seven tool steps: the summary starts ahead before the final answer and is still
+    running (held by the server) once the turn has ended. The status line says so quietly,
+    beside "ready", never "compacting"; then "summary ready ahead"."""
+    (ui.workdir / "data.txt").write_text("\n".join(f"record {i}: value {i * 7}" for i in range(60)))
+    openai_server.summarize = True
+    openai_server.summary_stall_s = 120
+    openai_server.agent_commands = ["cat data.txt"] * 7
+    runtime = ui.runtime(
+        base_url=openai_server.base_url, model="m", demo=False, context_window=6000
+    )
+    app = ui.app(runtime)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ui.send(pilot, "read data.txt again and again")
+        await ui.until(pilot, lambda: "summarizing ahead" in str(app.status.render()))
+        assert app.status.activity == "idle"
+        assert openai_server.stalled.is_set()
+        openai_server.unstalled.set()
+        await ui.until(pilot, lambda: "summary ready ahead" in str(app.status.render()))
+        assert app.status.activity == "idle"

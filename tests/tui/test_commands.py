@@ -47,6 +47,7 @@ def test_the_command_set() -> None:
         "sessions",
         "resume",
         "rewind",
+        "diff",
         "model",
         "approve",
         "quit",

@@ -10,6 +10,7 @@ what the person types (the prompt's messages bubble up to the app)."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -27,17 +28,34 @@ from agent.replies import Notice, StreamEvent
 from compact.contract import CompactNotice
 from compact.events import CompactProgress
 from compact.records import TimelineRecord
+from tools.snapshots.changes import patch
 from tui import heap
 from tui.commands import SLASH_COMMANDS
 from tui.completion import Choice
 from tui.demo import BANNER as DEMO_BANNER
+from tui.effects import (
+    Effect,
+    Help,
+    Prompt,
+    Rewinding,
+    Said,
+    ShowContext,
+    ShowDiff,
+    ShowGauge,
+    ToggleTimeline,
+)
+from tui.file_commands import shadow_of
 from tui.gauge_reading import current_reading
 from tui.history import PromptHistory
 from tui.runtime import Runtime
+from tui.screens.context import ContextScreen
+from tui.screens.diff import DiffScreen
 from tui.screens.summary import SummaryScreen
 from tui.text import sandbox_label
+from tui.view.changes import summary
 from tui.view.fold import LogView
 from tui.view.status import StatusFold
+from tui.widgets.card_files import DiffRequested
 from tui.widgets.gauge import ZONE_TEXT, TokenGauge
 from tui.widgets.header import AppHeader
 from tui.widgets.marker import CompactionMarkerSelected
@@ -211,11 +229,6 @@ class MainScreen(Screen[None]):
         bash = self.runtime.bash
         status.show(self.fold.reading, policy=bash.policy, sandbox=sandbox_label(bash))
 
-    async def show_help(self, commands: str) -> None:
-        """``/help``: the commands, then the keys."""
-        text = Content.assemble(("Commands\n", "bold"), commands, ("\n\nKeys\n", "bold"), KEYS_HELP)
-        await self.transcript.add_notice(text, "info")
-
     def show_header(self) -> None:
         runtime = self.runtime
         if runtime is not None:
@@ -245,7 +258,7 @@ class MainScreen(Screen[None]):
         if not self.live:
             return
         now = time.time()
-        self.status.tick()
+        self.status.tick(self.runtime.compaction.background if self.runtime else None)
         for card in self.transcript.running_cards():
             card.tick(now)
         if any(r.status == "running" for r in self.timeline.records):
@@ -267,6 +280,40 @@ class MainScreen(Screen[None]):
     def toggle_timeline(self) -> None:
         self.timeline_chosen = True
         self.timeline.display = not self.timeline.display
+
+    async def show_effect(self, effect: Effect) -> None:
+        """Show what a command asks to show (:mod:`tui.effects`); the app decides the rest."""
+        if isinstance(effect, Said):
+            await self.transcript.add_notice(effect.text, effect.level)
+        elif isinstance(effect, Help):
+            text = Content.assemble(
+                ("Commands\n", "bold"), effect.commands, ("\n\nKeys\n", "bold"), KEYS_HELP
+            )
+            await self.transcript.add_notice(text, "info")
+        elif isinstance(effect, ShowContext):
+            await self.app.push_screen(ContextScreen(effect.report))
+        elif isinstance(effect, ShowDiff):
+            await self.app.push_screen(DiffScreen(effect.title, effect.text))
+        elif isinstance(effect, ShowGauge):
+            self.show_header()
+            self.refresh_gauge()
+        elif isinstance(effect, ToggleTimeline):
+            self.toggle_timeline()
+        elif isinstance(effect, Rewinding):
+            # Said at once: the fork is written and loaded off the event loop, which takes a
+            # moment on a long session; the prompt is there meanwhile, read-only so that
+            # nothing is sent to the session being left.
+            self.put_prompt(effect.prompt, read_only=True)
+            self.fold.going_back(f"to before turn {effect.turn}")
+            self.show_status()
+        elif isinstance(effect, Prompt):
+            self.put_prompt(effect.text, read_only=self.prompt.read_only)
+
+    def command_ended(self) -> None:
+        """What a command showed for its time (a rewind) ends with it."""
+        self.free_prompt()
+        self.fold.going_back(None)
+        self.show_status()
 
     # --- the prompt ---------------------------------------------------------------------------
 
@@ -304,6 +351,16 @@ class MainScreen(Screen[None]):
         there; a message typed while a card or a timeline row had the focus is never lost."""
         if event.is_printable and event.character is not None and self.app.screen is self:
             self.prompt_has_focus()
+
+    async def on_diff_requested(self, message: DiffRequested) -> None:
+        """A tool card's ``· diff``: the patch of its command, in the diff screen."""
+        repo = shadow_of(self.runtime) if self.runtime is not None else None
+        if repo is None:
+            await self.transcript.add_notice("No snapshots here: the diff cannot be shown.")
+            return
+        files = message.files
+        text = await asyncio.to_thread(patch, repo.git, files.before, files.after)
+        await self.app.push_screen(DiffScreen(summary(files) or "no change", text))
 
     # --- summaries ----------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ medium (the terminal ones through :func:`tui.text.clean`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.closing import INTERRUPTED_RUNNING, NOT_RUN_ERROR
@@ -208,3 +209,13 @@ ViewItem = (
     | CommandOutcome
     | TurnClosed
 )
+
+
+def recap_entries(items: Sequence[object]) -> list[Prompt | ToolRun | Answer]:
+    """The entries a resumed session's recap picks from: prompts, commands and answers
+    with text, in order."""
+    return [
+        item
+        for item in items
+        if isinstance(item, Prompt | ToolRun) or (isinstance(item, Answer) and item.text.strip())
+    ]

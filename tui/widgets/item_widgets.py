@@ -101,6 +101,7 @@ def finish_card(card: ToolCard, run: ToolRun) -> None:
         duration_s=result.duration_s,
         spill_path=result.spill_path,
         stopped=run.outcome,
+        files=result.files,
     )
 
 

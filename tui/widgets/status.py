@@ -10,6 +10,7 @@ from textual.reactive import var
 from textual.widget import Widget
 
 from agent.formatting import fmt_duration
+from compact.contract import Background
 from tui.view.status import Activity, StatusReading
 
 _LOOK: dict[Activity, tuple[str, str, str]] = {
@@ -44,6 +45,8 @@ class StatusLine(Widget):
         """The bash approval policy: said on the line unless it is ``ask``."""
         self.sandbox = "sandbox off"
         """What the next command runs under (:func:`tui.text.sandbox_label`): always said."""
+        self.background: Background | None = None
+        """Compaction work nobody waits for (a summary written ahead): said quietly."""
 
     def show(self, reading: StatusReading, *, policy: str, sandbox: str) -> None:
         """Show ``reading`` (:class:`tui.view.status.StatusFold`'s) with the approval policy
@@ -56,8 +59,13 @@ class StatusLine(Widget):
         self.activity = reading.activity  # last: a watcher of it sees the whole new state
         self.refresh()
 
-    def tick(self) -> None:
-        if self.activity != "idle":
+    def tick(self, background: Background | None = None) -> None:
+        """Refresh the elapsed times; ``background``: the compaction work running now (read
+        from the runtime on each tick: nothing waits for it, and the log says it only once
+        it lands)."""
+        changed = background != self.background
+        self.background = background
+        if self.activity != "idle" or changed or background is not None:
             self.refresh()
 
     def render(self) -> Content:
@@ -73,6 +81,15 @@ class StatusLine(Widget):
                 parts.append((f" · {self.queued} queued", "$text-accent"))
             if self.activity not in UNINTERRUPTIBLE:
                 parts.append(("  esc interrupts", "$text-muted"))
+        work = self.background
+        if work is not None and self.activity != "compacting":
+            # Quiet: nothing waits for it (the foreground wait, if any, says "compacting").
+            said = (
+                "summary ready ahead"
+                if work.ready
+                else f"{work.label} {fmt_duration(time.monotonic() - work.since)}"
+            )
+            parts.append((f" · {said}", "$text-muted"))
         if self.policy == "auto":
             parts.append(("  · commands run without asking", "$text-warning"))
         elif self.policy == "deny":

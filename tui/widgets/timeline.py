@@ -29,6 +29,7 @@ _STATUS: dict[str, tuple[str, str]] = {
     "done": ("✓", "$text-success"),
     "failed": ("✗", "$text-error"),
     "interrupted": ("⚠", "$text-warning"),
+    "discarded": ("⊘", "$text-muted"),
 }
 
 
@@ -60,7 +61,7 @@ def record_row(record: TimelineRecord, now: float | None = None) -> Content:
     icon, style = _STATUS.get(record.status, ("?", "$text-muted"))
     if record.status == "running":
         state = f"{icon} {fmt_duration(record.elapsed(now or time.time()))}"
-    elif record.status in ("failed", "interrupted"):
+    elif record.status in ("failed", "interrupted", "discarded"):
         state = f"{icon} {record.status}"
     else:
         state = f"{icon} {_clock(record.started_at)}"
@@ -71,8 +72,9 @@ def record_row(record: TimelineRecord, now: float | None = None) -> Content:
     detail = _detail(record)
     if detail:
         lines.append(Content.styled("\u00a0" * 3 + detail, "$text-muted"))
-    if record.status == "failed" and record.error:
-        lines.append(Content.styled("\u00a0" * 3 + first_line(record.error, 60), "$text-error"))
+    if record.status in ("failed", "discarded") and record.error:
+        look = "$text-error" if record.status == "failed" else "$text-muted"
+        lines.append(Content.styled("\u00a0" * 3 + first_line(record.error, 60), look))
     elif record.model == "fallback":
         lines.append(Content.styled("\u00a0\u00a0\u00a0model-free fallback", "$text-warning"))
     elif record.status == "running" and record.note:

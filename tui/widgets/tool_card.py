@@ -11,9 +11,11 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from agent.files_data import FilesData
 from agent.formatting import fmt_duration, plural
 from tools.terminal import has_unsafe, visible
 from tui.text import clean, first_line, strip_footer
+from tui.widgets.card_files import CardFiles
 from tui.widgets.command import command_content
 
 PREVIEW_LINES = 8
@@ -68,6 +70,7 @@ class ToolCard(Vertical):
         self.stopped: str | None = None
         self.awaiting_approval = False
         self.spill_path: str | None = None
+        self.files: FilesData | None = None
         self._frame = 0
 
     def compose(self) -> ComposeResult:
@@ -78,6 +81,8 @@ class ToolCard(Vertical):
         if "\n" in raw or len(self.command) > 72 or has_unsafe(raw):
             yield Static(command_content(raw), classes="command")
         yield CardOutput(classes="output")
+        if self.files is not None and self.files.changes:
+            yield CardFiles(self.files)
 
     def on_mount(self) -> None:
         prefix = "$ " if self.tool_name == "bash" else f"{clean(self.tool_name)} "
@@ -142,6 +147,7 @@ class ToolCard(Vertical):
         duration_s: float | None,
         spill_path: str | None = None,
         stopped: str | None = None,
+        files: FilesData | None = None,
     ) -> None:
         """The call's result came. ``stopped``: ``interrupted`` or ``not run``, what the
         footer says instead of ``error`` (:attr:`tui.view.items.ToolRun.outcome`)."""
@@ -152,7 +158,10 @@ class ToolCard(Vertical):
         self.exit_code = exit_code
         self.duration = duration_s
         self.spill_path = spill_path
+        self.files = files
         if self.is_mounted:
+            if files is not None and files.changes and not self.query(CardFiles):
+                self.mount(CardFiles(files))
             self._apply_state()
         else:
             self._set_state_classes()

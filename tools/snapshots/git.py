@@ -1,0 +1,70 @@
+"""Running ``git`` against a shadow repository, and nothing of the user's.
+
+Each call gets ``GIT_DIR`` (the shadow repository) and ``GIT_WORK_TREE`` (the working
+directory) and an environment with no other ``GIT_*`` variable, no system or global config
+(a user's filters, hooks or ``core.fsmonitor`` never run on reefline's behalf) and literal
+pathspecs (a file named ``*`` is that file).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+GIT_TIMEOUT_S = 120.0
+"""Longest a single git call may take (the first snapshot of a large tree is the slow one)."""
+
+
+class GitError(RuntimeError):
+    """A git call failed; the message says which and what git printed."""
+
+
+def git_found() -> str | None:
+    """The ``git`` on ``PATH``, or None."""
+    return shutil.which("git")
+
+
+class Git:
+    """``git`` pointed at ``git_dir`` with ``work_tree`` as its working tree."""
+
+    def __init__(self, git_dir: Path, work_tree: Path) -> None:
+        self.git_dir = git_dir
+        self.work_tree = work_tree
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        env.update(
+            GIT_DIR=str(git_dir),
+            GIT_WORK_TREE=str(work_tree),
+            GIT_CONFIG_NOSYSTEM="1",
+            GIT_CONFIG_GLOBAL=os.devnull,
+            GIT_LITERAL_PATHSPECS="1",
+            GIT_TERMINAL_PROMPT="0",
+            GIT_OPTIONAL_LOCKS="0",
+            LC_ALL="C",
+        )
+        self.env = env
+
+    def run(self, args: Sequence[str], *, stdin: bytes | None = None, check: bool = True) -> bytes:
+        """Run ``git args`` in the working tree; its standard output.
+
+        Raises:
+            GitError: git could not be run, or (``check``) exited non-zero.
+        """
+        try:
+            done = subprocess.run(
+                ["git", *args],
+                input=stdin if stdin is not None else b"",
+                capture_output=True,
+                cwd=self.work_tree,
+                env=self.env,
+                timeout=GIT_TIMEOUT_S,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise GitError(f"git {args[0]} could not run: {exc}") from exc
+        if check and done.returncode != 0:
+            said = done.stderr.decode(errors="replace").strip().splitlines()
+            raise GitError(f"git {args[0]} failed: {said[-1] if said else done.returncode}")
+        return done.stdout

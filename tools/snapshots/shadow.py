@@ -1,0 +1,253 @@
+"""The shadow repository of one working directory, and its snapshots.
+
+A snapshot is the id of a git tree holding every file of the working directory that its
+``.gitignore`` files do not exclude: text files by content, symlinks as links (never
+followed), and binary files or files over :data:`SIZE_CAP` by a stand-in blob naming their
+SHA-256 and size (:mod:`tools.snapshots.stubs`), so a build artefact costs no space. Only
+what changed since the last snapshot is looked at: ``git ls-files`` lists the changed and new
+paths, ``git add`` stores them, ``git write-tree`` names the result; an unchanged tree is the
+same id, so a command that wrote nothing costs no object.
+
+The repository lives in ``<home>/snapshots/<name>-<hash>`` (hidden from sandboxed commands
+with the rest of the home); the user's ``.git`` is never read or written, a nested
+repository inside the working directory is left out whole, and so is reefline's home.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import stat
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from tools.snapshots import stubs
+from tools.snapshots.git import Git, GitError
+
+MAX_FILES = 200_000
+"""A working directory with more files than this (``$HOME``, ``/``) gets no snapshots: the
+first one would copy all of them."""
+
+
+class SnapshotUnavailable(RuntimeError):
+    """No snapshot could be taken; the message says why (shown once, commands still run)."""
+
+
+@dataclass(frozen=True)
+class Hashed:
+    """A file recorded by hash: its stat when hashed (unchanged stat: same stand-in)."""
+
+    size: int
+    mtime_ns: int
+    ino: int
+    mode: int
+
+
+def shadow_dir(home: Path, work_tree: Path) -> Path:
+    """Where the shadow repository of ``work_tree`` lives under reefline's ``home``."""
+    key = hashlib.sha256(os.fsencode(work_tree)).hexdigest()[:16]
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in work_tree.name)[:40]
+    return home / "snapshots" / f"{name or 'root'}-{key}"
+
+
+class ShadowRepo:
+    """Snapshots of ``work_tree`` kept in a shadow repository under ``home``.
+
+    Thread-safe: one snapshot at a time. The repository is made on the first snapshot.
+    """
+
+    def __init__(self, home: Path, work_tree: Path) -> None:
+        self.work_tree = Path(os.path.realpath(work_tree))
+        self.git_dir = shadow_dir(home, self.work_tree)
+        self.git = Git(self.git_dir, self.work_tree)
+        self._home = Path(os.path.realpath(home))
+        self._lock = threading.Lock()
+        self._hashed: dict[str, Hashed] | None = None
+        self._last: tuple[str, tuple[int, int, int] | None] | None = None
+
+    @property
+    def hashed_file(self) -> Path:
+        return self.git_dir / "reefline-hashed.json"
+
+    def snapshot(self) -> str:
+        """Record the working directory now; the snapshot's id (a git tree id).
+
+        Raises:
+            SnapshotUnavailable: git is missing or failed, or the directory is too large.
+        """
+        with self._lock:
+            try:
+                return self._snapshot()
+            except GitError as exc:
+                raise SnapshotUnavailable(str(exc)) from exc
+            except OSError as exc:
+                raise SnapshotUnavailable(f"cannot keep snapshots: {exc}") from exc
+
+    def _snapshot(self) -> str:
+        first = not (self.git_dir / "HEAD").exists()
+        if first:
+            self._create()
+        listed = self.git.run(["ls-files", "-z", "-m", "-d", "-o", "--exclude-standard"])
+        paths = sorted({p for p in os.fsdecode(listed).split("\0") if p})
+        if first and len(paths) > MAX_FILES:
+            raise SnapshotUnavailable(
+                f"{self.work_tree} holds more than {MAX_FILES} files; no snapshots are taken"
+            )
+        hashed = self._load_hashed()
+        to_add: list[str] = []
+        to_stub: dict[str, os.stat_result] = {}
+        unhash: list[str] = []
+        gone: list[str] = []
+        for path in list(hashed):  # files recorded by hash: git does not look at them
+            st = _lstat(self.work_tree / path)
+            if st is not None and _same(hashed[path], st):
+                continue
+            del hashed[path]
+            unhash.append(path)
+            if st is None:
+                gone.append(path)
+            else:
+                paths.append(path)
+        for path in paths:
+            if path.endswith("/"):  # a nested repository: not ours to record
+                continue
+            if _beyond_link(self.work_tree, path):  # its folder is a link (or file) now
+                gone.append(path)
+                continue
+            st = _lstat(self.work_tree / path)
+            if (
+                st is not None
+                and stat.S_ISREG(st.st_mode)
+                and stubs.by_hash(self.work_tree / path, st)
+            ):
+                to_stub[path] = st
+            else:
+                to_add.append(path)
+        if unhash:
+            self.git.run(
+                ["update-index", "-z", "--no-assume-unchanged", "--stdin"],
+                stdin=_nul(unhash),
+            )
+        if to_add:
+            self._add(to_add)
+        if gone:
+            self.git.run(["update-index", "-z", "--force-remove", "--stdin"], stdin=_nul(gone))
+        if to_stub:
+            stubs.record(self.git, self.work_tree, to_stub)
+            for path, st in to_stub.items():
+                hashed[path] = Hashed(st.st_size, st.st_mtime_ns, st.st_ino, st.st_mode)
+        if unhash or to_stub:
+            self._save_hashed(hashed)
+        index = _lstat(self.git_dir / "index")
+        mark = None if index is None else (index.st_mtime_ns, index.st_size, index.st_ino)
+        # Unchanged index (another process or object may have changed it): the same tree.
+        if self._last is not None and self._last[1] == mark and mark is not None:
+            return self._last[0]
+        tree = self.git.run(["write-tree"]).decode().strip()
+        index = _lstat(self.git_dir / "index")
+        mark = None if index is None else (index.st_mtime_ns, index.st_size, index.st_ino)
+        self._last = (tree, mark)
+        return tree
+
+    def _add(self, paths: list[str]) -> None:
+        add = ["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"]
+        try:
+            self.git.run(add, stdin=_nul(paths))
+        except GitError:
+            # A path listed a moment ago and gone since (a temporary file) fails the whole
+            # call: again with what is there or known.
+            known = set(os.fsdecode(self.git.run(["ls-files", "-z"])).split("\0"))
+            there = [p for p in paths if p in known or _lstat(self.work_tree / p) is not None]
+            if there:
+                self.git.run(add, stdin=_nul(there))
+
+    def _create(self) -> None:
+        # Private even under umask 0, like everything else under the home.
+        self.git_dir.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(self.git_dir.parent, 0o700)
+        self.git_dir.mkdir(mode=0o700, exist_ok=True)
+        self.git.run(["init", "-q", "--shared=0600", "--template="])  # no sample hooks
+        for key, value in (
+            ("core.untrackedCache", "true"),
+            ("core.autocrlf", "false"),
+            ("core.symlinks", "true"),
+            ("core.fileMode", "true"),
+            ("core.quotePath", "false"),
+            ("gc.auto", "0"),
+        ):
+            self.git.run(["config", key, value])
+        excludes = [".git"]
+        if self._home == self.work_tree or self.work_tree in self._home.parents:
+            excludes.append("/" + _pattern(self._home.relative_to(self.work_tree)))
+        user_excludes = self.work_tree / ".git" / "info" / "exclude"
+        with contextlib.suppress(OSError):
+            excludes.append(user_excludes.read_text(errors="replace"))
+        info = self.git_dir / "info"
+        info.mkdir(mode=0o700, exist_ok=True)
+        os.chmod(info, 0o700)
+        _write_private(info / "exclude", "\n".join(excludes) + "\n")
+
+    def _load_hashed(self) -> dict[str, Hashed]:
+        if self._hashed is None:
+            try:
+                raw = json.loads(self.hashed_file.read_text())
+                self._hashed = {p: Hashed(*v) for p, v in raw.items()}
+            except (OSError, ValueError, TypeError):
+                self._hashed = {}
+        return self._hashed
+
+    def _save_hashed(self, hashed: dict[str, Hashed]) -> None:
+        raw = {p: [h.size, h.mtime_ns, h.ino, h.mode] for p, h in hashed.items()}
+        tmp = self.hashed_file.with_suffix(".tmp")
+        _write_private(tmp, json.dumps(raw))
+        os.replace(tmp, self.hashed_file)
+
+
+def _write_private(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+
+
+def _lstat(path: Path) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except OSError:
+        return None
+
+
+def _beyond_link(top: Path, path: str) -> bool:
+    """Whether a folder on the way to ``path`` is not a real folder (a symlink: git must
+    neither follow it nor be asked to)."""
+    here = top
+    for part in path.split("/")[:-1]:
+        here = here / part
+        st = _lstat(here)
+        if st is None or not stat.S_ISDIR(st.st_mode):
+            return st is not None
+    return False
+
+
+def _same(known: Hashed, st: os.stat_result) -> bool:
+    return (known.size, known.mtime_ns, known.ino, known.mode) == (
+        st.st_size,
+        st.st_mtime_ns,
+        st.st_ino,
+        st.st_mode,
+    )
+
+
+def _nul(paths: list[str]) -> bytes:
+    return b"".join(os.fsencode(p) + b"\0" for p in paths)
+
+
+def _pattern(path: Path) -> str:
+    """``path`` as a gitignore pattern matching only itself."""
+    text = path.as_posix()
+    for special in "\\*?[!#":
+        text = text.replace(special, "\\" + special)
+    return text

@@ -1,0 +1,65 @@
+"""The front ends' file actions, a few lines each over :mod:`agent.file_rewind` and
+:mod:`tools.snapshots`: put files back after a rewind, undo that, show a command's diff."""
+
+from __future__ import annotations
+
+from agent.events import FilesRestore, ToolResult
+from agent.file_rewind import describe, plan_rewind, plan_undo, put_back, restores
+from agent.session import Session
+from tools.snapshots.changes import patch
+from tools.snapshots.shadow import ShadowRepo, SnapshotUnavailable
+from tui.effects import Level
+from tui.runtime import Runtime
+
+REWIND_CHOICES = ("conversation only", "conversation and files")
+"""What ``/rewind`` asks, in this order (the second puts files back too)."""
+
+
+def shadow_of(runtime: Runtime) -> ShadowRepo | None:
+    """The runtime's shadow repository (None: no snapshots here, e.g. git is missing)."""
+    recorder = runtime.bash.snapshots
+    return None if recorder is None else recorder.repo
+
+
+async def restore_files(parent: Session, new: Runtime, at_seq: int) -> tuple[str, Level]:
+    """Put back what the parent's commands from ``at_seq`` on changed, logged on ``new``'s
+    session; (what to say, its level)."""
+    repo = shadow_of(new)
+    if repo is None:
+        return "Files not put back: there are no snapshots here (git is missing).", "warning"
+    plan = plan_rewind(parent.events, at_seq)
+    if not plan:
+        return "No command changed a file after that point: no file to put back.", "info"
+    try:
+        report = await put_back(new.session, repo, plan, at_seq=at_seq)
+    except SnapshotUnavailable as exc:
+        return f"Files not put back: {exc}", "error"
+    return describe(report), "warning" if report.refused else "info"
+
+
+async def undo_restore(runtime: Runtime, done: FilesRestore) -> tuple[str, Level]:
+    """Undo the file restore ``done`` (listed by ``/rewind``); (what to say, its level)."""
+    repo = shadow_of(runtime)
+    if repo is None:
+        return "Cannot undo: there are no snapshots here (git is missing).", "warning"
+    try:
+        report = await put_back(runtime.session, repo, plan_undo(done), undo_of=done.seq)
+    except SnapshotUnavailable as exc:
+        return f"Cannot undo: {exc}", "error"
+    return "Undone. " + describe(report), "warning" if report.refused else "info"
+
+
+def undoable(runtime: Runtime) -> list[FilesRestore]:
+    """The file restores of this session that wrote something, oldest first."""
+    return [e for e in restores(runtime.session) if e.data.restored]
+
+
+def last_diff(runtime: Runtime) -> str | None:
+    """The patch of the newest command that changed files (None: none did)."""
+    repo = shadow_of(runtime)
+    for event in reversed(runtime.session.events):
+        if isinstance(event, ToolResult) and event.data.files and event.data.files.changes:
+            if repo is None:
+                return None
+            return patch(repo.git, event.data.files.before, event.data.files.after)
+    return None
