@@ -147,7 +147,8 @@ async def _rewind(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
     point = points[int(choice) - 1]
     if len(words) == 1 and plan_rewind(runtime.session.events, point.seq):
         modes = ("conversation", "files")
-        yield Choose("Go back with…", REWIND_CHOICES, tuple(f"/rewind {choice} {m}" for m in modes))
+        commands = tuple(f"/rewind {choice} {mode}" for mode in modes)
+        yield Choose("Go back with…", REWIND_CHOICES, commands, keys=("c", "f"))
         return
     yield Rewinding(point.turn, point.prompt)
     done = await rewind(runtime, point, files=words[1:2] == ["files"])

@@ -82,11 +82,22 @@ class PickRewind:
 @dataclass(frozen=True)
 class Choose:
     """Ask ``question``; the n-th of ``answers`` runs the n-th of ``commands`` (a slash
-    command line). Where nobody can answer, the first is the default."""
+    command line). ``keys``: what a line front end takes for each answer (else its number).
+    Where nobody can answer, the first is the default."""
 
     question: str
     answers: tuple[str, ...]
     commands: tuple[str, ...]
+    keys: tuple[str, ...] = ()
+
+    def pick(self, typed: str) -> int:
+        """The answer ``typed`` means: its key, its number or its words; else the first."""
+        typed = typed.strip().lower()
+        keys = self.keys or tuple(str(n) for n in range(1, len(self.answers) + 1))
+        for n, (key, answer) in enumerate(zip(keys, self.answers, strict=True)):
+            if typed in (key, answer, str(n + 1)):
+                return n
+        return 0
 
 
 @dataclass(frozen=True)

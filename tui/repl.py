@@ -297,10 +297,10 @@ class PlainRepl:
         if isinstance(effect, Quit):
             self.leaving = True
         elif isinstance(effect, Choose):
-            keys = "  ".join(f"[{a[0]}] {a}" for a in effect.answers)
-            answer = ((await self.read(f"{effect.question} {keys} › ")) or "").strip().lower()
-            picked = [i for i, a in enumerate(effect.answers) if answer in (a, a[0])]
-            await self.handle(effect.commands[picked[0] if picked else 0])
+            keys = effect.keys or [str(n) for n in range(1, len(effect.answers) + 1)]
+            asked = "  ".join(f"[{k}] {a}" for k, a in zip(keys, effect.answers, strict=True))
+            answer = await self.read(f"{effect.question} {asked} › ")
+            await self.handle(effect.commands[effect.pick(answer or "")])
         elif isinstance(effect, Adopt):
             old = self.runtime
             self.detach()
