@@ -96,11 +96,10 @@ async def run_command(runtime: Runtime, name: str, args: str, *, out: TextIO, er
     async for effect in run(runtime, name, args):
         if isinstance(effect, Adopt):  # nothing goes on here: it is saved, for later
             new = effect.runtime
-            await new.aclose()
-            out.write(
-                clean(f"Session {new.session.id}: continue it with --resume {new.session.id}")
-                + "\n"
-            )
+            await new.aclose()  # an untouched session (/new) is discarded: nothing to go on with
+            if new.session.path.exists():
+                kept = f"Session {new.session.id}: continue it with --resume {new.session.id}"
+                out.write(clean(kept) + "\n")
             continue
         if isinstance(effect, Choose):  # nobody to ask: the first answer, and how to say another
             others = ", ".join(effect.commands[1:])

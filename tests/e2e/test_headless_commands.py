@@ -37,3 +37,11 @@ def test_rewind_leaves_the_fork_saved_and_says_its_id(
     late = run_cli("--demo", "--resume", parent.stem, "-p", "/rewind 9")
     assert late.returncode == 1
     assert "Usage: /rewind N, with N from 1 to 1" in late.stderr
+
+
+def test_new_names_no_session_it_did_not_keep(run_cli: Run, cli_env: dict[str, str]) -> None:
+    """``-p /new`` opens a session nothing happens in: it is discarded, and not offered."""
+    out = run_cli("--demo", "-p", "/new")
+    assert out.returncode == 0, out.stderr
+    assert "--resume" not in out.stdout
+    assert session_files(cli_env) == []
