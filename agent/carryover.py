@@ -18,7 +18,7 @@ from agent.events import (
     SessionStart,
     ToolResult,
 )
-from tools.base import POLICIES, ApprovalPolicy
+from tools.modes import POLICIES, ApprovalPolicy
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent.event_data import Data
 from agent.files_data import FilesData, FilesRestoreData
-from tools.base import ApprovalDecision, SandboxMode
+from tools.modes import ApprovalDecision, SandboxMode
 
 __all__ = ["Data", "FilesData"]  # re-exported: payloads elsewhere build on them
 

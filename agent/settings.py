@@ -28,7 +28,7 @@ from agent.config_file import (
     read_config,
 )
 from agent.prices import ModelPrice
-from tools.base import ApprovalPolicy, SandboxMode
+from tools.modes import ApprovalPolicy, SandboxMode
 
 __all__ = [
     "PriceSetting",

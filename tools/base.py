@@ -1,4 +1,5 @@
-"""The tool protocol shared by every tool the agent can call, and the approval vocabulary.
+"""The tool protocol shared by every tool the agent can call (the approval and sandbox
+vocabulary it speaks is :mod:`tools.modes`).
 
 A tool turns a JSON ``arguments`` object from the model into a :class:`ToolOutput`. Tools
 report every failure the model can act on (bad arguments, a denied command, a timeout) as a
@@ -11,25 +12,19 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+from tools.modes import POLICIES as POLICIES
+from tools.modes import SANDBOX_MODES as SANDBOX_MODES
+from tools.modes import ApprovalDecision as ApprovalDecision
+from tools.modes import ApprovalPolicy as ApprovalPolicy
+from tools.modes import SandboxMode as SandboxMode
 
 if TYPE_CHECKING:
     from tools.snapshots.changes import Recorded
 
-ApprovalPolicy = Literal["ask", "auto", "deny"]
-POLICIES: tuple[ApprovalPolicy, ...] = ("ask", "auto", "deny")
-"""How a command is approved: ask the user each time, run without asking, or never run."""
-
-ApprovalDecision = Literal["once", "always", "deny"]
-"""The user's answer: run this command, run this and every later command, or do not run it."""
-
 Approver = Callable[[str], Awaitable[ApprovalDecision]]
 """Front-end callback asked to approve a command; called with the full command text."""
-
-SandboxMode = Literal["off", "read-only", "workspace-write"]
-SANDBOX_MODES: tuple[SandboxMode, ...] = ("off", "read-only", "workspace-write")
-"""How a command is confined (:mod:`tools.sandbox`): not at all, with nothing writable but
-a private ``/tmp``, or with the working directory writable too."""
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tools.base import POLICIES, SANDBOX_MODES
+from tools.modes import POLICIES, SANDBOX_MODES
 from tui.exit_codes import EXIT_USAGE
 
 
