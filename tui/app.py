@@ -254,10 +254,11 @@ class ReeflineApp(App[None]):
             await main.show_effect(effect)
 
     def _runs(self, line: Callable[[Any], str]) -> Callable[[Any], Awaitable[None]]:
-        """A modal's callback: run the command line its answer stands for (None: nothing)."""
+        """A modal's callback: run the command line its answer stands for (None or an empty
+        answer: the modal was closed, nothing runs)."""
 
         async def run_line(answer: Any) -> None:
-            if answer is not None and (slash := parse_slash(line(answer))) is not None:
+            if answer not in (None, "") and (slash := parse_slash(line(answer))) is not None:
                 await self.run_slash(*slash)
 
         return run_line
