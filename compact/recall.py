@@ -5,8 +5,9 @@ folder (the folder full tool outputs go to, bound read-only inside the sandbox, 
 sandbox mode can read it): the user, context and assistant messages it shadowed, each
 command with its exit code and its full output as first recorded (or the spill file the
 full output is in), in surface order, each headed by its log seq. The checkpoint names the
-file in one line (:func:`recall_lines`), and a checkpoint that merges an earlier one keeps
-that one's lines, so every transcript stays named.
+file in one line (:func:`recall_lines`); a checkpoint that merges an earlier one says that
+the earlier one's text (naming its transcript) is in its own transcript, so every
+transcript stays reachable at a constant cost in context.
 
 The files are a projection of the log and nothing else: :func:`rebuild_missing` writes the
 ones a log names but the disk lacks (a resume after the folder was cleared, a fork, a log
@@ -31,13 +32,18 @@ from agent.events import (
     UserMessage,
 )
 from agent.session import Session
-from compact.prune import original
+from compact.originals import original
 from tools.bash_call import command_of
 from tools.spill import SpillFolder
 
 RECALL_PREFIX = "The full transcript this summary replaces: "
 RECALL_SUFFIX = " — grep it for exact values."
 EARLIER_PREFIX = "The full transcript of an earlier checkpoint merged into it: "
+"""How checkpoints written before the one-line form named a merged transcript (still read)."""
+EARLIER_LINE = (
+    "The earlier checkpoints merged into it are in that transcript, each naming its own "
+    "(the folder's recall-*.md files are all of them)."
+)
 
 
 def recall_name(compaction_id: str) -> str:
@@ -57,16 +63,19 @@ def named_paths(content: str) -> list[str]:
 
 
 def recall_lines(session: Session, compaction_id: str, span: list[int]) -> str:
-    """The lines a checkpoint ends with: one per earlier transcript it merges (from the
-    checkpoints inside ``span``), then the one naming its own."""
-    earlier: list[str] = []
-    for seq in span:
-        event = session.events[seq]
-        if isinstance(event, UserMessage) and event.data.source == "compact":
-            earlier += [p for p in named_paths(event.data.content) if p not in earlier]
+    """The lines a checkpoint ends with: the one naming its own transcript and, when it
+    merges earlier checkpoints, one saying where theirs are named. Their names are not
+    repeated here: the merged checkpoint's text is in the transcript (and names its own), so
+    every transcript stays reachable while what the model carries stays one line long (a name
+    per merge would grow the context by a line each compaction for the rest of the session)."""
     own = session.spill.name_of(recall_name(compaction_id))
-    lines = [f"{EARLIER_PREFIX}{path}" for path in earlier]
-    lines.append(f"{RECALL_PREFIX}{own}{RECALL_SUFFIX}")
+    lines = [f"{RECALL_PREFIX}{own}{RECALL_SUFFIX}"]
+    merged = any(
+        isinstance(e := session.events[seq], UserMessage) and e.data.source == "compact"
+        for seq in span
+    )
+    if merged:
+        lines.append(EARLIER_LINE)
     return "\n\n" + "\n".join(lines)
 
 

@@ -24,10 +24,21 @@ from agent.meter import TokenMeter
 from agent.registry import EventError
 from agent.session import Session
 from compact import recall
-from compact.checkpoint import frame
-from compact.condense import Condensed
+from compact.checkpoint import Summary, frame
 from compact.contract import CompactionError, CompactionResult
 from compact.events import CompactEnd, CompactStart, Trigger
+
+
+@dataclass(frozen=True)
+class Condensed:
+    """What a backend's summary step hands the bracket."""
+
+    summary: Summary
+    fallback_reason: str | None = None
+    """Set when the model-free checkpoint took the model's place, and why."""
+    read_all: bool = False
+    """The model read the whole conversation (the retained tail too, originals of pruned
+    results included): the checkpoint carries what the tail's outputs said."""
 
 
 class Lock:
@@ -67,7 +78,7 @@ class Attempt:
     source_command_id: str | None = None
     ahead: bool = False
     """The summary was written in the background before the bracket opens (see
-    :mod:`compact.ahead`)."""
+    :mod:`compact.basic.ahead`)."""
 
 
 Condense = Callable[[str, list[int], int], Awaitable[Condensed]]

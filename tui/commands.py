@@ -18,7 +18,7 @@ from typing import Literal
 
 from agent.fork import ForkError, ForkPoint, fork_points, fork_session
 from agent.settings import SettingsError
-from compact.dry_run import dry_run, report
+from compact.dry_run import report
 from compact.uncompact import uncompact
 from tools.base import POLICIES
 from tui.file_commands import restore_files
@@ -144,7 +144,7 @@ def compact_dry_run(runtime: Runtime, args: str) -> Said | None:
     figures (:mod:`compact.dry_run`); None when ``args`` do not ask for a dry run."""
     if DRY_RUN not in args.split():
         return None
-    run = dry_run(runtime.session, runtime.meter, runtime.agent.envelope())
+    run = runtime.compaction.dry_run(runtime.agent.envelope())
     return Said(report(run))
 
 

@@ -32,10 +32,9 @@ from agent.settings import Settings, SettingsError, config_dir, config_path, loa
 from agent.store import SessionBusy, default_home, list_sessions
 from agent.tokens import Estimator
 from agent.windows import WindowBook
-from compact.ahead import AheadCompactService
-from compact.basic import load_compaction_settings
+from compact.basic import AheadCompactService, Pruner
 from compact.command import CompactCommand
-from compact.prune import Pruner
+from compact.policy import load_compaction_settings
 from compact.recall import rebuild_missing
 from compact.registry import build_registry
 from tools.base import ApprovalPolicy, Approver

@@ -7,7 +7,7 @@ import re
 from functools import partial
 from pathlib import Path
 
-from compact.prune import original
+from compact.originals import original
 from compact.timeline import TimelineFold
 from compact.wording import describe, fmt_tokens
 from tests.compact.conftest import add_turn, server_model

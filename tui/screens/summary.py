@@ -23,7 +23,7 @@ from agent.events import (
     UserMessage,
 )
 from agent.prices import PriceOf
-from compact.prune import MASK_PREFIX
+from compact.originals import MASK_PREFIX
 from compact.records import TimelineRecord
 from compact.wording import fmt_duration, fmt_tokens, label, plural, spent
 from tui.text import bash_command, clean, first_line, home_relative
