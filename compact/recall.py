@@ -158,14 +158,16 @@ def _is_checkpoint(event: Event) -> bool:
     )
 
 
-def rebuild_missing(session: Session) -> int:
-    """Write every transcript the log's checkpoints name that is missing; returns how many.
+def rebuild_missing(session: Session) -> dict[str, str]:
+    """Write every transcript the log's checkpoints name that is missing, and return the
+    named paths that are somewhere else here: ``{named: actual}``.
 
     A checkpoint names a path in its session's spill folder; a fork's copied checkpoints
     name the parent's, which is rebuilt there (from this log, which holds the same events).
-    A path outside this home's sessions folder (a log moved from elsewhere) is written into
-    this session's own folder instead. Failures to write are left for the next open."""
-    written = 0
+    A path outside this home's sessions folder (a log moved from another machine or home) is
+    written into this session's own folder instead, and returned, so the model can be told
+    where it is (:func:`moved_note`). Failures to write are left for the next open."""
+    moved: dict[str, str] = {}
     folders: dict[Path, SpillFolder] = {session.spill_dir: session.spill}
     sessions = session.spill_dir.parent
     try:
@@ -176,14 +178,33 @@ def rebuild_missing(session: Session) -> int:
             where = Path(own[-1]).parent if own else session.spill_dir
             if where.parent != sessions or not where.name.endswith(".spill"):
                 where = session.spill_dir
+                if own:
+                    moved[own[-1]] = session.spill.name_of(recall_name(cid))
             folder = folders.get(where)
             if folder is None:
                 folder = folders[where] = SpillFolder(where)
             with contextlib.suppress(OSError):
                 if not folder.holds_file(recall_name(cid)):
-                    written += write(session, cid, span, folder)
+                    write(session, cid, span, folder)
     finally:
         for path, folder in folders.items():
             if path != session.spill_dir:
                 folder.close()
-    return written
+    return moved
+
+
+def moved_note(session: Session, moved: dict[str, str]) -> str | None:
+    """The context message that tells the model where the transcripts its view names are
+    on this machine; None when its view names none that moved, or was told already."""
+    view = "\n".join(str(m.get("content") or "") for m in session.derive_messages())
+    lines = [f"- {named} is at {actual}" for named, actual in moved.items() if named in view]
+    if not lines:
+        return None
+    note = "\n".join([MOVED_HEAD, *lines])
+    return None if note in view else note
+
+
+MOVED_HEAD = (
+    "This session was opened from another machine or home: the recall transcripts named "
+    "above are here instead (same content, rebuilt from the session log):"
+)
