@@ -79,6 +79,8 @@ class Attempt:
     ahead: bool = False
     """The summary was written in the background before the bracket opens (see
     :mod:`compact.basic.ahead`)."""
+    mark: int | None = None
+    """For an automatic compaction, the mark the context reached."""
 
 
 Condense = Callable[[str, list[int], int], Awaitable[Condensed]]
@@ -116,6 +118,8 @@ async def bracketed(
     span, turn = attempt.span, attempt.turn
     snapshot = tuple(session.surface)
     shadowed_tokens = sum(meter.price(seq) for seq in span)
+    chosen = set(span)
+    kept = [seq for seq in snapshot if seq not in chosen]
     start = append(
         session,
         "compact/start",
@@ -128,6 +132,10 @@ async def bracketed(
             "items": len(span),
             "tokens": shadowed_tokens,
             "ahead": attempt.ahead,
+            "context_tokens": meter.measure().total,
+            "mark": attempt.mark,
+            "kept_items": len(kept),
+            "kept_tokens": sum(meter.price(seq) for seq in kept),
         },
     )
 

@@ -256,9 +256,8 @@ class BasicCompactService(CompactService):
                 break
             attempts += 1
             try:
-                result = await self._bracket(
-                    envelope, Attempt(span, "auto", self.session.open_turn), signal
-                )
+                attempt = Attempt(span, "auto", self.session.open_turn, mark=threshold)
+                result = await self._bracket(envelope, attempt, signal)
             except CompactionError as exc:
                 if result is None:
                     raise
