@@ -156,6 +156,8 @@ class TimelineRecord:
             value = getattr(self, f.name)
             if isinstance(value, Usage):
                 value = value.model_dump()
+            elif isinstance(value, Why):
+                value = dataclasses.asdict(value)
             elif isinstance(value, list):
                 value = list(value)
             out[f.name] = value
@@ -169,6 +171,8 @@ class TimelineRecord:
         usage = kwargs.get("usage")
         if isinstance(usage, dict):
             kwargs["usage"] = Usage.model_validate(usage)
+        if isinstance(why := kwargs.get("why"), dict):
+            kwargs["why"] = Why(**why)
         return cls(**kwargs)
 
 
