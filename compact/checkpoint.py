@@ -76,7 +76,7 @@ class SummaryJob:
     window: int | None = None
     appendix: str | None = None
     """What the final message says before the instruction: the originals of results the
-    messages show only as placeholders (:mod:`compact.suffix`)."""
+    messages show only as placeholders (:mod:`compact.basic.suffix`)."""
 
     def instruction(self) -> str:
         """The final user message of the request."""

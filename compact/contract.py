@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agent.envelope import Envelope
+from compact.dry_run import DryRun
 from compact.events import PruneTrigger, Trigger
 
 ErrorCode = Literal["busy", "cancelled", "changed", "summary", "commit", "persistence"]
@@ -169,6 +170,11 @@ class CompactService(ABC):
     def step_growth(self) -> int | None:
         """The typical growth of one step's context, once measured (None: not yet, or a
         backend that does not measure it); for the gauge's "compacting soon"."""
+        return None
+
+    def dry_run(self, envelope: Envelope) -> DryRun | None:
+        """What :meth:`compact_now` would replace and keep now, without calling the model or
+        writing anything (None: a backend that cannot tell)."""
         return None
 
     @abstractmethod

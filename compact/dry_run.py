@@ -1,23 +1,15 @@
 """``/compact --dry-run`` and ``reefline compact --dry-run``: what a compaction now would
 summarize and keep, and the token figures, without calling the model or writing anything.
 
-It selects the range exactly as ``/compact`` does (:func:`compact.selection.select_range`
-with no retained tail beyond the newest indivisible unit) and prices it with the meter.
+The backend works it out (:meth:`compact.contract.CompactService.dry_run`); this module holds
+the value and its few plain lines, so the front ends need only the contract.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 
-from agent.envelope import Envelope
 from agent.formatting import fmt_tokens, plural
-from agent.meter import TokenMeter
-from agent.session import Session
-from compact.selection import new_tokens, select_range
-
-MIN_NEW_TOKENS = 512
-"""As :data:`compact.basic.MIN_MANUAL_TOKENS`: below this, ``/compact`` does nothing."""
 
 
 @dataclass(frozen=True)
@@ -34,26 +26,6 @@ class DryRun:
     window: int | None
 
 
-def dry_run(session: Session, meter: TokenMeter, envelope: Envelope) -> DryRun:
-    """What a manual compaction would replace and keep now; nothing is sent or written."""
-    total = meter.measure(envelope).total
-    span = select_range(session, meter.price, 0) or []
-    if span and new_tokens(session, span, meter.price) < MIN_NEW_TOKENS:
-        span = []
-    chosen = set(span)
-    kept = [seq for seq in session.surface if seq not in chosen]
-    kinds = Counter(session.events[seq].type for seq in span)
-    return DryRun(
-        summarized=span,
-        summarized_tokens=sum(meter.price(s) for s in span),
-        kinds=dict(kinds),
-        kept=kept,
-        kept_tokens=sum(meter.price(s) for s in kept),
-        total=total,
-        window=envelope.window,
-    )
-
-
 _KIND_WORDS = {
     "user/message": ("message of the user or checkpoint", "messages of the user or checkpoints"),
     "assistant/message": ("assistant reply", "assistant replies"),
@@ -63,8 +35,10 @@ _KIND_WORDS = {
 }
 
 
-def report(run: DryRun) -> str:
-    """The dry run as a few plain lines."""
+def report(run: DryRun | None) -> str:
+    """The dry run as a few plain lines (None: the backend cannot tell)."""
+    if run is None:
+        return "This compaction backend cannot say beforehand what it would compact."
     window = f" / {fmt_tokens(run.window)}" if run.window else ""
     head = (
         "Dry run: nothing sent to the model, nothing written. "

@@ -51,6 +51,14 @@ class CompactStartData(Data):
     ahead: bool = False
     """The summary was written in the background, before the checkpoint this bracket was
     logged at (its calls are logged inside the bracket all the same)."""
+    context_tokens: int | None = None
+    """What set it off: the context's size when it started, and for an automatic one the
+    mark it reached (None in older logs)."""
+    mark: int | None = None
+    kept_items: int | None = None
+    """What stays verbatim after the checkpoint: the surface items after the range, and
+    their price."""
+    kept_tokens: int | None = None
 
 
 class CompactSummaryData(Data):

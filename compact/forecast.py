@@ -1,6 +1,6 @@
 """ "Compacting soon": whether the next automatic compaction is expected within about two
 steps, from the context now, the auto mark and the typical growth of one step
-(:class:`compact.schedule.StepSizes`), so the gauge can warn before it happens."""
+(:class:`compact.basic.schedule.StepSizes`), so the gauge can warn before it happens."""
 
 from __future__ import annotations
 

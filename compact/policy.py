@@ -39,7 +39,7 @@ class CompactionSettings(BaseModel):
     """What an input token a provider already saw in an earlier request's prefix costs,
     against a new one (about 0.1 at Anthropic, DeepSeek and OpenAI; a local server that
     reuses its KV cache is as cheap). It sets how early compaction pays for itself
-    (:mod:`compact.schedule`); 0: only the threshold triggers it."""
+    (:mod:`compact.basic.schedule`); 0: only the threshold triggers it."""
     retain_ratio: float = Field(default=0.16, ge=0, lt=1)
     """Share of the window kept verbatim at the tail (unless ``retain_tokens`` is set)."""
     retain_tokens: int | None = Field(default=None, ge=0)
@@ -56,7 +56,7 @@ class CompactionSettings(BaseModel):
     """False: install no listener (``/compact`` still works)."""
     ahead: bool = True
     """Write the automatic compaction's summary in the background from about two steps
-    before its mark, so the step that reaches the mark need not wait (:mod:`compact.ahead`).
+    before its mark, so the step that reaches the mark need not wait (:mod:`compact.basic.ahead`).
     False: summarize only at the mark, in the foreground."""
     summarizer_model: str | None = None
     """Summarize with this model instead of the conversation's."""

@@ -5,8 +5,9 @@ folder (the folder full tool outputs go to, bound read-only inside the sandbox, 
 sandbox mode can read it): the user, context and assistant messages it shadowed, each
 command with its exit code and its full output as first recorded (or the spill file the
 full output is in), in surface order, each headed by its log seq. The checkpoint names the
-file in one line (:func:`recall_lines`), and a checkpoint that merges an earlier one keeps
-that one's lines, so every transcript stays named.
+file in one line (:func:`recall_lines`); a checkpoint that merges an earlier one says that
+the earlier one's text (naming its transcript) is in its own transcript, so every
+transcript stays reachable at a constant cost in context.
 
 The files are a projection of the log and nothing else: :func:`rebuild_missing` writes the
 ones a log names but the disk lacks (a resume after the folder was cleared, a fork, a log
@@ -31,13 +32,18 @@ from agent.events import (
     UserMessage,
 )
 from agent.session import Session
-from compact.prune import original
+from compact.originals import original
 from tools.bash_call import command_of
 from tools.spill import SpillFolder
 
 RECALL_PREFIX = "The full transcript this summary replaces: "
 RECALL_SUFFIX = " — grep it for exact values."
 EARLIER_PREFIX = "The full transcript of an earlier checkpoint merged into it: "
+"""How checkpoints written before the one-line form named a merged transcript (still read)."""
+EARLIER_LINE = (
+    "The earlier checkpoints merged into it are in that transcript, each naming its own "
+    "(the folder's recall-*.md files are all of them)."
+)
 
 
 def recall_name(compaction_id: str) -> str:
@@ -57,16 +63,19 @@ def named_paths(content: str) -> list[str]:
 
 
 def recall_lines(session: Session, compaction_id: str, span: list[int]) -> str:
-    """The lines a checkpoint ends with: one per earlier transcript it merges (from the
-    checkpoints inside ``span``), then the one naming its own."""
-    earlier: list[str] = []
-    for seq in span:
-        event = session.events[seq]
-        if isinstance(event, UserMessage) and event.data.source == "compact":
-            earlier += [p for p in named_paths(event.data.content) if p not in earlier]
+    """The lines a checkpoint ends with: the one naming its own transcript and, when it
+    merges earlier checkpoints, one saying where theirs are named. Their names are not
+    repeated here: the merged checkpoint's text is in the transcript (and names its own), so
+    every transcript stays reachable while what the model carries stays one line long (a name
+    per merge would grow the context by a line each compaction for the rest of the session)."""
     own = session.spill.name_of(recall_name(compaction_id))
-    lines = [f"{EARLIER_PREFIX}{path}" for path in earlier]
-    lines.append(f"{RECALL_PREFIX}{own}{RECALL_SUFFIX}")
+    lines = [f"{RECALL_PREFIX}{own}{RECALL_SUFFIX}"]
+    merged = any(
+        isinstance(e := session.events[seq], UserMessage) and e.data.source == "compact"
+        for seq in span
+    )
+    if merged:
+        lines.append(EARLIER_LINE)
     return "\n\n" + "\n".join(lines)
 
 
@@ -149,14 +158,16 @@ def _is_checkpoint(event: Event) -> bool:
     )
 
 
-def rebuild_missing(session: Session) -> int:
-    """Write every transcript the log's checkpoints name that is missing; returns how many.
+def rebuild_missing(session: Session) -> dict[str, str]:
+    """Write every transcript the log's checkpoints name that is missing, and return the
+    named paths that are somewhere else here: ``{named: actual}``.
 
     A checkpoint names a path in its session's spill folder; a fork's copied checkpoints
     name the parent's, which is rebuilt there (from this log, which holds the same events).
-    A path outside this home's sessions folder (a log moved from elsewhere) is written into
-    this session's own folder instead. Failures to write are left for the next open."""
-    written = 0
+    A path outside this home's sessions folder (a log moved from another machine or home) is
+    written into this session's own folder instead, and returned, so the model can be told
+    where it is (:func:`moved_note`). Failures to write are left for the next open."""
+    moved: dict[str, str] = {}
     folders: dict[Path, SpillFolder] = {session.spill_dir: session.spill}
     sessions = session.spill_dir.parent
     try:
@@ -167,14 +178,33 @@ def rebuild_missing(session: Session) -> int:
             where = Path(own[-1]).parent if own else session.spill_dir
             if where.parent != sessions or not where.name.endswith(".spill"):
                 where = session.spill_dir
+                if own:
+                    moved[own[-1]] = session.spill.name_of(recall_name(cid))
             folder = folders.get(where)
             if folder is None:
                 folder = folders[where] = SpillFolder(where)
             with contextlib.suppress(OSError):
                 if not folder.holds_file(recall_name(cid)):
-                    written += write(session, cid, span, folder)
+                    write(session, cid, span, folder)
     finally:
         for path, folder in folders.items():
             if path != session.spill_dir:
                 folder.close()
-    return written
+    return moved
+
+
+def moved_note(session: Session, moved: dict[str, str]) -> str | None:
+    """The context message that tells the model where the transcripts its view names are
+    on this machine; None when its view names none that moved, or was told already."""
+    view = "\n".join(str(m.get("content") or "") for m in session.derive_messages())
+    lines = [f"- {named} is at {actual}" for named, actual in moved.items() if named in view]
+    if not lines:
+        return None
+    note = "\n".join([MOVED_HEAD, *lines])
+    return None if note in view else note
+
+
+MOVED_HEAD = (
+    "This session was opened from another machine or home: the recall transcripts named "
+    "above are here instead (same content, rebuilt from the session log):"
+)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agent.events import Event, SurfaceReplace, ToolResult, TurnEnd, Usage
+from compact.events import CompactStartData
 
 Kind = Literal["compaction", "prune", "undo"]
 Status = Literal["running", "done", "failed", "interrupted", "discarded"]
@@ -42,6 +43,23 @@ def undo_record(number: int, undoes: int | None, event: Event) -> TimelineRecord
         source_command_id=data.source_command_id,
         undoes=undoes,
     )
+
+
+@dataclass(frozen=True)
+class Why:
+    """A compaction's occasion: the context when it started, the automatic mark it reached
+    (None for the other triggers) and what stayed verbatim after the checkpoint."""
+
+    context_tokens: int
+    mark: int | None
+    kept_items: int
+    kept_tokens: int
+
+    @classmethod
+    def of(cls, data: CompactStartData) -> Why | None:
+        if data.context_tokens is None or data.kept_items is None or data.kept_tokens is None:
+            return None
+        return cls(data.context_tokens, data.mark, data.kept_items, data.kept_tokens)
 
 
 @dataclass(frozen=True)
@@ -95,9 +113,11 @@ class TimelineRecord:
     note: str | None = None
     """The latest thing that went wrong with a call (a cut, a failure), while running."""
     fallback_reason: str | None = None
+    """Why the model-free checkpoint took the model's place (``model`` is ``fallback``)."""
     reread_tokens: int | None = None
     """What the compaction cost a prompt cache: tokens the next request read uncached."""
-    """Why the model-free checkpoint took the model's place (``model`` is ``fallback``)."""
+    why: Why | None = None
+    """What set a compaction off and what it kept verbatim (None in older logs)."""
     undone_by: int | None = None
     """For a compaction: the number of the undo record that reversed it."""
     undoes: int | None = None
@@ -136,6 +156,8 @@ class TimelineRecord:
             value = getattr(self, f.name)
             if isinstance(value, Usage):
                 value = value.model_dump()
+            elif isinstance(value, Why):
+                value = dataclasses.asdict(value)
             elif isinstance(value, list):
                 value = list(value)
             out[f.name] = value
@@ -149,6 +171,8 @@ class TimelineRecord:
         usage = kwargs.get("usage")
         if isinstance(usage, dict):
             kwargs["usage"] = Usage.model_validate(usage)
+        if isinstance(why := kwargs.get("why"), dict):
+            kwargs["why"] = Why(**why)
         return cls(**kwargs)
 
 

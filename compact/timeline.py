@@ -176,6 +176,7 @@ class TimelineFold:
                 turn=data.turn,
                 start_seq=event.seq,
                 source_command_id=data.source_command_id,
+                why=records.Why.of(data),
             )
         )
         self._by_id[cid] = index

@@ -24,10 +24,21 @@ from agent.meter import TokenMeter
 from agent.registry import EventError
 from agent.session import Session
 from compact import recall
-from compact.checkpoint import frame
-from compact.condense import Condensed
+from compact.checkpoint import Summary, frame
 from compact.contract import CompactionError, CompactionResult
 from compact.events import CompactEnd, CompactStart, Trigger
+
+
+@dataclass(frozen=True)
+class Condensed:
+    """What a backend's summary step hands the bracket."""
+
+    summary: Summary
+    fallback_reason: str | None = None
+    """Set when the model-free checkpoint took the model's place, and why."""
+    read_all: bool = False
+    """The model read the whole conversation (the retained tail too, originals of pruned
+    results included): the checkpoint carries what the tail's outputs said."""
 
 
 class Lock:
@@ -67,7 +78,9 @@ class Attempt:
     source_command_id: str | None = None
     ahead: bool = False
     """The summary was written in the background before the bracket opens (see
-    :mod:`compact.ahead`)."""
+    :mod:`compact.basic.ahead`)."""
+    mark: int | None = None
+    """For an automatic compaction, the mark the context reached."""
 
 
 Condense = Callable[[str, list[int], int], Awaitable[Condensed]]
@@ -105,6 +118,8 @@ async def bracketed(
     span, turn = attempt.span, attempt.turn
     snapshot = tuple(session.surface)
     shadowed_tokens = sum(meter.price(seq) for seq in span)
+    chosen = set(span)
+    kept = [seq for seq in snapshot if seq not in chosen]
     start = append(
         session,
         "compact/start",
@@ -117,6 +132,10 @@ async def bracketed(
             "items": len(span),
             "tokens": shadowed_tokens,
             "ahead": attempt.ahead,
+            "context_tokens": meter.measure().total,
+            "mark": attempt.mark,
+            "kept_items": len(kept),
+            "kept_tokens": sum(meter.price(seq) for seq in kept),
         },
     )
 

@@ -194,7 +194,7 @@ def uncompact(
 
 class Excused:
     """Tokens an undo brought back, which automatic compaction does not count until a
-    compaction lands again (:attr:`compact.schedule.Schedule.excused`). Folded from the log,
+    compaction lands again (:attr:`compact.basic.schedule.Schedule.excused`). Folded from the log,
     each event once."""
 
     def __init__(self, session: Session) -> None:

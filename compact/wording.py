@@ -21,6 +21,30 @@ def label(record: TimelineRecord) -> str:
     return record.trigger
 
 
+def occasion(record: TimelineRecord) -> str | None:
+    """What set a compaction off and what it kept verbatim, e.g. ``the context reached 12.4k,
+    past the auto mark at 12.0k; kept verbatim: 3 items (~2.1k tokens)``; None for a record
+    that does not say (a prune, an undo, an older log)."""
+    why = record.why
+    if why is None:
+        return None
+    context = fmt_tokens(why.context_tokens)
+    if record.trigger == "auto":
+        mark = f", past the auto mark at {fmt_tokens(why.mark)}" if why.mark else ""
+        cause = f"the context reached {context}{mark}"
+    elif record.trigger == "overflow":
+        cause = f"the provider refused the {context}-token request as too long"
+    elif record.trigger == "manual":
+        cause = f"/compact at {context}" + (f", focus: {record.focus}" if record.focus else "")
+    else:
+        cause = f"a {record.trigger} compaction at {context}"
+    if why.kept_items:
+        kept = f"{plural(why.kept_items, 'item')} (~{fmt_tokens(why.kept_tokens)} tokens)"
+    else:
+        kept = "nothing but the checkpoint"
+    return f"{cause}; kept verbatim: {kept}"
+
+
 CompactionNews = tuple[Literal["start", "progress", "end"], TimelineRecord]
 
 

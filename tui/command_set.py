@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 
 from agent.file_rewind import plan_rewind
 from agent.store import list_sessions
-from compact.dry_run import dry_run, report
+from compact.dry_run import report
 from compact.timeline import timeline
 from compact.uncompact import uncompact
 from tools.base import POLICIES
@@ -58,7 +58,7 @@ async def _compact(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
     """``--dry-run`` says what ``/compact`` would summarize and keep, and the token figures
     (:mod:`compact.dry_run`), even while a turn runs; a compaction waits for the turn."""
     if DRY_RUN in args.split():
-        yield Said(report(dry_run(runtime.session, runtime.meter, runtime.agent.envelope())))
+        yield Said(report(runtime.compaction.dry_run(runtime.agent.envelope())))
         return
     if runtime.busy:
         yield Said(

@@ -212,7 +212,7 @@ def _compact(args: argparse.Namespace) -> int:
 
     from agent.provider import PROVIDER_SETTINGS
     from agent.settings import load_settings
-    from compact.dry_run import dry_run, report
+    from compact.dry_run import report
     from compact.policy import load_compaction_settings
     from compact.uncompact import uncompact
     from tui.runtime import StartupError  # the model client: only this tool needs it
@@ -249,7 +249,7 @@ def _compact(args: argparse.Namespace) -> int:
             number = "" if args.number is None else str(args.number)
             outcome = uncompact(runtime.session, runtime.meter, runtime.agent.envelope(), number)
         elif args.dry_run:
-            print(clean(report(dry_run(runtime.session, runtime.meter, runtime.agent.envelope()))))
+            print(clean(report(runtime.compaction.dry_run(runtime.agent.envelope()))))
             return EXIT_OK
         else:
             outcome = asyncio.run(

@@ -32,11 +32,10 @@ from agent.settings import Settings, SettingsError, config_dir, config_path, loa
 from agent.store import SessionBusy, default_home, list_sessions
 from agent.tokens import Estimator
 from agent.windows import WindowBook
-from compact.ahead import AheadCompactService
-from compact.basic import load_compaction_settings
+from compact.basic import AheadCompactService, Pruner
 from compact.command import CompactCommand
-from compact.prune import Pruner
-from compact.recall import rebuild_missing
+from compact.policy import load_compaction_settings
+from compact.recall import moved_note, rebuild_missing
 from compact.registry import build_registry
 from tools.base import ApprovalPolicy, Approver
 from tools.bash import BashTool
@@ -295,7 +294,9 @@ def _build(
         )
     else:
         session = resumed
-        rebuild_missing(session)  # the recall transcripts its checkpoints name
+        # The recall transcripts its checkpoints name, and where they are if not there.
+        if (note := moved_note(session, rebuild_missing(session))) is not None:
+            session.append("context/message", {"content": note, "source": "recall"})
     notices += session.report.notices()
     meter = TokenMeter(session, estimator, windows)
     work_dir = session.cwd if os.path.isdir(session.cwd) else str(cwd or Path.cwd())

@@ -21,7 +21,8 @@ from agent.meter import TokenMeter
 from agent.registry import EventRegistry
 from agent.session import Session
 from agent.tokens import Estimator
-from compact.basic import BasicCompactService, Summary, SummaryJob
+from compact.basic import BasicCompactService
+from compact.checkpoint import Summary, SummaryJob
 from compact.events import register_events
 from tests.bench.report import Figure
 from tui.demo import ScriptedModel

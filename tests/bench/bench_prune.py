@@ -25,9 +25,9 @@ from pathlib import Path
 from agent.meter import TokenMeter
 from agent.session import Session
 from agent.tokens import Estimator
-from compact.prune import Pruner
+from compact.basic.prune import Pruner
+from compact.basic.selection import tail_start
 from compact.registry import build_registry
-from compact.selection import tail_start
 from tests.bench.report import Figure
 from tests.long_session import build_long_session
 from tui.view.fold import LogView

@@ -17,9 +17,10 @@ from agent.registry import EventRegistry
 from agent.retry import RetryPolicy
 from agent.session import Session
 from agent.tokens import Estimator
-from compact.basic import BasicCompactService, CompactionSettings
+from compact.basic import BasicCompactService
+from compact.basic.prune import Pruner
 from compact.events import register_events
-from compact.prune import Pruner
+from compact.policy import CompactionSettings
 from tests.openai_server import OpenAIServer
 from tools.bash import BashTool
 from tui.demo import ScriptedModel

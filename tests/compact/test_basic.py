@@ -8,15 +8,10 @@ import pytest
 
 from agent.messages import event_message
 from agent.session import Session
-from compact.basic import (
-    CHECKPOINT_PREAMBLE,
-    SUMMARY_INSTRUCTION,
-    CompactionSettings,
-    load_compaction_settings,
-)
+from compact.checkpoint import CHECKPOINT_PREAMBLE, SUMMARY_INSTRUCTION
 from compact.contract import CompactionError
 from compact.pairing import tool_pairing_balanced_before
-from compact.policy import MIN_SUMMARY_TOKENS
+from compact.policy import MIN_SUMMARY_TOKENS, CompactionSettings, load_compaction_settings
 from compact.timeline import timeline
 from tests.compact.conftest import Rig, add_turn, server_model
 from tests.openai_server import OpenAIServer

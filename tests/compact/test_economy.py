@@ -8,7 +8,7 @@ from functools import partial
 from pathlib import Path
 
 from agent.formatting import fmt_tokens
-from compact.prune import original
+from compact.originals import original
 from compact.timeline import TimelineFold
 from compact.wording import describe
 from tests.compact.conftest import add_turn, server_model

@@ -10,7 +10,7 @@ import pytest
 
 from agent.events import Event, SurfaceReplace, ToolResult
 from agent.turns import TurnCancelled, unanswered_tool_calls
-from compact.prune import MASK_PREFIX, TRIM_MARK
+from compact.originals import MASK_PREFIX, TRIM_MARK
 from tests.compact.conftest import Rig, add_turn
 
 

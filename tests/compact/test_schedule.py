@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from compact.basic.schedule import Schedule
 from compact.policy import CompactionSettings
-from compact.schedule import Schedule
 
 
 def schedule(step: int, *, header: int, summary: int, cache_price: float = 0.1) -> Schedule:

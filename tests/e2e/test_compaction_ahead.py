@@ -2,7 +2,7 @@
 
 The scripted agent reads a file at every step; the context crosses the compaction mark
 after about nine steps, and the summary starts about two steps before it
-(:mod:`compact.ahead`)."""
+(:mod:`compact.basic.ahead`)."""
 
 from __future__ import annotations
 

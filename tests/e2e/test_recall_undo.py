@@ -102,7 +102,7 @@ def test_the_model_greps_the_named_transcript_for_a_value_only_the_original_held
     assert ran["sandbox"] == sandbox
 
 
-def test_a_merged_checkpoint_keeps_every_earlier_transcript_and_a_missing_one_is_rebuilt(
+def test_a_merged_checkpoint_reaches_every_earlier_transcript_and_a_missing_one_is_rebuilt(
     run_cli: Run, openai_server: OpenAIServer, cli_env: dict[str, str]
 ) -> None:
     openai_server.summarize = True
@@ -118,9 +118,11 @@ def test_a_merged_checkpoint_keeps_every_earlier_transcript_and_a_missing_one_is
     merged = checkpoint_text(cli_env)
     second = named_transcript(merged)
     assert second != first
-    assert f"The full transcript of an earlier checkpoint merged into it: {first}" in merged
-    assert SECRET in Path(first).read_text()
+    # One line names a transcript however many merges: the earlier one is named inside it.
+    assert first not in merged and "recall-*.md" in merged
     assert "earlier checkpoint" in Path(second).read_text()
+    assert first in Path(second).read_text()
+    assert SECRET in Path(first).read_text()
     # Gone from disk (another machine, a cleared folder): the next open writes it again.
     text = Path(first).read_text()
     Path(first).unlink()
@@ -243,3 +245,28 @@ def test_the_gauge_says_compacting_soon_before_the_automatic_compaction(
     assert compacted == -1 or soon < compacted, out
     [log] = session_files(cli_env)
     assert "compact/summary" in [e["type"] for e in log_events(log)], out
+
+
+def test_a_session_opened_in_another_home_is_told_where_its_transcripts_are(
+    run_cli: Run, openai_server: OpenAIServer, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The log moved to another home (another machine): the checkpoint names a path that
+    is not there; the transcript is rebuilt in this session's folder and the next request
+    says where, once."""
+    openai_server.summarize = True
+    two_turns_of_history(run_cli, openai_server)
+    assert run_cli("compact", *flags(openai_server)[:4]).returncode == 0
+    old_home = Path(cli_env["REEFLINE_HOME"])
+    named = named_transcript(checkpoint_text(cli_env))
+    new_home = tmp_path / "elsewhere"
+    shutil.copytree(old_home, new_home)
+    shutil.rmtree(old_home)
+    moved = {"REEFLINE_HOME": str(new_home)}
+    for prompt in ("where is it?", "and again?"):
+        openai_server.push({"text": "Noted."})
+        done = run_cli("-p", prompt, "--continue", *flags(openai_server), env=moved)
+        assert done.returncode == 0, done.stderr
+    here = next(new_home.rglob(Path(named).name))
+    assert SECRET in here.read_text() and not Path(named).exists()
+    sent = "\n".join(str(m.get("content")) for m in openai_server.requests[-1]["messages"])
+    assert sent.count(f"{named} is at {here}") == 1

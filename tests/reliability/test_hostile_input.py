@@ -24,7 +24,7 @@ from agent.session import Session
 from agent.settings import SettingsError, load_settings
 from agent.store import InvalidSessionId, session_path
 from agent.turns import unanswered_tool_calls
-from compact.basic import SUMMARY_INSTRUCTION
+from compact.checkpoint import SUMMARY_INSTRUCTION
 from compact.registry import build_registry
 from tests.openai_server import OpenAIServer
 from tests.reliability.conftest import Run, log_events, only_session

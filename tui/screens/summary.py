@@ -24,7 +24,7 @@ from agent.events import (
 )
 from agent.formatting import fmt_duration, fmt_tokens, plural
 from agent.prices import PriceOf
-from compact.prune import MASK_PREFIX
+from compact.originals import MASK_PREFIX
 from compact.records import TimelineRecord
 from compact.wording import label, spent
 from tui.text import bash_command, clean, first_line, home_relative

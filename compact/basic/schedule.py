@@ -8,7 +8,7 @@ local server spends on it is as small). Appending keeps that prefix; a compactio
 the head, so the request after it reads everything after the header anew. Per step, then,
 holding a context of ``x`` tokens costs ``c·x``, and a compaction costs once ``K``:
 
-- the summary call, which continues the conversation's last request (:mod:`compact.suffix`):
+- the summary call, which continues the conversation's last request (:mod:`compact.basic.suffix`):
   a cache hit but for the instruction after it;
 - the first request after it, which reads the checkpoint and the older retained tail
   uncached: ``(1 − c)`` of them more than a cached read. The header is read uncached too
@@ -89,6 +89,9 @@ class Schedule:
     """Tokens of the newest request header measured (system prompt and tools)."""
     last_summary: int | None = None
     """Tokens of the newest checkpoint written."""
+    left: int | None = None
+    """Tokens of the context measured right after the newest compaction (a better "what a
+    compaction leaves" than the model's estimate, when the tail keeps more than one step)."""
     excused: Callable[[], int] = lambda: 0
     """Tokens an undone compaction brought back (:class:`compact.uncompact.Excused`): the
     mark moves up by as much (never past the window) until a compaction lands again, so
@@ -108,10 +111,10 @@ class Schedule:
         price = self.settings.cache_price
         summary = self.last_summary or self.settings.summary_cap(threshold, window) // 2
         kept = growth if self.folds else max(growth, self.settings.retain(window))
-        header = self.header if self.header < MIN_CACHED_TOKENS else 0
+        after = max(self.header + summary + kept, self.left or 0)
+        cached = self.header if self.header >= MIN_CACHED_TOKENS else 0
         # The newest step in what is kept is new to any request; older kept steps are not.
-        reread = header + summary + kept - growth
+        reread = after - growth - cached
         rewrite = (1 - price) * reread + INSTRUCTION_TOKENS
-        after = self.header + summary + kept
         best = cost_mark(growth=growth, after=after, rewrite=rewrite, cached_price=price)
         return min(threshold, max(best, math.ceil(threshold * FLOOR_SHARE)))

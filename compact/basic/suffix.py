@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from agent.events import AssistantMessage, ToolResult
 from agent.messages import ChatMessage, event_message
 from agent.session import Session
+from compact.basic.reading import RangeReader
+from compact.basic.selection import newest_step
 from compact.events import CompactPrune
-from compact.prune import command_text, original
-from compact.reading import RangeReader
-from compact.selection import newest_step
+from compact.originals import command_text, original
 
 APPENDIX_HEAD = (
     "Some tool outputs above are shown only as placeholders or excerpts. Here they are as "
@@ -94,7 +94,7 @@ def continuation(reader: RangeReader, span: list[int]) -> Continuation:
 
 def reading_end(session: Session, span: list[int]) -> int:
     """How many surface nodes a summary request of ``span`` reads: those before the newest
-    step (:func:`compact.selection.newest_step`), and never fewer than ``span`` needs."""
+    step (:func:`compact.basic.selection.newest_step`), and never fewer than ``span`` needs."""
     nodes = session.surface
     last = nodes.index(span[-1]) + 1 if span and span[-1] in nodes else len(nodes)
     return max(newest_step(session), last)

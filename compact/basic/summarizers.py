@@ -32,8 +32,8 @@ from agent.llm_errors import BadRequest, LLMError
 from agent.replies import Reply, Retrying
 from agent.tokens import Estimator
 from compact.checkpoint import Call, Summary, SummaryJob, SummaryRejected, checkpoint_sections
+from compact.originals import command_text
 from compact.policy import MIN_SUMMARY_TOKENS
-from compact.prune import command_text
 from tools import footer
 
 

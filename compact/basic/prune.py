@@ -27,18 +27,24 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
-from agent.events import AssistantMessage, SurfaceReplace, ToolResult
+from agent.events import AssistantMessage, ToolResult
 from agent.formatting import plural
 from agent.meter import TokenMeter
 from agent.session import Session
 from compact.events import PruneKind, PruneTrigger
+from compact.originals import (
+    KEEP_HEAD,
+    KEEP_TAIL,
+    MASK_PREFIX,
+    TRIM_MARK,
+    command_text,
+    ensure_spill,
+    head_tail,
+    original,
+    spill_path,
+)
 from tools import footer
-from tools.bash_call import command_of
-
-TRIM_MARK = "characters trimmed to save context"
-MASK_PREFIX = "[output pruned"
 
 
 @dataclass(frozen=True)
@@ -47,12 +53,6 @@ class PruneReport:
     """How many tool results were pruned."""
     saved_tokens: int = 0
     """Estimated tokens taken off the surface."""
-
-
-KEEP_HEAD = 4096
-KEEP_TAIL = 1024
-"""Characters of a trimmed result kept at its head and tail: the trim pass and what the
-summarizer reads of a pruned original (:mod:`compact.reading`) cut the same way."""
 
 
 class Pruner:
@@ -214,59 +214,3 @@ class Pruner:
             source_event_seqs=[prune.seq, seq],
         )
         return before - after
-
-
-def original(session: Session, event: ToolResult) -> ToolResult:
-    """The tool result as it was first appended: a pruned replacement shadows exactly one
-    ``tool/result`` (its ``surface_op`` start), which may itself be a replacement."""
-    seen: set[int] = set()
-    while isinstance(event.surface_op, SurfaceReplace) and event.seq not in seen:
-        seen.add(event.seq)
-        earlier = session.events[event.surface_op.start]
-        if not isinstance(earlier, ToolResult) or earlier.data.call_id != event.data.call_id:
-            break
-        event = earlier
-    return event
-
-
-def head_tail(content: str, head: int, tail: int, path: str) -> str:
-    """``content`` cut to its first ``head`` and last ``tail`` characters around a marker
-    naming ``path``, the file with all of it (unchanged when it is not longer than both)."""
-    if len(content) <= head + tail:
-        return content
-    first = content[:head]
-    last = content[len(content) - tail :] if tail else ""
-    omitted = len(content) - len(first) - len(last)
-    return f"{first}\n[… {omitted} {TRIM_MARK}; full output: {path} …]\n{last}"
-
-
-def spill_path(session: Session, seq: int) -> Path:
-    """Where :func:`ensure_spill` keeps tool result ``seq``'s full text."""
-    return Path(session.spill.name_of(_spill_name(seq)))
-
-
-def _spill_name(seq: int) -> str:
-    return f"result-{seq}.out"
-
-
-def ensure_spill(session: Session, seq: int, content: str) -> str:
-    """The path of a file holding tool result ``seq``'s full text, written now if missing:
-    results small enough to skip the bash spill file get one, so whatever is cut or masked
-    can still be read back. Only a regular file already there is taken as written; anything
-    else at the name (a symlink a command planted when it could still write the folder) is
-    removed, never followed, and the file is created anew (:mod:`tools.spill`)."""
-    folder, name = session.spill, _spill_name(seq)
-    if not folder.holds_file(name):
-        folder.remove(name)
-        with folder.create(name) as f:
-            f.write(content.encode("utf-8", errors="replace"))
-    return folder.name_of(name)
-
-
-def command_text(name: str, arguments: str, limit: int = 80) -> str:
-    """The command a bash call ran, on one line within ``limit`` (the tool name otherwise)."""
-    text = command_of(arguments)
-    if text is None:
-        return name
-    text = " ".join(text.split()).replace("`", "'")
-    return text if len(text) <= limit else text[: limit - 1] + "…"

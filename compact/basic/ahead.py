@@ -2,7 +2,7 @@
 
 The automatic mark is :meth:`BasicCompactService.threshold` (the threshold, or earlier where
 the prompt-cache schedule says so). From an *early mark* — that mark less about two typical
-steps (:data:`AHEAD_STEPS` × the growth :class:`compact.schedule.StepSizes` measured with
+steps (:data:`AHEAD_STEPS` × the growth :class:`compact.basic.schedule.StepSizes` measured with
 the tokenizer) — the summary of the range the coming compaction would replace is written in
 the background while the agent goes on working. Nothing of it reaches the log meanwhile:
 its summarizer calls are held in memory (a crash leaves nothing, not even an orphan). At the
@@ -41,14 +41,14 @@ from typing import Any
 
 from agent.envelope import Envelope
 from agent.events import AssistantMessage
-from compact.basic import MIN_MANUAL_TOKENS, BasicCompactService
+from compact.basic.condense import Condenser, Header
+from compact.basic.reading import RangeReader
+from compact.basic.schedule import StepSizes
+from compact.basic.selection import new_tokens, select_range
+from compact.basic.service import MIN_MANUAL_TOKENS, BasicCompactService
 from compact.checkpoint import Summary, SummaryJob
-from compact.condense import Condensed, Condenser, Header
 from compact.contract import Background, CompactionError, CompactionResult
-from compact.reading import RangeReader
-from compact.schedule import StepSizes
-from compact.selection import new_tokens, select_range
-from compact.transaction import Attempt, append
+from compact.transaction import Attempt, Condensed, append
 
 AHEAD_STEPS = 2
 """How many typical steps before the mark the summary starts: time enough for it, most of

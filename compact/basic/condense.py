@@ -1,6 +1,6 @@
 """Condensing one range into one checkpoint: chunks, retries, time budget, progress, fallback.
 
-The range is read as the model first saw it (:mod:`compact.reading`) and, when it is more
+The range is read as the model first saw it (:mod:`compact.basic.reading`) and, when it is more
 than one summarizer call may read, summarized in chunks, oldest first: each call gets the
 checkpoint so far (framed, as the conversation would carry it) followed by the next chunk,
 and merges them. Each call:
@@ -13,7 +13,7 @@ and merges them. Each call:
 - when cut at its cap, is asked once more for a terser checkpoint.
 
 When the model cannot deliver and the caller allows it (automatic and overflow compactions),
-the model-free checkpoint (:mod:`compact.summarizers`) condenses what is left instead — the
+the model-free checkpoint (:mod:`compact.basic.summarizers`) condenses what is left instead — the
 checkpoint so far included — so the compaction still lands.
 """
 
@@ -29,7 +29,9 @@ from typing import Any, Literal
 from agent.events import ContextMessage, Usage
 from agent.formatting import fmt_duration
 from agent.messages import ChatMessage
-from compact import summarizers
+from compact.basic import summarizers
+from compact.basic.reading import RangeReader, Unit, plan_chunks
+from compact.basic.suffix import Continuation, continuation
 from compact.checkpoint import (
     SUMMARY_INSTRUCTION,
     Call,
@@ -41,8 +43,7 @@ from compact.checkpoint import (
 )
 from compact.contract import CompactionError
 from compact.policy import MIN_SUMMARY_TOKENS, CompactionSettings
-from compact.reading import RangeReader, Unit, plan_chunks
-from compact.suffix import Continuation, continuation
+from compact.transaction import Condensed
 
 FRAME_TOKENS = 96
 OVER_CAP = 1.5
@@ -65,16 +66,6 @@ class Header:
     tokens: int
     """Estimated price of the system prompt and tool schemas."""
     window: int | None
-
-
-@dataclass(frozen=True)
-class Condensed:
-    summary: Summary
-    fallback_reason: str | None = None
-    """Set when the model-free checkpoint took the model's place, and why."""
-    read_all: bool = False
-    """The model read the whole conversation (the retained tail too, originals of pruned
-    results included): the checkpoint carries what the tail's outputs said."""
 
 
 class Condenser:
@@ -201,7 +192,7 @@ class Condenser:
         model_free: ModelFree,
         units: list[Unit],
     ) -> Condensed:
-        """One call that continues the conversation's own request (:mod:`compact.suffix`)."""
+        """One call that continues the conversation's own request (:mod:`compact.basic.suffix`)."""
         job = SummaryJob(
             model=header.model,
             system=header.system,

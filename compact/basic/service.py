@@ -1,16 +1,17 @@
 """The basic compaction backend: the RFC's algorithm, plus a pruner and two guards.
 
 This module orchestrates; the parts live beside it: range selection in
-:mod:`compact.selection`, the bracket in :mod:`compact.transaction`, the summary in
-:mod:`compact.condense` and :mod:`compact.summarizers`, the breakers in :mod:`compact.guards`.
+:mod:`compact.basic.selection`, the bracket in :mod:`compact.transaction`, the summary in
+:mod:`compact.basic.condense` and :mod:`compact.basic.summarizers`, the breakers in
+:mod:`compact.basic.guards`.
 
 - **Pressure** (pre-step listener), with the window known: nothing is rewritten below the
   *mark* — ``floor(window × threshold_ratio)`` (or ``threshold_tokens``, if lower: then the
   other ratios apply to the window that threshold implies), or earlier where compacting
   costs less over the coming steps than holding the context with a prompt cache
-  (:mod:`compact.schedule`). At the mark, compact a head-anchored range that leaves a
+  (:mod:`compact.basic.schedule`). At the mark, compact a head-anchored range that leaves a
   retained tail of about ``retain`` tokens; re-measure and repeat at most ``retries`` more
-  times. When the summary read the whole conversation (:mod:`compact.suffix`), the retained
+  times. When the summary read the whole conversation (:mod:`compact.basic.suffix`), the retained
   tail's older tool outputs are masked right after it (their content is in the checkpoint;
   the newest step's stay): one rewrite, where a pass of the pruner of its own would void the
   provider's cache once more and hide what no checkpoint carries.
@@ -18,7 +19,7 @@ This module orchestrates; the parts live beside it: range selection in
   keeping the newest node), move the cut head-ward until it splits no tool call from its
   result; the range is everything before the cut, so an earlier checkpoint at the head is
   merged into the new one. Nothing before the cut → decline (None).
-- **Summary** (:mod:`compact.condense`): the whole conversation as its next request would
+- **Summary** (:mod:`compact.basic.condense`): the whole conversation as its next request would
   carry it, continued by the instruction (the prompt cache serves it), with the originals of
   pruned results after it; or, when that does not fit the window, the range as the model
   first saw it (originals of pruned results), in chunks when it is more than one call may
@@ -42,7 +43,7 @@ This module orchestrates; the parts live beside it: range selection in
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Literal
+from typing import Any
 
 from agent.chat import ChatModel
 from agent.envelope import Envelope
@@ -50,21 +51,13 @@ from agent.hooks import Hooks
 from agent.llm_errors import ContextOverflow
 from agent.meter import TokenMeter
 from agent.session import Session
-from compact.checkpoint import (
-    CHECKPOINT_PREAMBLE,
-    SUMMARY_INSTRUCTION,
-    Summary,
-    SummaryJob,
-    frame,
-)
-from compact.condense import Condensed, Condenser, Header, ModelFree
-from compact.contract import CompactionError, CompactionResult, CompactService
-from compact.guards import BREAKER_FAILURES, Guards
-from compact.policy import CompactionSettings, load_compaction_settings
-from compact.prune import Pruner
-from compact.reading import RangeReader
-from compact.schedule import Schedule
-from compact.selection import (
+from compact.basic.condense import Condenser, Header, ModelFree
+from compact.basic.dry_run import dry_run
+from compact.basic.guards import BREAKER_FAILURES, Guards
+from compact.basic.prune import Pruner
+from compact.basic.reading import RangeReader
+from compact.basic.schedule import Schedule
+from compact.basic.selection import (
     balanced_span,
     new_tokens,
     newest_step,
@@ -72,20 +65,17 @@ from compact.selection import (
     select_range,
     tail_start,
 )
-from compact.summarizers import ModelSummarizer
-from compact.transaction import Attempt, Lock, append, bracketed
+from compact.basic.summarizers import ModelSummarizer
+from compact.checkpoint import (
+    Summary,
+    SummaryJob,
+)
+from compact.contract import CompactionError, CompactionResult, CompactService
+from compact.dry_run import DryRun
+from compact.events import PruneTrigger
+from compact.policy import CompactionSettings
+from compact.transaction import Attempt, Condensed, Lock, append, bracketed
 from compact.uncompact import Excused
-
-__all__ = [
-    "CHECKPOINT_PREAMBLE",
-    "SUMMARY_INSTRUCTION",
-    "BasicCompactService",
-    "CompactionSettings",
-    "Summary",
-    "SummaryJob",
-    "frame",
-    "load_compaction_settings",
-]
 
 MIN_MANUAL_TOKENS = 512
 """Below this much new history a summary cannot save anything worth a model call (the
@@ -202,7 +192,7 @@ class BasicCompactService(CompactService):
     # --- the contract -------------------------------------------------------------------------
 
     def threshold(self, window: int | None) -> int | None:
-        """Where automatic compaction runs (:meth:`compact.schedule.Schedule.mark`)."""
+        """Where automatic compaction runs (:meth:`compact.basic.schedule.Schedule.mark`)."""
         if window is None or not self.settings.auto:
             return None
         return self.schedule.mark(window)
@@ -213,7 +203,7 @@ class BasicCompactService(CompactService):
     async def compact_if_needed(
         self,
         envelope: Envelope,
-        trigger: Literal["pressure", "overflow"],
+        trigger: PruneTrigger,
         signal: asyncio.Event | None = None,
     ) -> CompactionResult | None:
         if trigger == "overflow":
@@ -226,7 +216,8 @@ class BasicCompactService(CompactService):
         # Far below the mark: decided without waiting for the tokenizer, which starts
         # loading once the history is halfway there.
         bound = self.meter.bound(envelope, warm_at=mark // 2)
-        self.schedule.steps.saw(bound)
+        if self.meter.estimator.ready:  # a byte bound would make steps look 2-3x their size
+            self.schedule.steps.saw(bound)
         if bound < mark:
             return None
         await self.meter.settle()  # a long resumed log is priced with pauses, not at once
@@ -266,9 +257,8 @@ class BasicCompactService(CompactService):
                 break
             attempts += 1
             try:
-                result = await self._bracket(
-                    envelope, Attempt(span, "auto", self.session.open_turn), signal
-                )
+                attempt = Attempt(span, "auto", self.session.open_turn, mark=threshold)
+                result = await self._bracket(envelope, attempt, signal)
             except CompactionError as exc:
                 if result is None:
                     raise
@@ -278,6 +268,9 @@ class BasicCompactService(CompactService):
             if self.meter.measure(envelope).total < threshold:
                 break
         return result, attempts
+
+    def dry_run(self, envelope: Envelope) -> DryRun:
+        return dry_run(self.session, self.meter, envelope, MIN_MANUAL_TOKENS)
 
     async def compact_region(
         self, start: int, end: int, envelope: Envelope, signal: asyncio.Event | None = None
@@ -306,7 +299,7 @@ class BasicCompactService(CompactService):
 
     def select_range(self, retain: int) -> list[int] | None:
         """The head-anchored range to compact keeping about ``retain`` tokens at the tail
-        (see :func:`compact.selection.select_range`)."""
+        (see :func:`compact.basic.selection.select_range`)."""
         return select_range(self.session, self.meter.price, retain)
 
     # --- one compaction -----------------------------------------------------------------------
@@ -341,6 +334,7 @@ class BasicCompactService(CompactService):
                 kinds=("mask",),
                 carried_by=result.compaction_id,
             )
+        self.schedule.left = self.meter.measure(envelope).total
         return result
 
     def _mask_from(self) -> int:
@@ -381,7 +375,7 @@ class BasicCompactService(CompactService):
     async def summarize(self, job: SummaryJob) -> Summary:
         """Write the checkpoint for one :class:`SummaryJob` — the one hook for subclasses.
 
-        The default asks the model (:class:`~compact.summarizers.ModelSummarizer`). Raise
+        The default asks the model (:class:`~compact.basic.summarizers.ModelSummarizer`). Raise
         :class:`~compact.checkpoint.SummaryRejected` (``cut=True`` for a reply that hit
         ``job.max_tokens``) or :class:`CompactionError` ``summary`` when there is none.
         """
