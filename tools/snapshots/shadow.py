@@ -190,16 +190,19 @@ class ShadowRepo:
         return tree, named[1] if before is not None else None
 
     def _add(self, paths: list[str]) -> None:
-        add = ["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"]
+        # update-index, not add: it stores just these paths, where add would first lstat
+        # every file again. ``--replace``: a file that became a folder, or the reverse.
+        add = ["update-index", "-z", "--add", "--remove", "--replace", "--stdin"]
         try:
             self.git.run(add, stdin=_nul(paths))
         except GitError:
-            # A path listed a moment ago and gone since (a temporary file) fails the whole
-            # call: again with what is there or known.
+            # A path listed a moment ago and changed since (a temporary file that became a
+            # folder) fails the whole call: again, through add, with what is there or known.
             known = set(os.fsdecode(self.git.run(["ls-files", "-z"])).split("\0"))
             there = [p for p in paths if p in known or _lstat(self.work_tree / p) is not None]
             if there:
-                self.git.run(add, stdin=_nul(there))
+                again = ["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"]
+                self.git.run(again, stdin=_nul(there))
 
     def _create(self) -> None:
         # Private even under umask 0, like everything else under the home.
