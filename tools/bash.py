@@ -194,10 +194,15 @@ class BashTool:
             output = await self._execute(command, timeout, mode, on_output)
         except ToolInterrupted as stop:
             if self.snapshots is not None:
-                stop.output = dataclasses.replace(stop.output, files=self.snapshots.after(before))
+                recording = asyncio.ensure_future(self.snapshots.after(before))
+                try:
+                    files = await asyncio.shield(recording)
+                except asyncio.CancelledError:
+                    files = None  # cancelled again: stop now, the command logged unrecorded
+                stop.output = dataclasses.replace(stop.output, files=files)
             raise
         if self.snapshots is not None:
-            output = dataclasses.replace(output, files=await self.snapshots.after_async(before))
+            output = dataclasses.replace(output, files=await self.snapshots.after(before))
         approval: ApprovalDecision | None = None
         if asked:
             approval = "always" if self.policy == "auto" else "once"

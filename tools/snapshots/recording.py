@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 from tools.base import SandboxMode
-from tools.snapshots.changes import Recorded, changes
+from tools.snapshots.changes import Recorded
 from tools.snapshots.shadow import ShadowRepo, SnapshotUnavailable
 
 
@@ -25,23 +25,20 @@ class Recorder:
             return None
         return await asyncio.to_thread(self._take)
 
-    def after(self, before: str | None) -> Recorded | None:
-        """The snapshot after the command that ``before`` preceded, with what it changed.
-        Synchronous: it also runs while the command's task is being cancelled."""
+    async def after(self, before: str | None) -> Recorded | None:
+        """The snapshot after the command that ``before`` preceded, with what it changed."""
         if before is None:
             return None
-        after = self._take()
-        if after is None:
-            return None
-        try:
-            found = changes(self.repo.git, before, after)
-        except Exception as exc:
-            self.unavailable = self.unavailable or str(exc)
-            found = []
-        return Recorded(before, after, tuple(found))
+        # In a thread: the git calls never hold up the event loop.
+        return await asyncio.to_thread(self._after, before)
 
-    async def after_async(self, before: str | None) -> Recorded | None:
-        return await asyncio.to_thread(self.after, before)
+    def _after(self, before: str) -> Recorded | None:
+        try:
+            after, found = self.repo.snapshot_since(before)
+        except SnapshotUnavailable as exc:
+            self.unavailable = self.unavailable or str(exc)
+            return None
+        return Recorded(before, after, tuple(found))
 
     def _take(self) -> str | None:
         try:
