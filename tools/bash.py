@@ -367,8 +367,10 @@ class BashTool:
     def close(self) -> None:
         """End the sandbox kept for the next commands, and whatever still runs in it (a
         server started in the background). The tool stays usable: a later sandboxed
-        command starts a new one."""
+        command starts a new one. The snapshots' watch on the tree closes too."""
         self._jails.close()
+        if self.snapshots is not None:
+            self.snapshots.close()
 
     def _jail(self, mode: SandboxMode) -> Jail | None:
         """The jail of a command in ``mode`` (None: it runs unconfined). The secrets are

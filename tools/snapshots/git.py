@@ -45,6 +45,8 @@ class Git:
             LC_ALL="C",
         )
         self.env = env
+        self.invocations = 0
+        """How many git processes were started (what a skipped scan saves shows here)."""
 
     def run(self, args: Sequence[str], *, stdin: bytes | None = None, check: bool = True) -> bytes:
         """Run ``git args`` in the working tree; its standard output.
@@ -76,6 +78,7 @@ class Git:
                     proc.wait()
 
     def _start(self, args: Sequence[str]) -> subprocess.Popen[bytes]:
+        self.invocations += 1
         try:
             return subprocess.Popen(
                 ["git", *args],

@@ -6,7 +6,8 @@ followed), and binary files or files over :data:`SIZE_CAP` by a stand-in blob na
 SHA-256 and size (:mod:`tools.snapshots.stubs`), so a build artefact costs no space. Only
 what changed since the last snapshot is looked at: ``git ls-files`` lists the changed and new
 paths, ``git add`` stores them, ``git write-tree`` names the result; an unchanged tree is the
-same id, so a command that wrote nothing costs no object.
+same id, so a command that wrote nothing costs no object. Whether a scan is needed at all
+before a command is :mod:`tools.snapshots.recording`'s call (:mod:`tools.snapshots.watch`).
 
 The repository lives in ``<home>/snapshots/<name>-<hash>`` (hidden from sandboxed commands
 with the rest of the home); the user's ``.git`` is never read or written, a nested
