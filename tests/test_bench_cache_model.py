@@ -10,7 +10,7 @@ import pytest
 
 from agent.chat import ChatRequest, collect
 from agent.tokens import Estimator
-from tests.bench.economy import MIN_CACHED_TOKENS, Counter, PromptCache
+from tests.bench.economy import CACHE_STEP_TOKENS, MIN_CACHED_TOKENS, Counter, PromptCache
 from tests.bench.fidelity_model import BenchModel, Shape, plant
 
 SYSTEM = {"role": "system", "content": "You are a bench."}
@@ -32,7 +32,13 @@ def request(*messages: dict[str, Any]) -> ChatRequest:
     return ChatRequest("m", [SYSTEM, *messages])
 
 
-def test_a_shared_prefix_of_2000_tokens_is_cached_whole(counter: Counter) -> None:
+def whole_steps(tokens: int) -> int:
+    return tokens - tokens % CACHE_STEP_TOKENS
+
+
+def test_a_shared_prefix_of_2000_tokens_is_cached_whole_in_128_token_steps(
+    counter: Counter,
+) -> None:
     cache = PromptCache(counter)
     a = text_of(counter, 1_200, "a")
     b = text_of(counter, 800, "b")
@@ -40,12 +46,13 @@ def test_a_shared_prefix_of_2000_tokens_is_cached_whole(counter: Counter) -> Non
     assert first.cached == 0
     assert first.prompt >= 2_000
     second = cache.price(request(a, b, text_of(counter, 300, "c")))
-    assert second.cached == first.prompt
+    hit = whole_steps(first.prompt)
+    assert second.cached == hit and first.prompt - CACHE_STEP_TOKENS < hit
     assert second.prompt > first.prompt
     assert cache.prompt_tokens == first.prompt + second.prompt
-    assert cache.cached_tokens == first.prompt
-    assert cache.billed(0.1) == pytest.approx(first.prompt + second.prompt - 0.9 * first.prompt)
-    assert cache.hit_rate == pytest.approx(first.prompt / (first.prompt + second.prompt))
+    assert cache.cached_tokens == hit
+    assert cache.billed(0.1) == pytest.approx(first.prompt + second.prompt - 0.9 * hit)
+    assert cache.hit_rate == pytest.approx(hit / (first.prompt + second.prompt))
 
 
 def test_a_prefix_under_1024_tokens_is_not_cached(counter: Counter) -> None:
@@ -58,16 +65,39 @@ def test_a_prefix_under_1024_tokens_is_not_cached(counter: Counter) -> None:
     assert cache.cached_tokens == 0
 
 
-def test_a_changed_message_in_the_middle_caches_only_up_to_it(counter: Counter) -> None:
+def test_a_changed_message_in_the_middle_caches_only_up_to_its_first_change(
+    counter: Counter,
+) -> None:
     cache = PromptCache(counter)
     a, b, c = (text_of(counter, 1_500, tag) for tag in "abc")
     cache.price(request(a, b, c))
+    alone = PromptCache(counter).price(request(a)).prompt
+    # Changed from its first byte: a hit up to it, as if the message were not there.
+    other = {**b, "content": "x" + b["content"]}
+    assert cache.price(request(a, other, c)).cached == whole_steps(alone)
+    # Changed at its end: a hit on all of it up to the change, never on what follows it
+    # (the same messages after a change are not a hit: a prefix starts at the head).
     changed = {**b, "content": b["content"] + " (masked)"}
     second = cache.price(request(a, changed, c))
-    alone = PromptCache(counter).price(request(a))
-    assert second.cached == alone.prompt
-    # The same messages after the change are not a hit either: a prefix starts at the head.
+    through_b = PromptCache(counter).price(request(a, b)).prompt
+    assert whole_steps(through_b) - CACHE_STEP_TOKENS <= second.cached <= through_b
     assert second.cached < second.prompt - counter.request(request(c))
+
+
+def test_a_message_that_extends_an_earlier_one_is_a_hit_on_what_it_repeats(
+    counter: Counter,
+) -> None:
+    """A checkpoint that begins with the previous one byte for byte (and adds a section)
+    is served from cache up to where it adds; the serialized prefix is compared, not
+    whole messages."""
+    cache = PromptCache(counter)
+    old = text_of(counter, 2_000, "checkpoint")
+    cache.price(request(old, text_of(counter, 500, "tail")))
+    extended = {**old, "content": old["content"] + "\n\nContinued: " + "ipsum " * 300}
+    second = cache.price(request(extended, text_of(counter, 500, "new tail")))
+    upto = PromptCache(counter).price(request(old)).prompt
+    assert whole_steps(upto) - CACHE_STEP_TOKENS <= second.cached <= upto
+    assert second.cached >= MIN_CACHED_TOKENS
 
 
 def test_the_header_is_part_of_the_prefix_and_a_refused_request_warms_nothing(

@@ -194,10 +194,15 @@ class BashTool:
             output = await self._execute(command, timeout, mode, on_output)
         except ToolInterrupted as stop:
             if self.snapshots is not None:
-                stop.output = dataclasses.replace(stop.output, files=self.snapshots.after(before))
+                recording = asyncio.ensure_future(self.snapshots.after(before))
+                try:
+                    files = await asyncio.shield(recording)
+                except asyncio.CancelledError:
+                    files = None  # cancelled again: stop now, the command logged unrecorded
+                stop.output = dataclasses.replace(stop.output, files=files)
             raise
         if self.snapshots is not None:
-            output = dataclasses.replace(output, files=await self.snapshots.after_async(before))
+            output = dataclasses.replace(output, files=await self.snapshots.after(before))
         approval: ApprovalDecision | None = None
         if asked:
             approval = "always" if self.policy == "auto" else "once"
@@ -362,8 +367,10 @@ class BashTool:
     def close(self) -> None:
         """End the sandbox kept for the next commands, and whatever still runs in it (a
         server started in the background). The tool stays usable: a later sandboxed
-        command starts a new one."""
+        command starts a new one. The snapshots' watch on the tree closes too."""
         self._jails.close()
+        if self.snapshots is not None:
+            self.snapshots.close()
 
     def _jail(self, mode: SandboxMode) -> Jail | None:
         """The jail of a command in ``mode`` (None: it runs unconfined). The secrets are

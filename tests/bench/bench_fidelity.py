@@ -322,8 +322,9 @@ def table(
             f"Facts — {where}. 'reply' is said only in the model's own step text; 'corrected' "
             "counts when its newest value is visible and the old one does not come after it. "
             "Billed input is in full-price tokens: uncached + price × cached, where a "
-            "request's cached tokens are its longest prefix (header, then messages byte for "
-            "byte) an earlier request of the run sent, from 1,024 tokens on. Summary calls "
+            "request's cached tokens are its longest common prefix (header, then messages, "
+            "serialized) with an earlier request of the run, in tokens, rounded down to "
+            "128-token steps, from 1,024 tokens on. Summary calls "
             "are counted in requests, prompt tokens and billed input; a request refused as "
             "over the window is counted as sent, and caches nothing."
         ),

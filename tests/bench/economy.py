@@ -2,21 +2,28 @@
 
 Providers that cache prompts (Anthropic, DeepSeek, OpenAI, llama.cpp's slots) serve the
 longest *prefix* of a request that an earlier request already sent from cache and bill it at
-a fraction of the input price; from the first byte that differs on, everything is read (and
-billed) in full. This model compares requests message by message: the header (tools and the
-system message) is the first unit, then each message in order, each compared byte for byte on
-its JSON. A request's cached tokens are the tokens of its longest prefix of units that some
-earlier request of the same run sent, and count only from :data:`MIN_CACHED_TOKENS` on, as
-providers do.
+a fraction of the input price; from the first token that differs on, everything is read (and
+billed) in full. This model compares the serialized request: the header (tools and the system
+message) first, then each message in order, as JSON. A request's cached tokens are the
+tokens of its longest common prefix with some earlier request of the same run — every whole
+unit (header, message) that matches, and then the common prefix of the first one that
+differs, up to its first differing character (counted by the estimator on that much of its
+JSON) — rounded down to whole :data:`CACHE_STEP_TOKENS` steps (OpenAI caches in 128-token
+increments, DeepSeek in 64-token units), and count only from :data:`MIN_CACHED_TOKENS` on, as
+providers do. So a message that only *extends* one sent before (a checkpoint that keeps the
+previous one as its first part) is a hit on the part it repeats; a message that differs from
+its first byte is a miss from there, as before.
 
 Linear in what is sent: each request hashes its cumulative prefixes (a hash chain over the
-units) and the run keeps the set of chains it has seen, so a prefix is looked up in O(1).
+units) and the run keeps the set of chains it has seen, with the units sent after each, so a
+prefix is looked up in O(1) and only the first differing unit is compared character-wise.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +33,8 @@ from agent.tokens import Estimator
 
 MIN_CACHED_TOKENS = 1_024
 """A shorter matching prefix is not cached (OpenAI's and DeepSeek's minimum)."""
+CACHE_STEP_TOKENS = 128
+"""Cached tokens come in whole steps of this many (OpenAI's increment)."""
 CACHE_PRICES = (0.1, 0.25)
 """Cached input as a share of the input price: about a tenth at Anthropic, DeepSeek and
 current OpenAI models, a quarter at some older ones."""
@@ -72,9 +81,23 @@ def units(counter: Counter, request: ChatRequest) -> list[tuple[str, int]]:
         rest = rest[1:]
     out.append((tools, header_tokens))
     for message in rest:
-        key = json.dumps(message, sort_keys=True)
+        # Interned: the cache keeps every distinct unit it saw, once however often it is sent.
+        key = sys.intern(json.dumps(message, sort_keys=True))
         out.append((key, counter.message(key, message)))
     return out
+
+
+def common_prefix(a: str, b: str) -> int:
+    """Length of the longest common prefix of ``a`` and ``b`` (a binary search of slice
+    comparisons, each done in C)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[:mid] == b[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
 
 
 @dataclass(frozen=True)
@@ -94,10 +117,18 @@ class Priced:
 class PromptCache:
     """The prefix cache of one run (one conversation against one provider), and its totals."""
 
-    def __init__(self, counter: Counter, min_cached: int = MIN_CACHED_TOKENS) -> None:
+    def __init__(
+        self,
+        counter: Counter,
+        min_cached: int = MIN_CACHED_TOKENS,
+        step: int = CACHE_STEP_TOKENS,
+    ) -> None:
         self.counter = counter
         self.min_cached = min_cached
+        self.step = step
         self._seen: set[bytes] = set()
+        self._after: dict[bytes, set[str]] = {}
+        """For each chain seen, the units sent right after it."""
         self.prompt_tokens = 0
         self.cached_tokens = 0
 
@@ -108,19 +139,33 @@ class PromptCache:
         sent = units(self.counter, request)
         total = sum(tokens for _, tokens in sent)
         refused = limit is not None and total > limit
+        chains: list[tuple[bytes, bytes, str]] = []
         chain = b""
-        upto = cached = 0
+        cached = 0
         matching = True
         for key, tokens in sent:
+            parent = chain
             chain = hashlib.blake2b(chain + key.encode(), digest_size=16).digest()
-            upto += tokens
-            if matching and chain in self._seen:
-                cached = upto
-            else:
-                # A chain covers every unit before it: once one misses, all longer ones do.
-                matching = False
-                if not refused:
-                    self._seen.add(chain)
+            chains.append((parent, chain, key))
+            if not matching:
+                continue
+            if chain in self._seen:
+                cached += tokens
+                continue
+            # A chain covers every unit before it: once one misses, all longer ones do. The
+            # one that misses is still a hit up to its first character no earlier unit at
+            # this place shares.
+            matching = False
+            shared = max(
+                (common_prefix(key, seen) for seen in self._after.get(parent, ())), default=0
+            )
+            if shared:
+                cached += min(tokens, self.counter.estimator.count(key[:shared]))
+        if not refused:
+            for parent, chain, key in chains:
+                self._seen.add(chain)
+                self._after.setdefault(parent, set()).add(key)
+        cached -= cached % self.step
         if cached < self.min_cached:
             cached = 0
         self.prompt_tokens += total

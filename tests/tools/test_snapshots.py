@@ -13,6 +13,7 @@ import pytest
 
 from tools.bash import BashTool
 from tools.sandbox import choose
+from tools.snapshots.changes import changes
 from tools.snapshots.recording import Recorded, Recorder
 from tools.snapshots.restore import restore
 from tools.snapshots.shadow import ShadowRepo
@@ -89,6 +90,25 @@ async def test_a_command_after_cd_and_a_users_edit_between_commands(
     # The user's edit is not the command's: it is in the snapshot before it.
     assert changed(second) == {"src/app.py": ("modified", 1, 0)}
     assert second.before != first.after
+
+
+async def test_every_kind_of_user_change_between_commands_stays_out_of_the_next(
+    tmp_path: Path, work: Path
+) -> None:
+    # Each snapshot after a command is the next one's starting point only while nothing
+    # changed in between: a new file, a delete and a same-size edit of the file the last
+    # command wrote, made between two commands, are the user's, never the second command's.
+    tool = make(tmp_path, work)
+    first = await run(tool, "echo 'd = 4' >> src/app.py")
+    (work / "user.txt").write_text("mine\n")
+    (work / "gone.txt").unlink()
+    text = (work / "src" / "app.py").read_text()
+    (work / "src" / "app.py").write_text(text.replace("d = 4", "d = 5"))
+    second = await run(tool, "echo more >> run.sh")
+    assert changed(second) == {"run.sh": ("modified", 1, 0)}
+    repo = tool.snapshots.repo  # type: ignore[union-attr]
+    between = {c.path for c in changes(repo.git, first.after, second.before)}
+    assert between == {"user.txt", "gone.txt", "src/app.py"}
 
 
 async def test_the_users_git_repository_is_never_touched(tmp_path: Path, work: Path) -> None:

@@ -19,6 +19,10 @@ _KINDS: dict[str, ChangeKind] = {
 }
 
 
+DIFF_ARGS = ("-r", "-z", "-M", "--raw", "--numstat")
+"""How a diff between two snapshots is asked for (:func:`parse_changes` reads it)."""
+
+
 @dataclass(frozen=True)
 class Change:
     """One changed path. ``added``/``removed`` are line counts, None for a file recorded by
@@ -50,7 +54,11 @@ def changes(git: Git, before: str, after: str) -> list[Change]:
     """The paths that differ from snapshot ``before`` to ``after``, in path order."""
     if before == after:
         return []
-    out = git.run(["diff-tree", "-r", "-z", "-M", "--raw", "--numstat", before, after])
+    return parse_changes(git.run(["diff-tree", *DIFF_ARGS, before, after]))
+
+
+def parse_changes(out: bytes) -> list[Change]:
+    """The changes a ``git diff-tree`` or ``diff-index`` with :data:`DIFF_ARGS` printed."""
     fields = os.fsdecode(out).split("\0")
     raw: list[tuple[str, str, str, str | None]] = []  # status, modes, path, old path
     counts: dict[str, tuple[int | None, int | None]] = {}

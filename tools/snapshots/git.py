@@ -45,6 +45,8 @@ class Git:
             LC_ALL="C",
         )
         self.env = env
+        self.invocations = 0
+        """How many git processes were started (what a skipped scan saves shows here)."""
 
     def run(self, args: Sequence[str], *, stdin: bytes | None = None, check: bool = True) -> bytes:
         """Run ``git args`` in the working tree; its standard output.
@@ -52,19 +54,52 @@ class Git:
         Raises:
             GitError: git could not be run, or (``check``) exited non-zero.
         """
+        return self.run_together([args], stdin=stdin, check=check)[0]
+
+    def run_together(
+        self, calls: Sequence[Sequence[str]], *, stdin: bytes | None = None, check: bool = True
+    ) -> list[bytes]:
+        """Run each of ``calls`` (``git`` arguments) at the same time, each given ``stdin``;
+        their standard outputs, in order. Only for calls that read the repository, or one
+        writer with readers that do not mind which index they see.
+
+        Raises:
+            GitError: a call could not be run, or (``check``) exited non-zero.
+        """
+        started: list[tuple[Sequence[str], subprocess.Popen[bytes]]] = []
         try:
-            done = subprocess.run(
+            for args in calls:
+                started.append((args, self._start(args)))
+            return [self._finish(args, proc, stdin, check) for args, proc in started]
+        finally:
+            for _, proc in started:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+
+    def _start(self, args: Sequence[str]) -> subprocess.Popen[bytes]:
+        self.invocations += 1
+        try:
+            return subprocess.Popen(
                 ["git", *args],
-                input=stdin if stdin is not None else b"",
-                capture_output=True,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 cwd=self.work_tree,
                 env=self.env,
-                timeout=GIT_TIMEOUT_S,
-                check=False,
             )
+        except OSError as exc:
+            raise GitError(f"git {args[0]} could not run: {exc}") from exc
+
+    def _finish(
+        self, args: Sequence[str], proc: subprocess.Popen[bytes], stdin: bytes | None, check: bool
+    ) -> bytes:
+        # The others run on meanwhile: each writes to its own pipes, none waits for another.
+        try:
+            out, err = proc.communicate(stdin if stdin is not None else b"", GIT_TIMEOUT_S)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise GitError(f"git {args[0]} could not run: {exc}") from exc
-        if check and done.returncode != 0:
-            said = done.stderr.decode(errors="replace").strip().splitlines()
-            raise GitError(f"git {args[0]} failed: {said[-1] if said else done.returncode}")
-        return done.stdout
+        if check and proc.returncode != 0:
+            said = err.decode(errors="replace").strip().splitlines()
+            raise GitError(f"git {args[0]} failed: {said[-1] if said else proc.returncode}")
+        return out

@@ -1,47 +1,113 @@
 """Snapshots around a command: one before it runs and one after, unless its sandbox is
 ``read-only`` (it cannot write the working directory); what changed between them goes on
-the command's result."""
+the command's result.
+
+The snapshot before a command is the one after the last command, without a scan, when a
+watch on the tree (:mod:`tools.snapshots.watch`) saw nothing change since that scan began;
+otherwise (a change, or no watch to be had) the tree is scanned as always."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
 
 from tools.base import SandboxMode
-from tools.snapshots.changes import Recorded, changes
+from tools.snapshots.changes import Recorded
 from tools.snapshots.shadow import ShadowRepo, SnapshotUnavailable
+from tools.snapshots.watch import MAX_DIRS, TreeWatch, WatchUnavailable
 
 
 class Recorder:
     """Takes the snapshots of ``repo`` around commands. When one cannot be taken the
-    command still runs, unrecorded, and :attr:`unavailable` says why (the first reason)."""
+    command still runs, unrecorded, and :attr:`unavailable` says why (the first reason).
+    :attr:`unwatched` says why the tree is scanned before every command (None: it is
+    watched, or not yet); ``max_dirs`` bounds the folders watched."""
 
-    def __init__(self, repo: ShadowRepo) -> None:
+    def __init__(self, repo: ShadowRepo, *, max_dirs: int = MAX_DIRS) -> None:
         self.repo = repo
         self.unavailable: str | None = None
+        self.unwatched: str | None = None
+        self._max_dirs = max_dirs
+        self._watch: TreeWatch | None = None
+        # The snapshot after the last command, while the watch saw nothing since its scan
+        # began; and which reset that scan followed (a slower, older scan must not win).
+        self._clean: str | None = None
+        self._generation = 0
+        self._state = threading.Lock()
 
     async def before(self, mode: SandboxMode) -> str | None:
         """The snapshot before a command in ``mode`` (None: none is taken)."""
         if mode == "read-only":
             return None
-        return await asyncio.to_thread(self._take)
+        return await asyncio.to_thread(self._before)
 
-    def after(self, before: str | None) -> Recorded | None:
-        """The snapshot after the command that ``before`` preceded, with what it changed.
-        Synchronous: it also runs while the command's task is being cancelled."""
+    async def after(self, before: str | None) -> Recorded | None:
+        """The snapshot after the command that ``before`` preceded, with what it changed."""
         if before is None:
             return None
-        after = self._take()
-        if after is None:
+        # In a thread: the git calls never hold up the event loop.
+        return await asyncio.to_thread(self._after, before)
+
+    def close(self) -> None:
+        """Stop watching the tree (the next command scans, and watches anew)."""
+        with self._state:
+            if self._watch is not None:
+                self._watch.close()
+            self._watch = None
+            self._clean = None
+
+    def _before(self) -> str | None:
+        with self._state:
+            unchanged = self._unchanged()
+        return unchanged if unchanged is not None else self._take()
+
+    def _unchanged(self) -> str | None:
+        if self._watch is None or self._clean is None:
             return None
         try:
-            found = changes(self.repo.git, before, after)
-        except Exception as exc:
+            return None if self._watch.changed() else self._clean
+        except WatchUnavailable as exc:
+            self._give_up(exc)
+            return None
+
+    def _after(self, before: str) -> Recorded | None:
+        with self._state:
+            # Right before the scan: a change from here on is the next command's to scan.
+            self._clean = None
+            self._generation += 1
+            generation = self._generation
+            self._arm()
+        try:
+            after, found = self.repo.snapshot_since(before)
+        except SnapshotUnavailable as exc:
             self.unavailable = self.unavailable or str(exc)
-            found = []
+            return None
+        with self._state:
+            if self._watch is not None and self._generation == generation:
+                self._clean = after
         return Recorded(before, after, tuple(found))
 
-    async def after_async(self, before: str | None) -> Recorded | None:
-        return await asyncio.to_thread(self.after, before)
+    def _arm(self) -> None:
+        """Reset the watch, started first when there is none yet (and may be)."""
+        if self.unwatched is not None:
+            return
+        try:
+            if self._watch is None:
+                watch = TreeWatch(self.repo.work_tree, self.repo.git, self._max_dirs)
+                watch.start()
+                self._watch = watch
+            else:
+                self._watch.reset()
+        except WatchUnavailable as exc:
+            self._give_up(exc)
+
+    def _give_up(self, exc: WatchUnavailable) -> None:
+        """Scan before every command from now on, as without a watch."""
+        self.unwatched = str(exc)
+        if self._watch is not None:
+            self._watch.close()
+        self._watch = None
+        self._clean = None
 
     def _take(self) -> str | None:
         try:

@@ -6,7 +6,8 @@ followed), and binary files or files over :data:`SIZE_CAP` by a stand-in blob na
 SHA-256 and size (:mod:`tools.snapshots.stubs`), so a build artefact costs no space. Only
 what changed since the last snapshot is looked at: ``git ls-files`` lists the changed and new
 paths, ``git add`` stores them, ``git write-tree`` names the result; an unchanged tree is the
-same id, so a command that wrote nothing costs no object.
+same id, so a command that wrote nothing costs no object. Whether a scan is needed at all
+before a command is :mod:`tools.snapshots.recording`'s call (:mod:`tools.snapshots.watch`).
 
 The repository lives in ``<home>/snapshots/<name>-<hash>`` (hidden from sandboxed commands
 with the rest of the home); the user's ``.git`` is never read or written, a nested
@@ -25,11 +26,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools.snapshots import stubs
+from tools.snapshots.changes import DIFF_ARGS, Change, changes, parse_changes
 from tools.snapshots.git import Git, GitError
 
 MAX_FILES = 200_000
 """A working directory with more files than this (``$HOME``, ``/``) gets no snapshots: the
 first one would copy all of them."""
+
+
+TUNING = (
+    ("core.untrackedCache", "true"),
+    # A smaller index (paths prefix-compressed), read and written by every git call.
+    ("index.version", "4"),
+    ("core.preloadIndex", "true"),
+)
 
 
 class SnapshotUnavailable(RuntimeError):
@@ -67,6 +77,7 @@ class ShadowRepo:
         self._lock = threading.Lock()
         self._hashed: dict[str, Hashed] | None = None
         self._last: tuple[str, tuple[int, int, int] | None] | None = None
+        self._tuned = False
 
     @property
     def hashed_file(self) -> Path:
@@ -80,18 +91,41 @@ class ShadowRepo:
         """
         with self._lock:
             try:
-                return self._snapshot()
+                return self._snapshot()[0]
             except GitError as exc:
                 raise SnapshotUnavailable(str(exc)) from exc
             except OSError as exc:
                 raise SnapshotUnavailable(f"cannot keep snapshots: {exc}") from exc
 
-    def _snapshot(self) -> str:
+    def snapshot_since(self, before: str) -> tuple[str, list[Change]]:
+        """Like :meth:`snapshot`, with what changed since snapshot ``before`` (worked out
+        while the new snapshot is being named)."""
+        with self._lock:
+            try:
+                tree, diff = self._snapshot(before)
+                return tree, parse_changes(diff) if diff is not None else changes(
+                    self.git, before, tree
+                )
+            except GitError as exc:
+                raise SnapshotUnavailable(str(exc)) from exc
+            except OSError as exc:
+                raise SnapshotUnavailable(f"cannot keep snapshots: {exc}") from exc
+
+    def _snapshot(self, before: str | None = None) -> tuple[str, bytes | None]:
+        """The snapshot's id, and (given ``before``) the raw diff from it when one was
+        needed and worked out on the way (None: not worked out)."""
         first = not (self.git_dir / "HEAD").exists()
         if first:
             self._create()
-        listed = self.git.run(["ls-files", "-z", "-m", "-d", "-o", "--exclude-standard"])
-        paths = sorted({p for p in os.fsdecode(listed).split("\0") if p})
+            self._tuned = True
+        elif not self._tuned:
+            self._tune()
+        # The two halves of a scan at once: new files (a walk of the folders) and changed
+        # or deleted ones (an lstat of each known file, against the index's stat cache).
+        listed = self.git.run_together(
+            [["ls-files", "-z", "-o", "--exclude-standard"], ["diff-files", "-z", "--name-only"]]
+        )
+        paths = sorted({p for out in listed for p in os.fsdecode(out).split("\0") if p})
         if first and len(paths) > MAX_FILES:
             raise SnapshotUnavailable(
                 f"{self.work_tree} holds more than {MAX_FILES} files; no snapshots are taken"
@@ -145,24 +179,31 @@ class ShadowRepo:
         mark = None if index is None else (index.st_mtime_ns, index.st_size, index.st_ino)
         # Unchanged index (another process or object may have changed it): the same tree.
         if self._last is not None and self._last[1] == mark and mark is not None:
-            return self._last[0]
-        tree = self.git.run(["write-tree"]).decode().strip()
+            return self._last[0], None
+        calls = [["write-tree"]]
+        if before is not None:  # read from the index while write-tree names it
+            calls.append(["diff-index", "--cached", *DIFF_ARGS, before])
+        named = self.git.run_together(calls)
+        tree = named[0].decode().strip()
         index = _lstat(self.git_dir / "index")
         mark = None if index is None else (index.st_mtime_ns, index.st_size, index.st_ino)
         self._last = (tree, mark)
-        return tree
+        return tree, named[1] if before is not None else None
 
     def _add(self, paths: list[str]) -> None:
-        add = ["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"]
+        # update-index, not add: it stores just these paths, where add would first lstat
+        # every file again. ``--replace``: a file that became a folder, or the reverse.
+        add = ["update-index", "-z", "--add", "--remove", "--replace", "--stdin"]
         try:
             self.git.run(add, stdin=_nul(paths))
         except GitError:
-            # A path listed a moment ago and gone since (a temporary file) fails the whole
-            # call: again with what is there or known.
+            # A path listed a moment ago and changed since (a temporary file that became a
+            # folder) fails the whole call: again, through add, with what is there or known.
             known = set(os.fsdecode(self.git.run(["ls-files", "-z"])).split("\0"))
             there = [p for p in paths if p in known or _lstat(self.work_tree / p) is not None]
             if there:
-                self.git.run(add, stdin=_nul(there))
+                again = ["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"]
+                self.git.run(again, stdin=_nul(there))
 
     def _create(self) -> None:
         # Private even under umask 0, like everything else under the home.
@@ -171,7 +212,7 @@ class ShadowRepo:
         self.git_dir.mkdir(mode=0o700, exist_ok=True)
         self.git.run(["init", "-q", "--shared=0600", "--template="])  # no sample hooks
         for key, value in (
-            ("core.untrackedCache", "true"),
+            *TUNING,
             ("core.autocrlf", "false"),
             ("core.symlinks", "true"),
             ("core.fileMode", "true"),
@@ -189,6 +230,16 @@ class ShadowRepo:
         info.mkdir(mode=0o700, exist_ok=True)
         os.chmod(info, 0o700)
         _write_private(info / "exclude", "\n".join(excludes) + "\n")
+
+    def _tune(self) -> None:
+        """Bring a repository made before :data:`TUNING` to it (once: its index version says)."""
+        self._tuned = True
+        with contextlib.suppress(OSError), open(self.git_dir / "index", "rb") as f:
+            if f.read(8)[4:] == (4).to_bytes(4, "big"):
+                return
+        for key, value in TUNING:
+            self.git.run(["config", key, value])
+        self.git.run(["update-index", "--index-version", "4"])
 
     def _load_hashed(self) -> dict[str, Hashed]:
         if self._hashed is None:
