@@ -45,6 +45,27 @@ def occasion(record: TimelineRecord) -> str | None:
     return f"{cause}; kept verbatim: {kept}"
 
 
+def occasion_brief(record: TimelineRecord) -> str | None:
+    """:func:`occasion` in a few words for a one-line marker, e.g. ``at 12.4k, mark 12.0k ·
+    kept 3 items verbatim (~2.1k)``; None when the record does not say."""
+    why = record.why
+    if why is None:
+        return None
+    mark = f", mark {fmt_tokens(why.mark)}" if record.trigger == "auto" and why.mark else ""
+    kept = (
+        f"kept {plural(why.kept_items, 'item')} verbatim (~{fmt_tokens(why.kept_tokens)})"
+        if why.kept_items
+        else "kept nothing verbatim"
+    )
+    return f"at {fmt_tokens(why.context_tokens)}{mark} · {kept}"
+
+
+def start_line(record: TimelineRecord) -> str:
+    """What a line-oriented front end says when a compaction starts: what ran, and why."""
+    why = occasion(record)
+    return f"{label(record)}: {why}" if why else label(record)
+
+
 CompactionNews = tuple[Literal["start", "progress", "end"], TimelineRecord]
 
 

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from typing import TextIO
 
 from agent.events import Event
-from agent.formatting import fmt_duration
+from agent.formatting import fmt_duration, fmt_tokens
 from agent.replies import Notice, StreamEvent, ToolOutputDelta
-from compact.wording import compaction_news, describe, label, progress_text
+from compact.wording import compaction_news, describe, progress_text, start_line
 from tools.terminal import json_safe
 from tui.runtime import Runtime
 from tui.text import clean
@@ -37,6 +37,7 @@ class EventPrinter:
         self.err = err
         self._denied_told = False
         self._compacting_since: float | None = None
+        self._soon_told = False
         self.stdout_closed = False
         """stdout's reader went away (``| head``): nothing more is written there."""
         self.on_stdout_closed: Callable[[], None] = lambda: None
@@ -78,6 +79,20 @@ class EventPrinter:
             self._compaction(event)
         for change in fed.changes:
             self._show_item(change.item)
+        if event.type == "step/start":
+            self._forecast()
+
+    def _forecast(self) -> None:
+        """Say once, when it becomes true, that automatic compaction is about two steps away
+        (as the app's gauge does); again only after the context fell back below that."""
+        total = self.runtime.meter.measure().total
+        soon = self.runtime.compacting_soon(total)
+        if soon and not self._soon_told and (mark := self.runtime.threshold_tokens):
+            self.say(
+                f"reefline: compacting soon (context ~{fmt_tokens(total)}, the automatic "
+                f"mark at ~{fmt_tokens(mark)})"
+            )
+        self._soon_told = soon
 
     def _show_item(self, item: ViewItem) -> None:
         if isinstance(item, RetryPlanned):
@@ -102,7 +117,7 @@ class EventPrinter:
         kind, record = news
         if kind == "start":
             self._compacting_since = time.monotonic()
-            self.say(f"reefline: compacting the conversation ({label(record)})…")
+            self.say(f"reefline: compacting the conversation ({start_line(record)})…")
         elif kind == "progress":
             self.say(f"reefline: compaction {progress_text(record, event.time)}")
         else:

@@ -22,7 +22,7 @@ from agent.loop_settings import cut_text
 from agent.replies import Notice, StreamEvent, ToolOutputDelta
 from agent.turns import TurnCancelled, TurnResult
 from compact.contract import CompactNotice
-from compact.wording import compaction_news, describe, progress_text
+from compact.wording import compaction_news, describe, progress_text, start_line
 from tools.base import ApprovalDecision
 from tools.footer import output_lines
 from tools.terminal import visible
@@ -109,7 +109,7 @@ class PlainRepl:
         if news is not None:
             kind, record = news
             if kind == "start":
-                self.say(f"… compacting ({record.trigger})")
+                self.say(f"… compacting ({clean(start_line(record))})")
             elif kind == "progress":
                 self.say(f"… compaction {clean(progress_text(record, event.time))}")
             else:

@@ -270,3 +270,27 @@ def test_a_session_opened_in_another_home_is_told_where_its_transcripts_are(
     assert SECRET in here.read_text() and not Path(named).exists()
     sent = "\n".join(str(m.get("content")) for m in openai_server.requests[-1]["messages"])
     assert sent.count(f"{named} is at {here}") == 1
+
+
+def test_headless_says_compacting_soon_before_it_compacts_and_why_it_did(
+    run_cli: Run, openai_server: OpenAIServer
+) -> None:
+    """``-p`` on stderr: the warning comes before the automatic compaction, whose start line
+    says what set it off and what it kept verbatim."""
+    openai_server.summarize = True
+    openai_server.agent_commands = ["seq 1 400"] * 14
+    done = run_cli(
+        "-p",
+        "count things",
+        *flags(openai_server, "--approve", "auto")[:4],
+        "--context-window",
+        "16000",
+        "--approve",
+        "auto",
+    )
+    err = done.stderr
+    assert done.returncode == 0, err
+    soon = err.find("reefline: compacting soon (context ~")
+    started = err.find("reefline: compacting the conversation (auto: the context reached ")
+    assert -1 < soon < started, err
+    assert "past the auto mark at" in err[started:] and "kept verbatim: " in err[started:]

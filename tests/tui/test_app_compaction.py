@@ -248,3 +248,42 @@ async def test_a_summary_written_ahead_is_quiet_progress_on_the_status_line(
         openai_server.unstalled.set()
         await ui.until(pilot, lambda: "summary ready ahead" in str(app.status.render()))
         assert app.status.activity == "idle"
+
+
+async def test_u_on_a_timeline_row_and_in_the_summary_modal_undoes_a_compaction(ui: UI) -> None:
+    """The marker says why it compacted and what it kept; ``u`` on the row undoes it (an
+    undo row, the checkpoint's items back in the gauge); after a second /compact, ``u`` in
+    its summary modal undoes that one too."""
+    app = ui.app()
+    async with app.run_test(size=(160, 44)) as pilot:
+        await ui.send(pilot, "explore the README.md")
+        await ui.send(pilot, "now parser.py")
+        await ui.send(pilot, "/compact")
+        panel = app.query_one(TimelinePanel)
+        assert len(panel.records) == 1
+        [marker] = app.query(CompactionMarker)
+        assert "kept" in marker.label() and "verbatim" in marker.label()
+        compacted = app.runtime.meter.measure().total
+        panel.query_one(OptionList).focus()
+        await pilot.pause()
+        await pilot.press("u")
+        await ui.settle(pilot)
+        await ui.until(pilot, lambda: any(r.kind == "undo" for r in panel.records))
+        assert panel.records[0].undone_by is not None
+        assert app.runtime.meter.measure().total > compacted
+        await ui.send(pilot, "/compact")
+        second = panel.records[-1]
+        assert second.kind == "compaction" and second.status == "done"
+        rows_list = panel.query_one(OptionList)
+        rows_list.focus()
+        rows_list.highlighted = len(panel.records) - 1
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, SummaryScreen) and app.screen.record == second
+        facts = app.screen.query_one(".facts").render().plain
+        assert "why" in facts and "kept verbatim" in facts
+        await pilot.press("u")
+        await ui.settle(pilot)
+        await ui.until(pilot, lambda: sum(r.kind == "undo" for r in panel.records) == 2)
+        assert not isinstance(app.screen, SummaryScreen)

@@ -348,8 +348,12 @@ class MainScreen(Screen[None]):
     def keys_to_prompt(self, event: events.Key) -> None:
         """Before a key reaches the focused widget: a printable one typed here (not in a
         modal) moves the focus to the prompt, so it and the keys after it (an Enter) land
-        there; a message typed while a card or a timeline row had the focus is never lost."""
+        there; a message typed while a card or a timeline row had the focus is never lost.
+        A key the focused widget (or one around it) binds stays with it."""
         if event.is_printable and event.character is not None and self.app.screen is self:
+            bound = self.active_bindings.get(event.key)
+            if bound is not None and isinstance(bound.node, Widget) and bound.node is not self:
+                return  # a key the focused part answers itself (u on a timeline row)
             self.prompt_has_focus()
 
     async def on_diff_requested(self, message: DiffRequested) -> None:

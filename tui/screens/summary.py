@@ -26,7 +26,7 @@ from agent.formatting import fmt_duration, fmt_tokens, plural
 from agent.prices import PriceOf
 from compact.originals import MASK_PREFIX
 from compact.records import TimelineRecord
-from compact.wording import label, spent
+from compact.wording import label, occasion, spent
 from tui.text import bash_command, clean, first_line, home_relative
 
 
@@ -66,6 +66,8 @@ def record_facts(record: TimelineRecord, price_of: PriceOf | None = None) -> lis
     if record.error:
         status += f": {first_line(record.error, 100)}"
     facts.append(("status", status))
+    if (why := occasion(record)) is not None:
+        facts.append(("why", clean(why)))
     if record.started_at:
         facts.append(
             ("started", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(record.started_at)))

@@ -11,6 +11,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from agent.formatting import fmt_tokens
+from compact.wording import occasion_brief
 
 if TYPE_CHECKING:
     from compact.records import TimelineRecord
@@ -24,8 +25,8 @@ class CompactionMarkerSelected(Message):
 
 
 class CompactionMarker(Static, can_focus=True):
-    """``── context compacted (auto) · 42 items · 38.1k → 2.3k · view ──``; click or Enter
-    opens the summary."""
+    """``── #1 context compacted (auto) · 42 items · 38.1k → 2.3k · at 12.4k, mark 12.0k ·
+    kept 3 items verbatim (~2.1k) · view ──``; click or Enter opens the summary."""
 
     def __init__(self, compaction_id: str) -> None:
         super().__init__()
@@ -47,6 +48,8 @@ class CompactionMarker(Static, can_focus=True):
             parts.append(f"{fmt_tokens(record.tokens_before)} → {fmt_tokens(record.tokens_after)}")
         if record.model == "fallback":
             parts.append("model-free fallback")
+        if (why := occasion_brief(record)) is not None:
+            parts.append(why)
         return " · ".join(parts)
 
     def render(self) -> Content:
