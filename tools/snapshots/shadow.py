@@ -128,20 +128,20 @@ class ShadowRepo:
             self._tuned = True
         elif not self._tuned:
             self._tune()
-        # The two halves of a scan at once: new files (a walk of the folders) and changed
-        # or deleted ones (an lstat of each known file, against the index's stat cache).
-        # Narrowed to ``only`` by literal pathspecs: git walks and lstats no more than them.
-        scope = [] if only is None else ["--", *sorted(only)]
-        listed = (
-            []
-            if only is not None and not only
-            else self.git.run_together(
+        if only is None:
+            # The two halves of a scan at once: new files (a walk of the folders) and
+            # changed or deleted ones (an lstat of each known file, against the stat cache).
+            listed = self.git.run_together(
                 [
-                    ["ls-files", "-z", "-o", "--exclude-standard", *scope],
-                    ["diff-files", "-z", "--name-only", *scope],
+                    ["ls-files", "-z", "-o", "--exclude-standard"],
+                    ["diff-files", "-z", "--name-only"],
                 ]
             )
-        )
+        else:
+            # Both halves in one call, narrowed to ``only`` by literal pathspecs: git walks
+            # and lstats no more than them.
+            scope = ["ls-files", "-z", "-o", "-m", "-d", "--exclude-standard", "--"]
+            listed = [self.git.run([*scope, *sorted(only)])] if only else []
         paths = sorted({p for out in listed for p in os.fsdecode(out).split("\0") if p})
         if first and len(paths) > MAX_FILES:
             raise SnapshotUnavailable(
