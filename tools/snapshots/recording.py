@@ -3,8 +3,12 @@
 the command's result.
 
 The snapshot before a command is the one after the last command, without a scan, when a
-watch on the tree (:mod:`tools.snapshots.watch`) saw nothing change since that scan began;
-otherwise (a change, or no watch to be had) the tree is scanned as always."""
+watch on the tree (:mod:`tools.snapshots.watch`) saw nothing change since that scan began.
+When it saw a few paths change (at most :data:`~tools.snapshots.watch.MAX_PATHS`), only
+those are looked at, by the same rules as a scan, and the result is the tree a full scan
+would record. Otherwise (too many paths, a folder moved, a ``.gitignore`` edited, no watch
+to be had, any error) the tree is scanned as always. The scan after a command is always
+a full one."""
 
 from __future__ import annotations
 
@@ -14,17 +18,21 @@ import threading
 from tools.base import SandboxMode
 from tools.snapshots.changes import Recorded
 from tools.snapshots.shadow import ShadowRepo, SnapshotUnavailable
-from tools.snapshots.watch import MAX_DIRS, TreeWatch, WatchUnavailable
+from tools.snapshots.watch import MAX_DIRS, MAX_PATHS, TreeWatch, WatchUnavailable
 
 
 class Recorder:
     """Takes the snapshots of ``repo`` around commands. When one cannot be taken the
     command still runs, unrecorded, and :attr:`unavailable` says why (the first reason).
     :attr:`unwatched` says why the tree is scanned before every command (None: it is
-    watched, or not yet); ``max_dirs`` bounds the folders watched."""
+    watched, or not yet); ``max_dirs`` bounds the folders watched, ``max_paths`` the changed
+    paths looked at alone before a command."""
 
-    def __init__(self, repo: ShadowRepo, *, max_dirs: int = MAX_DIRS) -> None:
+    def __init__(
+        self, repo: ShadowRepo, *, max_dirs: int = MAX_DIRS, max_paths: int = MAX_PATHS
+    ) -> None:
         self.repo = repo
+        self._max_paths = max_paths
         self.unavailable: str | None = None
         self.unwatched: str | None = None
         self._max_dirs = max_dirs
@@ -34,6 +42,8 @@ class Recorder:
         self._clean: str | None = None
         self._generation = 0
         self._state = threading.Lock()
+        self.partial_scans = 0
+        """How many snapshots before a command looked only at the paths the watch named."""
 
     async def before(self, mode: SandboxMode) -> str | None:
         """The snapshot before a command in ``mode`` (None: none is taken)."""
@@ -58,17 +68,31 @@ class Recorder:
 
     def _before(self) -> str | None:
         with self._state:
-            unchanged = self._unchanged()
-        return unchanged if unchanged is not None else self._take()
+            unchanged, paths = self._since_clean()
+        if unchanged is not None:
+            return unchanged
+        if paths is not None:
+            try:
+                tree = self.repo.snapshot(only=paths)
+            except SnapshotUnavailable:
+                pass  # in doubt: the full scan says
+            else:
+                self.partial_scans += 1
+                return tree
+        return self._take()
 
-    def _unchanged(self) -> str | None:
+    def _since_clean(self) -> tuple[str | None, frozenset[str] | None]:
+        """The snapshot after the last command when nothing changed since its scan began,
+        else None and the paths that changed (None: unknown, scan them all)."""
         if self._watch is None or self._clean is None:
-            return None
+            return None, None
         try:
-            return None if self._watch.changed() else self._clean
+            if not self._watch.changed():
+                return self._clean, None
+            return None, self._watch.paths()
         except WatchUnavailable as exc:
             self._give_up(exc)
-            return None
+            return None, None
 
     def _after(self, before: str) -> Recorded | None:
         with self._state:
@@ -93,7 +117,9 @@ class Recorder:
             return
         try:
             if self._watch is None:
-                watch = TreeWatch(self.repo.work_tree, self.repo.git, self._max_dirs)
+                watch = TreeWatch(
+                    self.repo.work_tree, self.repo.git, self._max_dirs, self._max_paths
+                )
                 watch.start()
                 self._watch = watch
             else:

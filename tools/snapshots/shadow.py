@@ -22,6 +22,7 @@ import json
 import os
 import stat
 import threading
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,15 +84,19 @@ class ShadowRepo:
     def hashed_file(self) -> Path:
         return self.git_dir / "reefline-hashed.json"
 
-    def snapshot(self) -> str:
+    def snapshot(self, only: Collection[str] | None = None) -> str:
         """Record the working directory now; the snapshot's id (a git tree id).
+
+        ``only``: the paths (files or folders, relative) that may have changed since the
+        last snapshot; only they are looked at, by the same rules, so the id is the one a
+        full scan would give when nothing changed elsewhere (what the watch promises).
 
         Raises:
             SnapshotUnavailable: git is missing or failed, or the directory is too large.
         """
         with self._lock:
             try:
-                return self._snapshot()[0]
+                return self._snapshot(only=only)[0]
             except GitError as exc:
                 raise SnapshotUnavailable(str(exc)) from exc
             except OSError as exc:
@@ -111,20 +116,32 @@ class ShadowRepo:
             except OSError as exc:
                 raise SnapshotUnavailable(f"cannot keep snapshots: {exc}") from exc
 
-    def _snapshot(self, before: str | None = None) -> tuple[str, bytes | None]:
+    def _snapshot(
+        self, before: str | None = None, only: Collection[str] | None = None
+    ) -> tuple[str, bytes | None]:
         """The snapshot's id, and (given ``before``) the raw diff from it when one was
-        needed and worked out on the way (None: not worked out)."""
+        needed and worked out on the way (None: not worked out); ``only`` as in
+        :meth:`snapshot`."""
         first = not (self.git_dir / "HEAD").exists()
         if first:
             self._create()
             self._tuned = True
         elif not self._tuned:
             self._tune()
-        # The two halves of a scan at once: new files (a walk of the folders) and changed
-        # or deleted ones (an lstat of each known file, against the index's stat cache).
-        listed = self.git.run_together(
-            [["ls-files", "-z", "-o", "--exclude-standard"], ["diff-files", "-z", "--name-only"]]
-        )
+        if only is None:
+            # The two halves of a scan at once: new files (a walk of the folders) and
+            # changed or deleted ones (an lstat of each known file, against the stat cache).
+            listed = self.git.run_together(
+                [
+                    ["ls-files", "-z", "-o", "--exclude-standard"],
+                    ["diff-files", "-z", "--name-only"],
+                ]
+            )
+        else:
+            # Both halves in one call, narrowed to ``only`` by literal pathspecs: git walks
+            # and lstats no more than them.
+            scope = ["ls-files", "-z", "-o", "-m", "-d", "--exclude-standard", "--"]
+            listed = [self.git.run([*scope, *sorted(only)])] if only else []
         paths = sorted({p for out in listed for p in os.fsdecode(out).split("\0") if p})
         if first and len(paths) > MAX_FILES:
             raise SnapshotUnavailable(

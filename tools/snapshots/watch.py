@@ -42,6 +42,8 @@ from tools.snapshots.git import Git, GitError
 
 MAX_DIRS = 20_000
 """A tree with more folders than this is scanned every time rather than watched."""
+MAX_PATHS = 1_000
+"""More paths changed than this since the last reset: :meth:`TreeWatch.paths` says None."""
 
 IN_MODIFY = 0x2
 IN_ATTRIB = 0x4
@@ -113,15 +115,19 @@ class TreeWatch:
     :class:`WatchUnavailable`, after which the watch is closed for good.
     """
 
-    def __init__(self, work_tree: Path, git: Git, max_dirs: int = MAX_DIRS) -> None:
+    def __init__(
+        self, work_tree: Path, git: Git, max_dirs: int = MAX_DIRS, max_paths: int = MAX_PATHS
+    ) -> None:
         self.work_tree = work_tree
         self._git = git
         self._max_dirs = max_dirs
+        self._max_paths = max_paths
         self._libc = _libc()
         self._fd = -1
         self._dirs: dict[int, str] = {}  # watch descriptor: folder, relative ("" the top)
         self._dirty = False
         self._stale = False  # folders moved or .gitignore edited: watch anew at reset
+        self._paths: set[str] | None = set()  # None: not known (too many, a folder moved)
         self._closer: weakref.finalize[[int], TreeWatch] | None = None
 
     def start(self) -> None:
@@ -133,11 +139,21 @@ class TreeWatch:
         self._guard(self._drain)
         return self._dirty
 
+    def paths(self) -> frozenset[str] | None:
+        """The paths (relative to the tree; for a folder, the folder) where something was
+        created, written, deleted or moved from or to since the last reset; every change
+        the kernel reported is at or under one of them. None when that set is not known:
+        more than ``max_paths`` of them, a folder moved, a ``.gitignore`` edited, an event
+        on the top folder itself."""
+        self._guard(self._drain)
+        return None if self._paths is None or self._stale else frozenset(self._paths)
+
     def reset(self) -> None:
         """Forget what changed until now: call right before the scan that records the
         tree, so that a change during that scan counts for the next time."""
         self._guard(self._drain)
         self._dirty = False
+        self._paths = set()
         if self._stale:
             self.close()
             self._guard(self._start)
@@ -166,6 +182,7 @@ class TreeWatch:
 
     def _start(self) -> None:
         self._dirty = self._stale = False
+        self._paths = set()
         ignored = self._ignored([])
         fd = self._libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
         if fd < 0:
@@ -257,6 +274,7 @@ class TreeWatch:
             return
         self._dirty = True
         folder = self._dirs.get(wd)
+        self._note(folder, name)
         if mask & IN_DELETE_SELF:
             self._dirs.pop(wd, None)  # its IN_IGNORED follows
             return
@@ -266,6 +284,16 @@ class TreeWatch:
             self._stale = True  # what is ignored may have changed
         elif mask & IN_ISDIR and mask & IN_CREATE and folder is not None:
             created.append(f"{folder}/{name}" if folder else name)
+
+    def _note(self, folder: str | None, name: str) -> None:
+        if self._paths is None:
+            return
+        if folder is None or not (folder or name):  # an unknown watch, or the top itself
+            self._paths = None
+            return
+        self._paths.add(f"{folder}/{name}" if folder and name else folder or name)
+        if len(self._paths) > self._max_paths:
+            self._paths = None
 
     def _watch_new(self, created: list[str]) -> None:
         if self._stale:
