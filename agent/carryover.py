@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent.events import (
+from agent.log.events import (
     CommandRun,
     Event,
     ProviderData,

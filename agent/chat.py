@@ -2,7 +2,7 @@
 
 The loop, compaction's summarizer and the demo model see a model only through these types
 (and :func:`collect`, for a caller that shows no deltas); the OpenAI-compatible client
-(:mod:`agent.llm`) is one implementation, and importing this module loads no HTTP client or
+(:mod:`agent.llm.client`) is one implementation, and importing this module loads no HTTP client or
 SDK.
 """
 
@@ -13,7 +13,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agent.llm_errors import (
+from agent.llm.errors import (
     StreamIncomplete,
 )
 from agent.replies import (

@@ -13,9 +13,9 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent.events import Event, FilesRestore, ToolResult
-from agent.files_data import FilesRestoreData
-from agent.session import Session
+from agent.log.events import Event, FilesRestore, ToolResult
+from agent.log.files_data import FilesRestoreData
+from agent.log.session import Session
 from tools.snapshots.restore import RestoreReport, restore
 from tools.snapshots.shadow import ShadowRepo
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from agent.chat import ChatRequest
 from agent.envelope import Envelope
-from agent.llm_errors import ContextOverflow
+from agent.llm.errors import ContextOverflow
 
 Prepare = Callable[[], Awaitable[None]]
 """Awaited before a step's envelope is built (asking the server its window, say)."""

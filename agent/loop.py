@@ -33,25 +33,25 @@ from typing import Any
 
 from agent.call_bounds import dropped_note
 from agent.chat import ChatModel
-from agent.closing import (
+from agent.envelope import Envelope
+from agent.hooks import Hooks
+from agent.llm.errors import ContextOverflow, LLMError
+from agent.llm.windows import WindowBook
+from agent.log.closing import (
     answer_pending_calls,
     append_result,
     close_step,
     end_turn,
     keep_partial_reply,
 )
-from agent.envelope import Envelope
-from agent.events import ContextMessage, TurnEndReason
-from agent.hooks import Hooks
-from agent.llm_errors import ContextOverflow, LLMError
+from agent.log.events import ContextMessage, TurnEndReason
+from agent.log.session import Session
 from agent.loop_settings import LoopSettings
 from agent.replies import Notice, Reply, StreamEvent
 from agent.requests import build_request
-from agent.session import Session
 from agent.streaming import stream_reply
 from agent.tool_calls import run_tool_call
 from agent.turns import Steering, StreamListener, TurnCancelled, TurnError, TurnResult, TurnState
-from agent.windows import WindowBook
 from agent.workspace import workspace_context
 from tools.base import Tool, ToolInterrupted, ToolNotStarted, ToolOutput
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agent.windows import Window
+from agent.llm.windows import Window
 
 BREAKDOWN_KEYS = ("system", "tools", "checkpoints", "user", "assistant", "tool_results")
 """Keys of :attr:`Measurement.breakdown`, in display order."""

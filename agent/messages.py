@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.events import (
+from agent.log.events import (
     AssistantMessage,
     ContextMessage,
     Event,

@@ -1,6 +1,6 @@
 """The token meter: how full the next request's context is, kept up to date incrementally.
 
-:class:`TokenMeter` observes a :class:`~agent.session.Session` and folds each appended event
+:class:`TokenMeter` observes a :class:`~agent.log.session.Session` and folds each appended event
 once. Surface nodes are immutable, so each is priced once with the :class:`Estimator` when it
 appears; a running surface total and a per-category breakdown are adjusted by signed deltas
 (an append adds its price; a replace subtracts the prices of the nodes it shadowed and adds
@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent.envelope import Envelope
-from agent.events import (
+from agent.llm.windows import WindowBook
+from agent.log.events import (
     AssistantMessage,
     ContextMessage,
     Event,
@@ -34,12 +35,11 @@ from agent.events import (
     ToolResult,
     UserMessage,
 )
+from agent.log.session import Session
 from agent.measurement import Measurement
 from agent.messages import event_message
-from agent.session import Session
 from agent.tokens import Estimator, tools_json
 from agent.usage_totals import UsageFold, UsageTotals
-from agent.windows import WindowBook
 
 __all__ = ["TokenMeter"]
 
@@ -89,7 +89,7 @@ class TokenMeter:
             construction; later appends are folded as they happen.
         estimator: prices text. It is called once per surface node and once per distinct
             system prompt / tool set, never per :meth:`measure`.
-        context_window: the window owner (:class:`~agent.windows.WindowBook`) shared with
+        context_window: the window owner (:class:`~agent.llm.windows.WindowBook`) shared with
             the loop, or a fixed figure (None: unknown).
     """
 

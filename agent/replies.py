@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agent.call_bounds import MAX_ARGUMENT_CHARS, MAX_CALLS, MAX_TEXT_CHARS, text_cut_note, too_big
-from agent.events import ToolCall, Usage
-from agent.llm_errors import MalformedResponse, StreamIncomplete
+from agent.llm.errors import MalformedResponse, StreamIncomplete
+from agent.llm.wire_usage import chunk_cache_figure, parse_usage
+from agent.log.events import ToolCall, Usage
 from agent.redaction import StreamRedactor, redact
-from agent.wire_usage import chunk_cache_figure, parse_usage
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionChunk

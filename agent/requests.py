@@ -13,10 +13,10 @@ from typing import Any
 
 from agent.chat import ChatRequest
 from agent.envelope import Envelope
-from agent.events import RequestHeader, RequestHeaderData
 from agent.hooks import RequestTransform
+from agent.log.events import RequestHeader, RequestHeaderData
+from agent.log.session import Session
 from agent.loop_settings import default_output_cap
-from agent.session import Session
 from agent.turns import TurnError, unanswered_tool_calls
 
 Estimate = Callable[[list[dict[str, Any]]], int]

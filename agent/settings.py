@@ -27,7 +27,7 @@ from agent.config_file import (
     did_you_mean,
     read_config,
 )
-from agent.prices import ModelPrice
+from agent.llm.prices import ModelPrice
 from tools.modes import ApprovalPolicy, SandboxMode
 
 __all__ = [
@@ -107,7 +107,7 @@ class Settings(BaseModel):
 
     @property
     def model_prices(self) -> dict[str, ModelPrice]:
-        """:attr:`prices` as :func:`agent.prices.price_of` reads them."""
+        """:attr:`prices` as :func:`agent.llm.prices.price_of` reads them."""
         return {name: entry.price() for name, entry in self.prices.items()}
 
     @model_validator(mode="after")

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from agent.call_bounds import parse_arguments
-from agent.events import ToolCall
+from agent.log.events import ToolCall
+from agent.log.session import Session
 from agent.redaction import StreamRedactor
 from agent.replies import StreamEvent, ToolOutputDelta
-from agent.session import Session
 from agent.turns import TurnState
 from tools.base import Tool, ToolOutput
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.events import ToolCall, TurnEndReason
+from agent.log.events import ToolCall, TurnEndReason
 from agent.replies import StreamEvent
 
 

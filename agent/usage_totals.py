@@ -5,7 +5,7 @@ the server reported (:data:`CALL_TYPES`: an assistant reply, and each summarizer
 compaction). The totals are the sum of those: prompt tokens in, output tokens, the part of
 the prompt the provider served from its cache (over the calls that reported a cache figure),
 and the same per model, so that a cost can be estimated from a price table
-(:mod:`agent.prices`). Every view (the gauge line, ``/context``, ``reefline sessions``) reads
+(:mod:`agent.llm.prices`). Every view (the gauge line, ``/context``, ``reefline sessions``) reads
 these totals; none adds usage up on its own.
 
 The fold reads an event's type and data as the log spells them (plain JSON values), so a
@@ -21,10 +21,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from agent.prices import PriceOf
+from agent.llm.prices import PriceOf
 
 if TYPE_CHECKING:
-    from agent.events import Event
+    from agent.log.events import Event
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agent.events import Usage
+from agent.log.events import Usage
 from compact.contract import CompactionError
 
 CHECKPOINT_PREAMBLE = (

@@ -17,9 +17,9 @@ import uuid
 from dataclasses import dataclass
 
 from agent.envelope import Envelope
-from agent.events import CommandDoneData, CommandRunData, UserMessage
 from agent.formatting import fmt_tokens
-from agent.session import Session
+from agent.log.events import CommandDoneData, CommandRunData, UserMessage
+from agent.log.session import Session
 from compact.contract import ERROR_SENTENCES, CompactionError, CompactionResult, CompactService
 
 NOTHING_TO_COMPACT = "Nothing to compact yet."

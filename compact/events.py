@@ -21,8 +21,8 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from agent.events import Data, Event, Usage
-from agent.registry import EventRegistry
+from agent.log.events import Data, Event, Usage
+from agent.log.registry import EventRegistry
 
 Trigger = Literal["auto", "manual", "overflow", "region"]
 PruneTrigger = Literal["pressure", "overflow"]

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent.events import SurfaceReplace, ToolResult
-from agent.session import Session
+from agent.log.events import SurfaceReplace, ToolResult
+from agent.log.session import Session
 from tools.bash_call import command_of
 
 TRIM_MARK = "characters trimmed to save context"

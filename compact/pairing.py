@@ -9,9 +9,9 @@ from __future__ import annotations
 import weakref
 from dataclasses import dataclass, field
 
-from agent.events import AssistantMessage, ToolResult
-from agent.session import Session
-from agent.surface import SurfaceError
+from agent.log.events import AssistantMessage, ToolResult
+from agent.log.session import Session
+from agent.log.surface import SurfaceError
 
 
 @dataclass

@@ -22,7 +22,7 @@ import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from agent.events import (
+from agent.log.events import (
     AssistantMessage,
     ContextMessage,
     Event,
@@ -31,7 +31,7 @@ from agent.events import (
     ToolResult,
     UserMessage,
 )
-from agent.session import Session
+from agent.log.session import Session
 from compact.originals import original
 from tools.bash_call import command_of
 from tools.spill import SpillFolder

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agent.events import Event, SurfaceReplace, ToolResult, TurnEnd, Usage
+from agent.log.events import Event, SurfaceReplace, ToolResult, TurnEnd, Usage
 from compact.events import CompactStartData
 
 Kind = Literal["compaction", "prune", "undo"]
@@ -177,7 +177,7 @@ class TimelineRecord:
 
 
 def repair_closer(event: Event) -> bool:
-    """Could ``event`` have been written by crash repair (:mod:`agent.repair`)?"""
+    """Could ``event`` have been written by crash repair (:mod:`agent.log.repair`)?"""
     if isinstance(event, TurnEnd):
         return event.data.reason == "interrupted"
     if isinstance(event, ToolResult):

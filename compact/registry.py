@@ -5,7 +5,7 @@ client or the front ends."""
 
 from __future__ import annotations
 
-from agent.registry import EventRegistry
+from agent.log.registry import EventRegistry
 from compact.events import register_events
 
 

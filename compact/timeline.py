@@ -30,7 +30,7 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from agent.events import Event, SessionResume, SurfaceReplace, ToolResult, UserMessage
+from agent.log.events import Event, SessionResume, SurfaceReplace, ToolResult, UserMessage
 from compact import records
 from compact.events import (
     CompactEnd,

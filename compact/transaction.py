@@ -19,10 +19,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agent.events import Event
+from agent.log.events import Event
+from agent.log.registry import EventError
+from agent.log.session import Session
 from agent.meter import TokenMeter
-from agent.registry import EventError
-from agent.session import Session
 from compact import recall
 from compact.checkpoint import Summary, frame
 from compact.contract import CompactionError, CompactionResult

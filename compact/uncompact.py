@@ -22,10 +22,10 @@ import uuid
 from dataclasses import dataclass
 
 from agent.envelope import Envelope
-from agent.events import CommandDoneData, CommandRunData
 from agent.formatting import fmt_tokens, plural
+from agent.log.events import CommandDoneData, CommandRunData
+from agent.log.session import Session
 from agent.meter import TokenMeter
-from agent.session import Session
 from compact.events import CompactSummary, CompactUndo
 from compact.records import TimelineRecord
 from compact.timeline import timeline

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from agent.events import Event
 from agent.formatting import fmt_duration, fmt_tokens, one_line, plural
-from agent.prices import PriceOf, format_cost
+from agent.llm.prices import PriceOf, format_cost
+from agent.log.events import Event
 from compact.events import CompactEnd, CompactProgress, CompactStart
 from compact.records import TimelineRecord
 from compact.timeline import TimelineFold

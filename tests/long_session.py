@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent.session import Session
+from agent.log.session import Session
 from compact.registry import build_registry
 
 OUTPUT = (

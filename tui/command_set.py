@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from agent.file_rewind import plan_rewind
-from agent.store import list_sessions
+from agent.log.store import list_sessions
 from compact.dry_run import report
 from compact.timeline import timeline
 from compact.uncompact import uncompact

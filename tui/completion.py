@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agent.store import first_prompt, list_sessions
-from agent.window_table import KNOWN_CONTEXT_WINDOWS
+from agent.llm.window_table import KNOWN_CONTEXT_WINDOWS
+from agent.log.store import first_prompt, list_sessions
 from tui.commands import SLASH_COMMANDS
 from tui.runtime import Runtime
 from tui.text import first_line

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from agent.events import FilesRestore
-from agent.fork import ForkPoint
-from agent.store import StoredSession
+from agent.log.events import FilesRestore
+from agent.log.fork import ForkPoint
+from agent.log.store import StoredSession
 from compact.records import TimelineRecord
 from tui.context_report import ContextReport
 from tui.runtime import Runtime

@@ -11,8 +11,8 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-from agent.events import Event
 from agent.formatting import fmt_duration, fmt_tokens
+from agent.log.events import Event
 from agent.replies import Notice, StreamEvent, ToolOutputDelta
 from compact.wording import compaction_news, describe, progress_text, start_line
 from tools.terminal import json_safe

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from agent.events import FilesRestore, ToolResult
 from agent.file_rewind import describe, plan_rewind, plan_undo, put_back, restores
-from agent.session import Session
+from agent.log.events import FilesRestore, ToolResult
+from agent.log.session import Session
 from tools.snapshots.changes import patch
 from tools.snapshots.shadow import ShadowRepo, SnapshotUnavailable
 from tui.effects import Level

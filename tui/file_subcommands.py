@@ -7,9 +7,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from agent.events import ToolResult, ToolStart
 from agent.file_rewind import describe, log_restore, plan_rewind
-from agent.session import Session
+from agent.log.events import ToolResult, ToolStart
+from agent.log.session import Session
 from compact.registry import build_registry
 from tools.snapshots.changes import patch
 from tools.snapshots.git import GitError

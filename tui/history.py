@@ -11,7 +11,7 @@ import datetime as dt
 import os
 from pathlib import Path
 
-from agent.store import open_private
+from agent.log.store import open_private
 
 FILE_NAME = "prompt-history"
 MAX_ENTRIES = 1000

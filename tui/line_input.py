@@ -18,7 +18,7 @@ from prompt_toolkit.history import FileHistory
 from prompt_toolkit.input.typeahead import get_typeahead
 from prompt_toolkit.patch_stdout import patch_stdout
 
-from agent.store import ensure_private_dir, open_private
+from agent.log.store import ensure_private_dir, open_private
 from tui.commands import SLASH_COMMANDS
 from tui.history import history_path
 

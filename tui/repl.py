@@ -16,8 +16,8 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
-from agent.events import Event, ToolResultData
 from agent.formatting import fmt_duration, plural
+from agent.log.events import Event, ToolResultData
 from agent.loop_settings import cut_text
 from agent.replies import Notice, StreamEvent, ToolOutputDelta
 from agent.turns import TurnCancelled, TurnResult

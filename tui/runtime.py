@@ -16,17 +16,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent.chat import ChatModel
-from agent.discovery import WindowAsker
+from agent.llm.discovery import WindowAsker
+from agent.llm.prices import PriceOf, price_book
+from agent.llm.provider import Provider
+from agent.llm.windows import WindowBook
+from agent.log.session import Observer, Session
 from agent.loop import Agent
 from agent.measurement import Measurement
 from agent.meter import TokenMeter
-from agent.prices import PriceOf, price_book
-from agent.provider import Provider
-from agent.session import Observer, Session
 from agent.settings import Settings
 from agent.tokens import Estimator
 from agent.turns import StreamListener
-from agent.windows import WindowBook
 from compact.command import CompactCommand
 from compact.contract import CompactService, NoticeListener
 from compact.forecast import compacting_soon

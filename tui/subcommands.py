@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent.config_file import SettingsError, configured_home, names_prices
-from agent.prices import price_book
-from agent.store import (
+from agent.llm.prices import price_book
+from agent.log.store import (
     InvalidSessionId,
     default_home,
     first_prompt,
@@ -32,8 +32,8 @@ from tui.text import clean, first_line
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from agent.prices import ModelPrice, PriceOf
-    from agent.session import Session
+    from agent.llm.prices import ModelPrice, PriceOf
+    from agent.log.session import Session
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -106,8 +106,8 @@ def main(argv: list[str]) -> int:
 def _view(args: argparse.Namespace, home: Path) -> int:
     """``timeline``, ``export`` and ``fork``: open the session read-only and show it."""
     # Loaded here, not at start: ``reefline sessions`` reads file headers only.
-    from agent.load_report import SessionLoadError
-    from agent.session import Session
+    from agent.log.load_report import SessionLoadError
+    from agent.log.session import Session
     from compact.registry import build_registry
     from compact.timeline import timeline
     from tui.export import export_markdown
@@ -210,7 +210,7 @@ def _configured_prices() -> dict[str, ModelPrice]:
 def _compact(args: argparse.Namespace) -> int:
     import asyncio
 
-    from agent.provider import PROVIDER_SETTINGS
+    from agent.llm.provider import PROVIDER_SETTINGS
     from agent.settings import load_settings
     from compact.dry_run import report
     from compact.policy import load_compaction_settings
@@ -265,7 +265,7 @@ def _compact(args: argparse.Namespace) -> int:
 
 def _fork(parent: Session, at: int | None, *, restore_files: bool = False) -> int:
     """Without ``--at``: the points one can fork at; with it, the new session's id."""
-    from agent.fork import ForkError, fork_points, fork_session
+    from agent.log.fork import ForkError, fork_points, fork_session
 
     if at is None:
         points = fork_points(parent)

@@ -11,7 +11,7 @@ import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.fork import ForkError, ForkPoint, fork_points, fork_session
+from agent.log.fork import ForkError, ForkPoint, fork_points, fork_session
 from agent.settings import SettingsError
 from tui.effects import Level, Said
 from tui.file_commands import restore_files

@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 
 from agent.formatting import fmt_duration, fmt_tokens, one_line, plural
-from agent.prices import PriceOf
+from agent.llm.prices import PriceOf
 from compact.records import TimelineRecord
 from compact.wording import label, spent
 from tools.terminal import flat

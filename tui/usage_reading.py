@@ -2,7 +2,7 @@
 short form, ``/context``'s rows (the app and the plain REPL) and ``reefline sessions``.
 
 The figures are the log's usage totals (:mod:`agent.usage_totals`); the cost is estimated
-from list prices (:mod:`agent.prices`) and said to be an estimate, or left out when a price
+from list prices (:mod:`agent.llm.prices`) and said to be an estimate, or left out when a price
 or a usage figure is missing.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agent.formatting import fmt_tokens
-from agent.prices import PriceOf, format_cost
+from agent.llm.prices import PriceOf, format_cost
 from agent.usage_totals import UsageTotals
 
 NOT_REPORTED = "not reported"

@@ -12,26 +12,26 @@ from pathlib import Path
 
 from agent.carryover import CarriedOver, carried_over
 from agent.chat import ChatModel
-from agent.discovery import WindowAsker
-from agent.events import ProviderData
 from agent.hooks import Prepare
-from agent.loop import Agent
-from agent.loop_settings import LoopSettings
-from agent.meter import TokenMeter
-from agent.provider import (
+from agent.llm.discovery import WindowAsker
+from agent.llm.provider import (
     PROVIDER_SETTINGS,
     Provider,
     resolve_provider,
     session_settings,
     where,
 )
-from agent.registry import EventRegistry
-from agent.retry import RetryPolicy
-from agent.session import Session
+from agent.llm.retry import RetryPolicy
+from agent.llm.windows import WindowBook
+from agent.log.events import ProviderData
+from agent.log.registry import EventRegistry
+from agent.log.session import Session
+from agent.log.store import SessionBusy, default_home, list_sessions
+from agent.loop import Agent
+from agent.loop_settings import LoopSettings
+from agent.meter import TokenMeter
 from agent.settings import Settings, SettingsError, config_dir, config_path, load_config_file
-from agent.store import SessionBusy, default_home, list_sessions
 from agent.tokens import Estimator
-from agent.windows import WindowBook
 from compact.basic import AheadCompactService, Pruner
 from compact.command import CompactCommand
 from compact.policy import load_compaction_settings
@@ -149,7 +149,7 @@ def session_provider(
     recorded: ProviderData | None,
     chosen: Collection[str],
 ) -> tuple[Provider, str | None]:
-    """The provider a session's requests go to (:func:`agent.provider.session_settings`),
+    """The provider a session's requests go to (:func:`agent.llm.provider.session_settings`),
     and a sentence when a flag moved a resumed session elsewhere. A change is logged, and
     so is the provider of a log older than the record, so the next resume finds it."""
     try:
@@ -178,7 +178,7 @@ def build_model(provider: Provider, settings: Settings, estimator: Estimator) ->
     if provider.kind == "scripted":
         window = settings.context_window or DEMO_CONTEXT_WINDOW
         return ScriptedModel(estimator, context_window=window, delay_s=0.0)
-    from agent.llm import OpenAICompatible  # the SDK (~0.4 s to import): not for the demo
+    from agent.llm.client import OpenAICompatible  # the SDK (~0.4 s to import): not for the demo
 
     return OpenAICompatible(
         base_url=provider.base_url,

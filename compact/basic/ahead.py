@@ -40,7 +40,7 @@ from functools import cached_property
 from typing import Any
 
 from agent.envelope import Envelope
-from agent.events import AssistantMessage
+from agent.log.events import AssistantMessage
 from compact.basic.condense import Condenser, Header
 from compact.basic.reading import RangeReader
 from compact.basic.schedule import StepSizes

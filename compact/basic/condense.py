@@ -26,8 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from agent.events import ContextMessage, Usage
 from agent.formatting import fmt_duration
+from agent.log.events import ContextMessage, Usage
 from agent.messages import ChatMessage
 from compact.basic import summarizers
 from compact.basic.reading import RangeReader, Unit, plan_chunks

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections import Counter
 
 from agent.envelope import Envelope
+from agent.log.session import Session
 from agent.meter import TokenMeter
-from agent.session import Session
 from compact.basic.selection import new_tokens, select_range
 from compact.dry_run import DryRun
 

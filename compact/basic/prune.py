@@ -28,10 +28,10 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from agent.events import AssistantMessage, ToolResult
 from agent.formatting import plural
+from agent.log.events import AssistantMessage, ToolResult
+from agent.log.session import Session
 from agent.meter import TokenMeter
-from agent.session import Session
 from compact.events import PruneKind, PruneTrigger
 from compact.originals import (
     KEEP_HEAD,

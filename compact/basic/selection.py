@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from agent.events import AssistantMessage, UserMessage
-from agent.session import Session
+from agent.log.events import AssistantMessage, UserMessage
+from agent.log.session import Session
 from compact.contract import CompactionResult
 from compact.pairing import open_calls_at_cuts
 

@@ -48,9 +48,9 @@ from typing import Any
 from agent.chat import ChatModel
 from agent.envelope import Envelope
 from agent.hooks import Hooks
-from agent.llm_errors import ContextOverflow
+from agent.llm.errors import ContextOverflow
+from agent.log.session import Session
 from agent.meter import TokenMeter
-from agent.session import Session
 from compact.basic.condense import Condenser, Header, ModelFree
 from compact.basic.dry_run import dry_run
 from compact.basic.guards import BREAKER_FAILURES, Guards

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agent.events import AssistantMessage, ToolResult
+from agent.log.events import AssistantMessage, ToolResult
+from agent.log.session import Session
 from agent.messages import ChatMessage, event_message
-from agent.session import Session
 from compact.basic.reading import RangeReader
 from compact.basic.selection import newest_step
 from compact.events import CompactPrune

@@ -28,7 +28,7 @@ from typing import Any
 
 from agent.chat import ChatModel, ChatRequest, collect
 from agent.formatting import one_line
-from agent.llm_errors import BadRequest, LLMError
+from agent.llm.errors import BadRequest, LLMError
 from agent.replies import Reply, Retrying
 from agent.tokens import Estimator
 from compact.checkpoint import Call, Summary, SummaryJob, SummaryRejected, checkpoint_sections

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.events import Event
-from agent.session import Session
+from agent.log.events import Event
+from agent.log.session import Session
 
 
 @pytest.fixture

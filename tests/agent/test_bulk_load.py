@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.bulk_load import without_collector
-from agent.session import Session
+from agent.log.bulk_load import without_collector
+from agent.log.session import Session
 from compact.registry import build_registry
 
 

@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 
 from agent.chat import ChatRequest
-from agent.events import Usage
-from agent.llm import OpenAICompatible
+from agent.llm.client import OpenAICompatible
+from agent.llm.retry import RetryPolicy
+from agent.log.events import Usage
+from agent.log.registry import EventRegistry
+from agent.log.session import Session
 from agent.loop import Agent
-from agent.registry import EventRegistry
 from agent.replies import Completed, Reply, StreamEvent
-from agent.retry import RetryPolicy
-from agent.session import Session
 from tests.agent.test_llm import BASH
 from tests.openai_server import OpenAIServer
 from tests.wire import FIXTURES, Recording, ReplayServer

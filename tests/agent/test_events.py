@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from agent.events import CORE_EVENTS, SURFACE_TYPES, Event
-from agent.registry import EventError, EventRegistry, event_type_name
+from agent.log.events import CORE_EVENTS, SURFACE_TYPES, Event
+from agent.log.registry import EventError, EventRegistry, event_type_name
 
 SAMPLE_DATA: dict[str, dict[str, object]] = {
     "session/start": {"id": "s1", "version": 1, "cwd": "/tmp", "created_at": 1.5},
@@ -163,7 +163,7 @@ def test_unknown_payload_key_rejected() -> None:
 def test_registry_extension_without_core_knowing() -> None:
     from typing import Literal
 
-    from agent.events import Data
+    from agent.log.events import Data
 
     class PingData(Data):
         n: int
@@ -184,7 +184,7 @@ def test_registry_extension_without_core_knowing() -> None:
 def test_surface_set_is_closed() -> None:
     from typing import ClassVar, Literal
 
-    from agent.events import EmptyData
+    from agent.log.events import EmptyData
 
     class Sneaky(Event):
         on_surface: ClassVar[bool] = True

@@ -50,7 +50,7 @@ from pathlib import Path
 from agent import vocab
 from agent.envelope import Envelope
 from agent.meter import TokenMeter
-from agent.session import Session
+from agent.log.session import Session
 from agent.tokens import Estimator
 
 home = Path(sys.argv[1])
@@ -127,7 +127,7 @@ import json, sys, threading
 from pathlib import Path
 from agent.envelope import Envelope
 from agent.meter import WARM_AT_MESSAGES, TokenMeter
-from agent.session import Session
+from agent.log.session import Session
 from agent.tokens import Estimator
 
 home = Path(sys.argv[1])

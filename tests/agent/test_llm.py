@@ -21,8 +21,8 @@ import openai
 import pytest
 
 from agent.chat import ChatRequest, collect
-from agent.llm import OpenAICompatible, ToolCall, Usage, known_context_window
-from agent.llm_errors import (
+from agent.llm.client import OpenAICompatible, ToolCall, Usage, known_context_window
+from agent.llm.errors import (
     OVERFLOW_PHRASES,
     AuthError,
     ConnectionFailed,
@@ -36,6 +36,7 @@ from agent.llm_errors import (
     context_limit,
     is_context_overflow,
 )
+from agent.llm.retry import RetryPolicy
 from agent.replies import (
     Completed,
     ReasoningDelta,
@@ -45,7 +46,6 @@ from agent.replies import (
     TextDelta,
     ToolCallDelta,
 )
-from agent.retry import RetryPolicy
 from agent.secret import Secret
 from tests.openai_server import OpenAIServer
 

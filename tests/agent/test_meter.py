@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 import tiktoken
 
-from agent.events import Event
+from agent.log.events import Event
+from agent.log.session import Session
 from agent.measurement import BREAKDOWN_KEYS, Measurement
 from agent.meter import TokenMeter
-from agent.session import Session
 from agent.tokens import Estimator
 
 TOOLS: list[dict[str, Any]] = [

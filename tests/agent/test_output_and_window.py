@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent.llm import OpenAICompatible
+from agent.llm.client import OpenAICompatible
+from agent.llm.retry import RetryPolicy
+from agent.llm.windows import WindowBook
+from agent.log.session import Session
 from agent.loop import Agent
 from agent.loop_settings import LoopSettings, default_output_cap
 from agent.meter import TokenMeter
 from agent.replies import Notice
-from agent.retry import RetryPolicy
-from agent.session import Session
 from agent.tokens import Estimator
-from agent.windows import WindowBook
 from tests.openai_server import OpenAIServer
 from tools.bash import BashTool
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from agent.load_report import ReentrantAppend, SessionLoadError
-from agent.registry import EventError
-from agent.repair import NOT_STARTED, OUTCOME_UNKNOWN
-from agent.session import Session
-from agent.store import InvalidSessionId, SessionBusy, list_sessions
+from agent.log.load_report import ReentrantAppend, SessionLoadError
+from agent.log.registry import EventError
+from agent.log.repair import NOT_STARTED, OUTCOME_UNKNOWN
+from agent.log.session import Session
+from agent.log.store import InvalidSessionId, SessionBusy, list_sessions
 from tests.agent.conftest import assistant, replace, result, user
 
 

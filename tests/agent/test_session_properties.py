@@ -9,10 +9,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent.events import SurfaceReplace
+from agent.log.events import SurfaceReplace
+from agent.log.repair import dangling_call_closers
+from agent.log.session import Session
 from agent.messages import event_message
-from agent.repair import dangling_call_closers
-from agent.session import Session
 from agent.turns import unanswered_tool_calls
 
 op = st.one_of(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.session import Session, SurfaceError
+from agent.log.session import Session, SurfaceError
 from tests.agent.conftest import assistant, replace, result, user
 
 

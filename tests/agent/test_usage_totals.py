@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from agent.config_file import SettingsError
-from agent.prices import ModelPrice, format_cost, price_book, price_of
-from agent.session import Session
+from agent.llm.prices import ModelPrice, format_cost, price_book, price_of
+from agent.log.session import Session
 from agent.settings import load_settings
 from agent.usage_totals import usage_of_log, usage_totals
 from compact.registry import build_registry

@@ -8,10 +8,10 @@ import json
 import pytest
 
 from agent.chat import ChatRequest
-from agent.llm import OpenAICompatible
-from agent.llm_errors import BadRequest, EmptyReply, MalformedResponse
+from agent.llm.client import OpenAICompatible
+from agent.llm.errors import BadRequest, EmptyReply, MalformedResponse
+from agent.llm.retry import RetryPolicy
 from agent.replies import Notice, TextDelta
-from agent.retry import RetryPolicy
 from tests.wire import Exchange, ReplayServer
 
 CHAT = "/v1/chat/completions"

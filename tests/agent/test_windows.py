@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from agent.discovery import (
+from agent.llm.discovery import (
     NotUp,
     WindowAsker,
     ask_window,
@@ -20,7 +20,7 @@ from agent.discovery import (
     from_props,
     server_root,
 )
-from agent.windows import WindowBook
+from agent.llm.windows import WindowBook
 from tests.wire import Exchange, ReplayServer, fixture
 
 

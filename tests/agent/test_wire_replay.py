@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from agent.chat import ChatRequest
-from agent.discovery import ask_window
-from agent.llm import OpenAICompatible
-from agent.llm_errors import ContextOverflow
+from agent.llm.client import OpenAICompatible
+from agent.llm.discovery import ask_window
+from agent.llm.errors import ContextOverflow
+from agent.llm.retry import RetryPolicy
 from agent.replies import Completed, Notice, ReasoningDelta, StreamEvent, TextDelta, ToolCallDelta
-from agent.retry import RetryPolicy
 from tests.wire import FIXTURES, Exchange, Recording, ReplayServer, fixture
 
 BASH = {
@@ -220,8 +220,8 @@ async def test_llama_server_props_is_asked_when_the_listing_says_nothing() -> No
 
 
 async def test_deepseek_reasoning_is_never_sent_back(tmp_path: Path) -> None:
+    from agent.log.session import Session
     from agent.loop import Agent
-    from agent.session import Session
 
     rec = fixture("documented", "deepseek-reasoning")
     (chat,) = rec.chats()

@@ -13,13 +13,13 @@ from typing import Any
 
 # Loaded as in a session with a real model: how often the garbage collector passes during a
 # compaction depends on how much the process holds, and the SDK is most of that.
-import agent.llm  # noqa: F401
+import agent.llm.client  # noqa: F401
 from agent.hooks import Hooks
+from agent.log.registry import EventRegistry
+from agent.log.session import Session
 from agent.loop import Agent
 from agent.messages import event_message
 from agent.meter import TokenMeter
-from agent.registry import EventRegistry
-from agent.session import Session
 from agent.tokens import Estimator
 from compact.basic import BasicCompactService
 from compact.checkpoint import Summary, SummaryJob

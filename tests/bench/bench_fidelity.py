@@ -30,11 +30,11 @@ from typing import Any, Literal
 
 from agent.envelope import Envelope
 from agent.hooks import Hooks
+from agent.log.registry import EventRegistry
+from agent.log.session import Session
 from agent.loop import Agent
 from agent.loop_settings import LoopSettings
 from agent.meter import TokenMeter
-from agent.registry import EventRegistry
-from agent.session import Session
 from agent.tokens import Estimator
 from compact.basic import BasicCompactService
 from compact.basic.prune import Pruner

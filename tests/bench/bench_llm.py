@@ -16,7 +16,7 @@ import openai
 from openai.types.chat import ChatCompletionMessageParam
 
 from agent.chat import ChatRequest
-from agent.llm import OpenAICompatible
+from agent.llm.client import OpenAICompatible
 from agent.replies import TextDelta
 from agent.secret import Secret
 from tests.bench.report import Figure

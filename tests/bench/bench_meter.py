@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agent.log.session import Session
 from agent.meter import TokenMeter
-from agent.session import Session
 from agent.tokens import Estimator
 from tests.bench.report import Figure
 

@@ -22,8 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from agent.log.session import Session
 from agent.meter import TokenMeter
-from agent.session import Session
 from agent.tokens import Estimator
 from compact.basic.prune import Pruner
 from compact.basic.selection import tail_start

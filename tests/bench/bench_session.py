@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from agent.session import Session
+from agent.log.session import Session
 from tests.bench.report import Figure
 
 EVENTS = 100_000
@@ -23,7 +23,7 @@ APPENDS = 10_000
 LOAD = """
 import sys, time
 from pathlib import Path
-from agent.session import Session
+from agent.log.session import Session
 t = time.perf_counter()
 s = Session.open(Path(sys.argv[1]), sys.argv[2])
 n = len(s.derive_messages())

@@ -21,7 +21,7 @@ the same run.
   and posts a callback to every widget on the screen, so it times the test harness.
 * **Streaming**: the loopback server runs as its own process (as a real model server would:
   it must not share the GIL with the app) and streams the same paced reply twice: once
-  drained by ``agent.llm.collect`` without a UI, once into the app through the real runtime.
+  drained by ``agent.llm.client.collect`` without a UI, once into the app through the real runtime.
   Both are timed from the first text delta to the end (for the app: the final text in the
   transcript and a frame drawn); the ratio shows whether rendering keeps up. Printed beside
   it: how much later each quarter of the deltas reached the app than the UI-less reader (a
@@ -58,10 +58,10 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from agent.chat import ChatRequest, collect
-from agent.llm import OpenAICompatible
+from agent.llm.client import OpenAICompatible
+from agent.log.session import Session
 from agent.meter import TokenMeter
 from agent.replies import StreamEvent, TextDelta
-from agent.session import Session
 from agent.settings import Settings, load_settings
 from agent.tokens import Estimator
 from compact.registry import build_registry

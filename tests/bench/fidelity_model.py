@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agent.chat import ChatRequest
-from agent.events import Usage
-from agent.llm import ToolCall
-from agent.llm_errors import ContextOverflow
+from agent.llm.client import ToolCall
+from agent.llm.errors import ContextOverflow
+from agent.log.events import Usage
 from agent.replies import Completed, Reply, StreamEvent
 from agent.tokens import Estimator
 from tests.bench.economy import Counter, PromptCache

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent.events import Event
-from agent.registry import EventRegistry
-from agent.session import Session
+from agent.log.events import Event
+from agent.log.registry import EventRegistry
+from agent.log.session import Session
 from compact.events import register_events
 
 

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from agent.chat import ChatModel
-from agent.llm import OpenAICompatible
+from agent.llm.client import OpenAICompatible
+from agent.llm.retry import RetryPolicy
+from agent.log.registry import EventRegistry
+from agent.log.session import Session
 from agent.loop import Agent
 from agent.loop_settings import LoopSettings
 from agent.meter import TokenMeter
-from agent.registry import EventRegistry
-from agent.retry import RetryPolicy
-from agent.session import Session
 from agent.tokens import Estimator
 from compact.basic import BasicCompactService
 from compact.basic.prune import Pruner

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from agent.events import Event
-from agent.llm import OpenAICompatible
+from agent.llm.client import OpenAICompatible
+from agent.llm.retry import RetryPolicy
+from agent.log.events import Event
+from agent.log.session import Session
 from agent.loop import Agent
 from agent.meter import TokenMeter
-from agent.retry import RetryPolicy
-from agent.session import Session
 from agent.tokens import Estimator
 from compact.basic import BasicCompactService
 from compact.command import (

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.registry import EventError, EventRegistry
-from agent.session import Session
-from agent.surface import SurfaceError
+from agent.log.registry import EventError, EventRegistry
+from agent.log.session import Session
+from agent.log.surface import SurfaceError
 from compact.contract import ERROR_SENTENCES, CompactionError
 from compact.events import COMPACT_EVENTS, register_events
 from compact.pairing import (

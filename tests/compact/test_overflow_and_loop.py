@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent.events import Event
+from agent.log.events import Event
 from agent.loop import Agent
 from compact.checkpoint import SummaryJob
 from tests.compact.conftest import Rig, add_turn, server_model

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.events import Event, SurfaceReplace, ToolResult
+from agent.log.events import Event, SurfaceReplace, ToolResult
 from agent.turns import TurnCancelled, unanswered_tool_calls
 from compact.originals import MASK_PREFIX, TRIM_MARK
 from tests.compact.conftest import Rig, add_turn

@@ -8,9 +8,9 @@ from typing import Literal
 import pytest
 from pydantic import ConfigDict
 
-from agent.events import Data, Event, Usage
 from agent.formatting import fmt_duration, fmt_tokens
-from agent.session import Session
+from agent.log.events import Data, Event, Usage
+from agent.log.session import Session
 from compact.events import (
     CompactEnd,
     CompactEndData,

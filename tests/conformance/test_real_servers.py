@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.discovery import ask_window, from_props
+from agent.llm.discovery import ask_window, from_props
 from tests.conformance.conftest import Drive
 from tests.conformance.provision import Provisioned
 from tests.conformance.scenarios import AND_THESE, REMEMBER, REPEAT_CALL, STORY

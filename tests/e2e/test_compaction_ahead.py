@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent.session import Session
+from agent.log.session import Session
 from agent.turns import unanswered_tool_calls
 from agent.usage_totals import usage_totals
 from compact.registry import build_registry

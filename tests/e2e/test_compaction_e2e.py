@@ -9,8 +9,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from agent.log.session import Session
 from agent.meter import TokenMeter
-from agent.session import Session
 from agent.tokens import Estimator
 from agent.turns import unanswered_tool_calls
 from compact.basic import BasicCompactService
@@ -56,7 +56,7 @@ def test_long_session_compacts_and_keeps_the_first_fact(
         assert out.returncode == 0, out.stderr
         stderr += out.stderr
     # Headless mode says when a compaction runs, each summarizer call, and how it ended.
-    assert "reefline: compacting the conversation (auto)…" in stderr
+    assert "reefline: compacting the conversation (auto: the context reached " in stderr
     assert re.search(
         r"reefline: compaction #\d+ auto · (summary written|chunk 1/\d summarized) · \d", stderr
     ), stderr
@@ -165,7 +165,9 @@ def test_a_stalled_summary_is_reported_while_it_runs_and_the_fallback_takes_over
     env = {"REEFLINE_COMPACTION": json.dumps({"summary_timeout_s": 2})}
     out = run_cli("-p", f"{FACT}. {NOTES * 4}", *prompt_args(openai_server), env=env)
     assert out.returncode == 0, out.stderr
-    assert "reefline: compacting the conversation (auto)…" in out.stderr, out.stderr
+    assert "reefline: compacting the conversation (auto: the context reached " in out.stderr, (
+        out.stderr
+    )
     beats = re.findall(r"reefline: still compacting · (\d+(?:\.\d+)?)(ms|s)\b", out.stderr)
     assert len(beats) >= 2, out.stderr
     assert re.search(r"reefline: compaction #\d+ auto · done · .*fallback", out.stderr), out.stderr

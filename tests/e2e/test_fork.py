@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent.fork import ForkError, fork_points, fork_session
-from agent.session import Session
+from agent.log.fork import ForkError, fork_points, fork_session
+from agent.log.session import Session
 from compact.registry import build_registry
 from tests.e2e.conftest import Run, log_events, session_files
 from tests.e2e.test_resume_state import ask, call

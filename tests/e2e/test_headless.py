@@ -9,7 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from agent.session import Session
+from agent.log.session import Session
 from tests.e2e.conftest import REEFLINE, Run, log_events, session_files
 from tests.openai_server import OpenAIServer
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent.carryover import carried_over
-from agent.session import Session
+from agent.log.session import Session
 from tests.e2e.conftest import Run, log_events, session_files
 from tests.openai_server import OpenAIServer
 

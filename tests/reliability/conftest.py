@@ -13,8 +13,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from agent.log.session import Session
 from agent.meter import TokenMeter
-from agent.session import Session
 from agent.tokens import Estimator
 from agent.turns import unanswered_tool_calls
 from compact.basic import BasicCompactService

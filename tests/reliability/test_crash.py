@@ -42,7 +42,7 @@ from typing import Any
 
 import pytest
 
-from agent.session import Session
+from agent.log.session import Session
 from compact.registry import build_registry
 from tests.held import Held
 from tests.openai_server import OpenAIServer

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.session import Session
+from agent.log.session import Session
 from agent.turns import unanswered_tool_calls
 from compact.registry import build_registry
 from tests.openai_server import OpenAIServer

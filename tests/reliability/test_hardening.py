@@ -79,7 +79,7 @@ def test_a_huge_agents_md_is_read_capped(
 def test_a_call_left_unanswered_mid_surface_is_repaired_on_load(
     openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
 ) -> None:
-    from agent.session import Session
+    from agent.log.session import Session
     from agent.turns import unanswered_tool_calls
     from compact.registry import build_registry
 
@@ -717,7 +717,7 @@ def test_the_app_says_so_when_the_home_cannot_be_written(
 
 PAUSE_AFTER_READING = """
 import os, time
-from agent.session import Session
+from agent.log.session import Session
 
 _replay = Session._replay
 
@@ -751,9 +751,9 @@ def test_a_writer_finishing_while_a_resume_reads_cannot_duplicate_seqs(
     append, and the resume's first seq repeats the writer's last."""
     import json
 
-    from agent.load_report import SessionLoadError
-    from agent.session import Session
-    from agent.store import SessionBusy
+    from agent.log.load_report import SessionLoadError
+    from agent.log.session import Session
+    from agent.log.store import SessionBusy
     from compact.registry import build_registry
 
     home = Path(cli_env["REEFLINE_HOME"])

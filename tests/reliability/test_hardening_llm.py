@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from agent.call_bounds import MAX_TEXT_CHARS
+from agent.log.session import Session
 from agent.redaction import PREFIX_CHARS
-from agent.session import Session
 from compact.registry import build_registry
 from tests.openai_server import OpenAIServer
 from tests.reliability.conftest import Run, log_events, only_session

@@ -18,11 +18,11 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from agent.events import AssistantMessage
-from agent.load_report import SessionLoadError
-from agent.session import Session
+from agent.log.events import AssistantMessage
+from agent.log.load_report import SessionLoadError
+from agent.log.session import Session
+from agent.log.store import InvalidSessionId, session_path
 from agent.settings import SettingsError, load_settings
-from agent.store import InvalidSessionId, session_path
 from agent.turns import unanswered_tool_calls
 from compact.checkpoint import SUMMARY_INSTRUCTION
 from compact.registry import build_registry

@@ -31,7 +31,7 @@ else:  # what the reefline launcher does first
     sys.exit("the key was not in the environment: no hand-over")
 
 from agent.chat import ChatRequest
-from agent.llm import AuthError
+from agent.llm.client import AuthError
 from agent.settings import load_settings
 from tui.wiring import build_runtime
 

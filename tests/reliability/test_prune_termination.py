@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent.events import SurfaceReplace, ToolResult
-from agent.session import Session
+from agent.log.events import SurfaceReplace, ToolResult
+from agent.log.session import Session
 from agent.turns import unanswered_tool_calls
 from compact.events import CompactPrune
 from compact.registry import build_registry

@@ -43,6 +43,10 @@ def run_attack(
     server.agent_commands = [plant] + [f"echo {shlex.quote(KEY.strip())}; {BULK}"] * 6
     args = ["-p", "look around", "--base-url", server.base_url, "--model", "m"]
     args += ["--approve", "auto", "--context-window", "12000"]
+    # A tail of two steps, and room for the summary to read all of it: each compaction masks
+    # the older one, so it writes copies of outputs (at the names the links are planted at).
+    policy = '{"cache_price": 0, "threshold_ratio": 0.6, "retain_tokens": 3000}'
+    env = {**env, "REEFLINE_COMPACTION": policy}
     return subprocess.run(
         [REEFLINE, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
     )

@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from agent.session import Session
+from agent.log.session import Session
 from compact.registry import build_registry
 from tests.tui.conftest import UI
 from tui.widgets.entries import UserEntry

@@ -9,7 +9,7 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Button
 
-from agent.events import ToolResult, ToolStart
+from agent.log.events import ToolResult, ToolStart
 from tests.openai_server import OpenAIServer
 from tests.tui.conftest import UI
 from tui.screens.approval import ARM_S, ApprovalScreen
@@ -251,7 +251,7 @@ async def test_ctrl_c_at_the_approval_dialog_says_the_command_never_ran(ui: UI) 
 async def test_resume_takes_the_resumed_sessions_policy_not_the_current_one(ui: UI) -> None:
     """/resume from a session that runs commands unasked into one left in ask: the dialog
     asks again (it ran the command without asking); and back, the auto session is auto."""
-    from agent.session import Session
+    from agent.log.session import Session
     from compact.registry import build_registry
 
     asking_one = Session.create(ui.home, cwd=str(ui.workdir), registry=build_registry())

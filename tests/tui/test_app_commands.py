@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.widgets import OptionList
 
-from agent.store import list_sessions
+from agent.log.store import list_sessions
 from tests.tui.conftest import UI
 from tui.screens.context import ContextScreen
 from tui.screens.sessions import SessionsScreen

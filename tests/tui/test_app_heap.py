@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from agent.session import Session
+from agent.log.session import Session
 from compact.registry import build_registry
 from tests.tui.conftest import UI
 from tui import heap

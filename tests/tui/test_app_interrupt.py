@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from agent.events import TurnEnd
+from agent.log.events import TurnEnd
 from tests.openai_server import OpenAIServer
 from tests.tui.conftest import UI
 from tui.widgets.entries import Notice

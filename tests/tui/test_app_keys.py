@@ -8,7 +8,7 @@ from textual.content import Content
 from textual.widgets import OptionList
 from textual.widgets._toast import Toast
 
-from agent.session import Session
+from agent.log.session import Session
 from compact.registry import build_registry
 from tests.tui.conftest import UI
 from tui.screens.context import ContextScreen

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from agent.call_bounds import MAX_TEXT_CHARS
-from agent.session import Session
+from agent.log.session import Session
 from compact.registry import build_registry
 from tests.openai_server import OpenAIServer
 from tests.tui.conftest import UI

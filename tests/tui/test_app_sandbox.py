@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.events import ToolResult
+from agent.log.events import ToolResult
 from tests.tui.conftest import UI
 from tui.repl import PlainRepl
 from tui.screens.approval import ApprovalScreen

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.events import SteeringMessage
+from agent.log.events import SteeringMessage
 from tests.openai_server import OpenAIServer
 from tests.tui.conftest import UI
 from tui.widgets.entries import UserEntry

@@ -16,7 +16,7 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from agent.store import list_sessions
+from agent.log.store import list_sessions
 from tests.tui.conftest import UI
 from tui.history import history_path
 from tui.line_input import make_session, prompt_reader

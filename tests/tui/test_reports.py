@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.prices import ModelPrice, price_book
-from agent.session import Session
+from agent.llm.prices import ModelPrice, price_book
+from agent.log.session import Session
 from compact.records import TimelineRecord
 from compact.timeline import timeline
 from tests.compact import (

@@ -4,7 +4,7 @@ front end observes them, move it through what happened and back to idle."""
 
 from __future__ import annotations
 
-from agent.events import Event
+from agent.log.events import Event
 from tests.tui.conftest import UI
 from tui.commands import run
 from tui.runtime import Runtime

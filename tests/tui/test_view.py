@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.session import Session
+from agent.log.session import Session
 from tests.compact import answer, bash_step, compaction, new_session, prune, user_turn
 from tui.view.fold import LogView
 from tui.view.items import (

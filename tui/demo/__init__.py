@@ -1,6 +1,6 @@
 """The scripted model: a deterministic, offline stand-in for an LLM, the "offline demo model".
 
-It implements :class:`agent.llm.ChatModel` for the demo, tests, screenshots and benchmarks,
+It implements :class:`agent.llm.client.ChatModel` for the demo, tests, screenshots and benchmarks,
 always labelled as such (:data:`LABEL`), and plays two parts:
 
 * **ReAct agent.** From the latest real user request and the tool results after it, it works

@@ -1,4 +1,4 @@
-"""The demo model itself: a :class:`~agent.llm.ChatModel` that answers as the explorer or
+"""The demo model itself: a :class:`~agent.llm.client.ChatModel` that answers as the explorer or
 as the summarizer, streamed in small pieces."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import re
 from collections.abc import AsyncIterator
 
 from agent.chat import ChatRequest
-from agent.events import ToolCall, Usage
+from agent.log.events import ToolCall, Usage
 from agent.replies import Completed, ReasoningDelta, Reply, StreamEvent, TextDelta, ToolCallDelta
 from agent.tokens import Estimator
 from tui.demo.explorer import _answer, _next_command, _scene
@@ -21,7 +21,7 @@ from tui.demo.summarizer import _checkpoint, _shrink
 
 
 class ScriptedModel:
-    """A deterministic offline :class:`~agent.llm.ChatModel` (see the module docstring).
+    """A deterministic offline :class:`~agent.llm.client.ChatModel` (see the module docstring).
 
     ``delay_s`` is slept between streamed chunks so a UI shows streaming; 0 streams at once.
     """

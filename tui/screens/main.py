@@ -23,7 +23,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 
-from agent.events import Event, ToolStart
+from agent.log.events import Event, ToolStart
 from agent.replies import Notice, StreamEvent
 from compact.contract import CompactNotice
 from compact.events import CompactProgress

@@ -14,8 +14,8 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from agent.events import FilesRestore
-from agent.fork import ForkPoint
+from agent.log.events import FilesRestore
+from agent.log.fork import ForkPoint
 from tui.text import first_line
 
 

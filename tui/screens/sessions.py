@@ -14,7 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from agent.store import StoredSession, first_prompt
+from agent.log.store import StoredSession, first_prompt
 from tui.text import first_line
 
 

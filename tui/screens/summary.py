@@ -14,7 +14,9 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Markdown, Static
 
-from agent.events import (
+from agent.formatting import fmt_duration, fmt_tokens, plural
+from agent.llm.prices import PriceOf
+from agent.log.events import (
     AssistantMessage,
     ContextMessage,
     Event,
@@ -22,8 +24,6 @@ from agent.events import (
     ToolResult,
     UserMessage,
 )
-from agent.formatting import fmt_duration, fmt_tokens, plural
-from agent.prices import PriceOf
 from compact.originals import MASK_PREFIX
 from compact.records import TimelineRecord
 from compact.wording import label, occasion, spent

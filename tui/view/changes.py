@@ -4,7 +4,7 @@ the terminal sanitizer (:func:`tui.text.clean`) or as plain text, never as marku
 
 from __future__ import annotations
 
-from agent.files_data import FileChangeData, FilesData
+from agent.log.files_data import FileChangeData, FilesData
 from tui.text import clean
 
 MARKS = {"added": "A", "modified": "M", "deleted": "D", "renamed": "R", "mode": "M", "type": "T"}

@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from agent.events import (
+from agent.log.events import (
     AssistantMessage,
     CommandDone,
     ContextMessage,

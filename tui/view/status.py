@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from agent.events import (
+from agent.log.events import (
     CommandDone,
     CommandRun,
     Event,

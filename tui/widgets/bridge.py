@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from textual.message import Message
 from textual.message_pump import MessagePump
 
-from agent.events import Event
+from agent.log.events import Event
 from agent.replies import StreamEvent
 from compact.contract import CompactNotice
 from tui.runtime import Runtime

@@ -9,7 +9,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
-from agent.files_data import FilesData
+from agent.log.files_data import FilesData
 from tui.view.changes import summary
 
 

@@ -11,8 +11,8 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from agent.files_data import FilesData
 from agent.formatting import fmt_duration, plural
+from agent.log.files_data import FilesData
 from tools.terminal import has_unsafe, visible
 from tui.text import clean, first_line, strip_footer
 from tui.widgets.card_files import CardFiles

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from agent.event_data import Data
+from agent.log.event_data import Data
 
 
 class FileChangeData(Data):

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent.events import Event, SurfaceReplace, SurfaceRestore, ToolResult
-from agent.registry import EventError
+from agent.log.events import Event, SurfaceReplace, SurfaceRestore, ToolResult
+from agent.log.registry import EventError
 
 
 class SurfaceError(EventError):

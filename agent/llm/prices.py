@@ -1,5 +1,5 @@
 """What model calls cost: list prices per million tokens, built in for the models of the
-window table (:mod:`agent.window_table`) and given in the config's ``prices`` for others.
+window table (:mod:`agent.llm.window_table`) and given in the config's ``prices`` for others.
 
 The built-in figures are the vendors' public list prices for their own API as last known
 here; providers change them, resell models at other prices and bill batch or priority
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from agent.window_table import model_entry
+from agent.llm.window_table import model_entry
 
 PER = 1_000_000
 """Prices are per this many tokens."""

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from agent.llm.windows import WindowBook
 from agent.secret import Secret
-from agent.windows import WindowBook
 
 if TYPE_CHECKING:
     import httpx2

@@ -1,4 +1,4 @@
-"""The base of every event payload (:mod:`agent.events`)."""
+"""The base of every event payload (:mod:`agent.log.events`)."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Union
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from agent import redaction
-from agent.events import CORE_EVENTS, SURFACE_TYPES, Event, SurfaceOp, SurfaceRestore
+from agent.log.events import CORE_EVENTS, SURFACE_TYPES, Event, SurfaceOp, SurfaceRestore
 
 
 class EventError(ValueError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from agent.llm_errors import ConnectionFailed, LLMError
+from agent.llm.errors import ConnectionFailed, LLMError
 
 
 @dataclass(frozen=True)

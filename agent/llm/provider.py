@@ -14,7 +14,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from agent import secret_env
-from agent.events import ProviderData, ProviderKind
+from agent.log.events import ProviderData, ProviderKind
 from agent.secret import Secret
 from agent.settings import Settings, SettingsError, check_base_url
 

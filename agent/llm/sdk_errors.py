@@ -1,4 +1,4 @@
-"""The openai SDK's exceptions (and its stream decoding's) translated into :mod:`agent.llm_errors`.
+"""The openai SDK's exceptions (and its stream decoding's) translated into :mod:`agent.llm.errors`.
 
 Only the OpenAI-compatible client calls this, so the taxonomy itself, and everything that
 raises or catches it (the loop, compaction), loads no SDK.
@@ -13,7 +13,7 @@ import urllib.parse
 import httpx2
 import openai
 
-from agent.llm_errors import (
+from agent.llm.errors import (
     AuthError,
     BadRequest,
     ConnectionFailed,

@@ -22,8 +22,8 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent.event_data import Data
-from agent.files_data import FilesData, FilesRestoreData
+from agent.log.event_data import Data
+from agent.log.files_data import FilesData, FilesRestoreData
 from tools.modes import ApprovalDecision, SandboxMode
 
 __all__ = ["Data", "FilesData"]  # re-exported: payloads elsewhere build on them

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from agent.events import ToolCall, TurnEndReason
-from agent.session import Session
+from agent.log.events import ToolCall, TurnEndReason
+from agent.log.session import Session
 from agent.turns import TurnResult, TurnState
 from tools.base import ToolOutput
 

@@ -1,8 +1,8 @@
 """The context window of the model in use, with one owner: :class:`WindowBook`.
 
 What sets it, strongest first: the user (``--context-window``, ``context_windows`` in the
-settings), the server (asked once per model, :mod:`agent.discovery`), the table of published
-windows (:mod:`agent.window_table`). An overflow error that states the real limit lowers it.
+settings), the server (asked once per model, :mod:`agent.llm.discovery`), the table of published
+windows (:mod:`agent.llm.window_table`). An overflow error that states the real limit lowers it.
 The loop, the meter, the gauge and compaction all read the same book.
 """
 
@@ -14,7 +14,7 @@ from typing import Literal
 
 WindowSource = Literal["set", "server", "table", "overflow", "demo"]
 """Where a window figure came from: the user's setting, the server's own answer, the
-published table (:mod:`agent.window_table`), a context-overflow error that stated the limit,
+published table (:mod:`agent.llm.window_table`), a context-overflow error that stated the limit,
 or the offline demo model's own."""
 
 _SOURCE_WORDS: Mapping[str, str] = {

@@ -1,4 +1,4 @@
-"""The usage a server reports, in each dialect's words, as one :class:`~agent.events.Usage`.
+"""The usage a server reports, in each dialect's words, as one :class:`~agent.log.events.Usage`.
 
 Where each dialect puts its prompt-cache figure (the part of the prompt it served from its
 cache):
@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agent.events import Usage
+from agent.log.events import Usage
 
 
 def field_of(value: Any, name: str) -> Any:

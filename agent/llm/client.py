@@ -5,7 +5,7 @@ tool-call deltas for display, ``Retrying`` when an attempt failed and is about t
 ``Notice`` when the way requests are made changes (whole replies from a server that will not
 stream), and ``Completed`` with the assembled ``Reply`` as the last item of every successful
 stream. A reply asked for whole (not streamed) goes through the same parsing as a stream.
-Failures are raised as ``LLMError`` subclasses (see ``agent.llm_errors``) once retries are
+Failures are raised as ``LLMError`` subclasses (see ``agent.llm.errors``) once retries are
 exhausted or when retrying cannot help.
 """
 
@@ -26,8 +26,7 @@ if TYPE_CHECKING:
     from openai._types import RequestOptions
 
 from agent.chat import ChatRequest, collect
-from agent.events import ToolCall, Usage
-from agent.llm_errors import (
+from agent.llm.errors import (
     AuthError,
     BadRequest,
     ConnectionFailed,
@@ -44,6 +43,10 @@ from agent.llm_errors import (
     error_in_body,
     is_context_overflow,
 )
+from agent.llm.retry import RetryPolicy
+from agent.llm.sdk_errors import from_sdk_error
+from agent.llm.window_table import KNOWN_CONTEXT_WINDOWS, known_context_window
+from agent.log.events import ToolCall, Usage
 from agent.redaction import clip
 from agent.replies import (
     Completed,
@@ -57,10 +60,7 @@ from agent.replies import (
     ToolCallDelta,
     whole_as_chunk,
 )
-from agent.retry import RetryPolicy
-from agent.sdk_errors import from_sdk_error
 from agent.secret import Secret
-from agent.window_table import KNOWN_CONTEXT_WINDOWS, known_context_window
 
 __all__ = [
     "KNOWN_CONTEXT_WINDOWS",

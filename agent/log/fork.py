@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.events import (
+from agent.log.events import (
     SessionFork,
     SessionForkData,
     SessionStart,
@@ -22,8 +22,8 @@ from agent.events import (
     TurnStart,
     UserMessage,
 )
-from agent.session import Session
-from agent.store import new_session_id, session_path, sessions_dir
+from agent.log.session import Session
+from agent.log.store import new_session_id, session_path, sessions_dir
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agent.events import (
+from agent.log.events import (
     AssistantMessage,
     AssistantMessageData,
     Data,

@@ -14,7 +14,7 @@ class SessionError(Exception):
 class SessionLoadError(SessionError, ValueError):
     """A log that cannot be loaded; names the file and line. The file is left untouched.
 
-    A ``ValueError`` too (bad data, like :class:`~agent.store.InvalidSessionId`), so front
+    A ``ValueError`` too (bad data, like :class:`~agent.log.store.InvalidSessionId`), so front
     ends that turn a bad resume target into a readable error catch it with the rest."""
 
     def __init__(self, path: Path, line: int | None, reason: str) -> None:

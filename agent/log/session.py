@@ -5,7 +5,7 @@ then notifies observers synchronously: if the write fails, memory is unchanged a
 caller gets the error, so the file and memory never disagree. Observers may not append.
 
 Opening a log repairs it: a torn last line (a crash mid-write) is saved to a side file and
-cut; an open tail turn is closed (:mod:`agent.repair`); ``session/resume`` is appended."""
+cut; an open tail turn is closed (:mod:`agent.log.repair`); ``session/resume`` is appended."""
 
 from __future__ import annotations
 
@@ -18,13 +18,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agent.bulk_load import without_collector
-from agent.events import Event, SessionStart, SessionStartData, SurfaceAppend, SurfaceOp
-from agent.load_report import LoadReport, ReentrantAppend, SessionError, SessionLoadError
-from agent.messages import ChatMessage, event_message
-from agent.registry import EventError, EventRegistry, log_line
-from agent.repair import Closer, dangling_call_closers, interrupted_turn_closers
-from agent.store import (
+from agent.log.bulk_load import without_collector
+from agent.log.events import Event, SessionStart, SessionStartData, SurfaceAppend, SurfaceOp
+from agent.log.load_report import LoadReport, ReentrantAppend, SessionError, SessionLoadError
+from agent.log.registry import EventError, EventRegistry, log_line
+from agent.log.repair import Closer, dangling_call_closers, interrupted_turn_closers
+from agent.log.store import (
     LogFile,
     default_home,
     new_session_id,
@@ -34,7 +33,8 @@ from agent.store import (
     torn_side_file,
     validate_session_id,
 )
-from agent.surface import Surface, SurfaceError
+from agent.log.surface import Surface, SurfaceError
+from agent.messages import ChatMessage, event_message
 from tools.spill import SpillFolder
 
 Observer = Callable[[Event], None]
@@ -180,7 +180,7 @@ class Session:
 
     def close_dangling_turn(self) -> list[int]:
         """Close the last turn if it is still open (see
-        :func:`agent.repair.interrupted_turn_closers`); returns the seqs appended. Run on
+        :func:`agent.log.repair.interrupted_turn_closers`); returns the seqs appended. Run on
         load (a crash mid-turn) and, by the loop, before it opens a turn: a ``turn/end``
         that could not be written must not leave the session busy for good. Only when no
         turn runs, which the caller knows."""
@@ -190,7 +190,7 @@ class Session:
 
     def answer_dangling_calls(self) -> list[int]:
         """Give every tool call on the surface without a result one (see
-        :func:`agent.repair.dangling_call_closers`); returns the seqs appended. Run on load
+        :func:`agent.log.repair.dangling_call_closers`); returns the seqs appended. Run on load
         and before a turn appends to the surface, so a failed write cannot leave a session
         every later request of which a provider refuses. Raises ``OSError`` if the log still
         cannot be written."""
