@@ -182,6 +182,11 @@ def test_undo_restores_the_exact_messages_and_resume_and_fork_go_on_from_it(
     assert forked.returncode == 0, forked.stderr
     fork_id = forked.stdout.strip()
     assert surface_messages(cli_env, fork_id)[: len(before)] == before
+    # ... and a turn in the fork sends it.
+    openai_server.push({"text": "forked"})
+    went_on = run_cli("-p", "in the fork", "--resume", fork_id, *flags(openai_server))
+    assert went_on.returncode == 0, went_on.stderr
+    assert openai_server.requests[-1]["messages"][1 : 1 + len(before)] == before
 
 
 def test_undo_is_refused_when_the_history_would_not_fit_the_window(
