@@ -5,6 +5,7 @@ app and waits on it."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.pilot import Pilot
+from textual.pilot import Pilot, WaitForScreenTimeout
 
 from agent.settings import load_settings
 from tui.app import ReeflineApp
@@ -61,12 +62,20 @@ class UI:
         prompt = pilot.app.query_one(PromptArea)
         prompt.focus()
         if keys:
-            await pilot.press(*text)
+            await self.press(pilot, *text)
         else:
             prompt.load_text(text)
             prompt.move_cursor(prompt.document.end)
         if enter:
-            await pilot.press("enter")
+            await self.press(pilot, "enter")
+
+    async def press(self, pilot: Pilot[Any], *keys: str) -> None:
+        """``pilot.press``, without its 30-second wall-clock cap on the screen settling: the
+        keys are delivered before that wait, and on a loaded machine a long reply can keep the
+        screen busy past it; the caller waits for what the keys started (:meth:`settle`,
+        :meth:`until`), which is an event, not a clock."""
+        with contextlib.suppress(WaitForScreenTimeout):
+            await pilot.press(*keys)
 
     async def until(
         self, pilot: Pilot[Any], predicate: Callable[[], bool], timeout: float = 20.0
