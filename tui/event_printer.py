@@ -85,7 +85,11 @@ class EventPrinter:
     def _forecast(self) -> None:
         """Say once, when it becomes true, that automatic compaction is about two steps away
         (as the app's gauge does); again only after the context fell back below that."""
-        total = self.runtime.meter.measure().total
+        meter = self.runtime.meter
+        if not meter.estimator.ready:
+            return  # steps are measured once the tokenizer is loaded: nothing to forecast yet,
+            # and loading it here would delay the first request
+        total = meter.measure().total
         soon = self.runtime.compacting_soon(total)
         if soon and not self._soon_told and (mark := self.runtime.threshold_tokens):
             self.say(

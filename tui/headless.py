@@ -24,9 +24,6 @@ from typing import TextIO
 from agent.loop_settings import cut_text
 from agent.turns import TurnCancelled, TurnResult
 from compact.policy import CompactionSettings
-from tui.commands import COMMANDS, parse_slash, run, unknown_command_text
-from tui.effect_lines import effect_lines
-from tui.effects import Adopt, Choose, Said
 from tui.event_printer import EventPrinter
 from tui.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from tui.runtime import Runtime
@@ -44,8 +41,11 @@ async def run_prompt(
     """Run one turn for ``prompt``; return the process exit code."""
     out = out or sys.stdout
     err = err or sys.stderr
-    if (slash := parse_slash(prompt)) is not None:
-        return await run_command(runtime, *slash, out=out, err=err)
+    if prompt.lstrip().startswith("/"):  # maybe a command: only then load the command set
+        from tui.command_registry import parse_slash
+
+        if (slash := parse_slash(prompt)) is not None:
+            return await run_command(runtime, *slash, out=out, err=err)
     printer = EventPrinter(runtime, json_mode=json_mode, out=out, err=err)
     for notice in runtime.notices:
         printer.say(f"reefline: {notice}")
@@ -89,6 +89,13 @@ async def run_prompt(
 async def run_command(runtime: Runtime, name: str, args: str, *, out: TextIO, err: TextIO) -> int:
     """``-p /name args``: run the command and print its effects (warnings and errors on
     stderr); 2 for an unknown command, 1 when it says something went wrong."""
+    # The command set loads every command's module: only a run that names one pays for it
+    # (a prompt's run goes to its first request without them).
+    from tui.command_registry import parse_slash
+    from tui.commands import COMMANDS, run, unknown_command_text
+    from tui.effect_lines import effect_lines
+    from tui.effects import Adopt, Choose, Said
+
     if name not in COMMANDS:
         err.write(f"reefline: {clean(unknown_command_text(name))}\n")
         return EXIT_USAGE
