@@ -20,6 +20,10 @@ PreStep = Callable[[Envelope, int, int, asyncio.Event], Awaitable[None]]
 """``(envelope, turn, step, signal)``: awaited before ``step/start``; may change the surface.
 ``signal`` is the turn's cancellation signal: a long listener checks it between units of
 work (the pruner, between results) and stops when it is set."""
+Replying = Callable[[int, int], None]
+"""``(turn, step)``: the model began its reply to the step's request — its first streamed
+item arrived, so the server has read the whole prompt (a provider caches it from now on).
+Called once per step, not awaited."""
 RequestTransform = Callable[[Envelope, ChatRequest], ChatRequest]
 """A pure transform of the request about to be sent (it must not change the messages)."""
 RequestErrorHandler = Callable[
@@ -36,4 +40,5 @@ class Hooks:
     prepare: list[Prepare] = field(default_factory=list)
     pre_step: list[PreStep] = field(default_factory=list)
     request: list[RequestTransform] = field(default_factory=list)
+    replying: list[Replying] = field(default_factory=list)
     request_error: list[RequestErrorHandler] = field(default_factory=list)

@@ -13,6 +13,7 @@
         request = hooks.request(request)   # pure transform (model switch...)
         request/header if it changed
         stream -> assistant/message        # ContextOverflow -> hooks.request_error
+                                           # hooks.replying at its first streamed item
         tool/start -> run -> tool/result for each tool call
         step/end
         if no tool calls: break
@@ -287,7 +288,9 @@ class Agent:
                 bound=self.bound_tokens,
             )
             try:
-                reply = await stream_reply(self.session, self.model, state, request, self._emit)
+                reply = await stream_reply(
+                    self.session, self.model, state, request, self._emit, self._began(state)
+                )
             except ContextOverflow as exc:
                 if self._learn_limit(exc):
                     envelope = dataclasses.replace(envelope, window=self.context_window)
@@ -320,6 +323,15 @@ class Agent:
             "from now on (set --context-window to change it)."
         )
         return True
+
+    def _began(self, state: TurnState) -> Callable[[], None]:
+        """Tells ``hooks.replying`` that the reply to this step's request began."""
+
+        def began() -> None:
+            for replying in self.hooks.replying:
+                replying(state.turn, state.step)
+
+        return began
 
     def _emit(self, item: StreamEvent) -> None:
         for listener in list(self._stream_listeners):

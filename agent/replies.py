@@ -73,6 +73,13 @@ class Retrying:
 
 
 @dataclass(frozen=True)
+class Began:
+    """The server's first chunk of a streamed reply arrived: it has read the whole prompt
+    (a provider that caches prompts has it cached from now on). Not shown; it tells the
+    loop's ``replying`` hooks."""
+
+
+@dataclass(frozen=True)
 class Completed:
     """The last item of every successful stream."""
 
@@ -97,7 +104,14 @@ class ToolOutputDelta:
 
 
 StreamEvent = (
-    TextDelta | ReasoningDelta | ToolCallDelta | Retrying | Completed | Notice | ToolOutputDelta
+    TextDelta
+    | ReasoningDelta
+    | ToolCallDelta
+    | Retrying
+    | Began
+    | Completed
+    | Notice
+    | ToolOutputDelta
 )
 
 

@@ -12,6 +12,7 @@ from contextlib import aclosing
 from agent.chat import ChatModel, ChatRequest
 from agent.log.session import Session
 from agent.replies import (
+    Began,
     Completed,
     Notice,
     ReasoningDelta,
@@ -30,12 +31,21 @@ async def stream_reply(
     state: TurnState,
     request: ChatRequest,
     emit: Callable[[StreamEvent], None],
+    began: Callable[[], None] = lambda: None,
 ) -> Reply:
     """Stream ``request``; log each ``llm/retry`` and the reply as ``assistant/message``
-    before handing its :class:`Completed` to ``emit``. Raises what the model raises."""
+    before handing its :class:`Completed` to ``emit``. ``began`` is called once, when the
+    reply begins: its :class:`Began` (not emitted), or its first item where the model sends
+    none (a reply without streaming). Raises what the model raises."""
     state.partial = []
+    beginning = True
     async with aclosing(model.stream(request)) as stream:  # type: ignore[type-var]
         async for item in stream:
+            if beginning and not isinstance(item, Retrying | Notice):
+                beginning = False
+                began()
+            if isinstance(item, Began):
+                continue
             if isinstance(item, TextDelta):
                 state.partial.append(item.text)
             elif isinstance(item, Retrying):

@@ -49,6 +49,7 @@ from agent.llm.window_table import KNOWN_CONTEXT_WINDOWS, known_context_window
 from agent.log.events import ToolCall, Usage
 from agent.redaction import clip
 from agent.replies import (
+    Began,
     Completed,
     Notice,
     ReasoningDelta,
@@ -271,6 +272,8 @@ class OpenAICompatible:
                     async with asyncio.timeout_at(deadline):
                         chunk = await anext(chunks)
                     events = builder.feed(chunk)
+                    if builder.chunks == 1:
+                        events = [Began(), *events]
                 except StopAsyncIteration:
                     break
                 except TimeoutError:

@@ -1,12 +1,16 @@
 """Compaction nobody waits for: the summary written ahead, committed at the checkpoint.
 
 The automatic mark is :meth:`BasicCompactService.threshold` (the threshold, or earlier where
-the prompt-cache schedule says so). From an *early mark* — that mark less about two typical
-steps (:data:`AHEAD_STEPS` × the growth :class:`compact.basic.schedule.StepSizes` measured with
-the tokenizer) — the summary of the range the coming compaction would replace is written in
-the background while the agent goes on working. Nothing of it reaches the log meanwhile:
-its summarizer calls are held in memory (a crash leaves nothing, not even an orphan). At the
-pre-step checkpoint where the mark is reached:
+the prompt-cache schedule says so). From an *early mark* — that mark less as many typical
+steps as the summarizer needs (:meth:`compact.basic.pace.Pace.lead` × the growth
+:class:`compact.basic.schedule.StepSizes` measured with the tokenizer) — the summary of the
+range the coming compaction would replace is written in the background while the agent goes
+on working. It continues the request of the step about to run, the newest results included,
+and is sent once that step's reply begins (the server has read its prompt then: a cache hit
+but for the instruction). It reads the whole surface as it was, so at the commit every
+output in it may be folded out of view, and only the steps that ran meanwhile stay verbatim.
+Nothing of it reaches the log meanwhile: its summarizer calls are held in memory (a crash
+leaves nothing, not even an orphan). At the pre-step checkpoint where the mark is reached:
 
 - ready, and its range intact (the surface it read is still the head of the surface, only
   appended to since): the whole bracket is written at that checkpoint — ``compact/start``
@@ -40,8 +44,10 @@ from functools import cached_property
 from typing import Any
 
 from agent.envelope import Envelope
+from agent.hooks import Hooks
 from agent.log.events import AssistantMessage
 from compact.basic.condense import Condenser, Header
+from compact.basic.pace import Pace
 from compact.basic.reading import RangeReader
 from compact.basic.schedule import StepSizes
 from compact.basic.selection import new_tokens, select_range
@@ -49,10 +55,6 @@ from compact.basic.service import MIN_MANUAL_TOKENS, BasicCompactService
 from compact.checkpoint import Summary, SummaryJob
 from compact.contract import Background, CompactionError, CompactionResult
 from compact.transaction import Attempt, Condensed, append
-
-AHEAD_STEPS = 2
-"""How many typical steps before the mark the summary starts: time enough for it, most of
-the time, without writing it much earlier than it is needed."""
 
 
 class AheadJob:
@@ -73,6 +75,9 @@ class AheadJob:
         """The summarizer call in flight: its job, start, and the estimated tokens it reads."""
         self.read = asyncio.Event()
         """Set once the summary has read what it needs from the session (its first call)."""
+        self.sent = asyncio.Event()
+        """Set when the step it started before began its reply (its prompt, which the summary
+        continues, is then in the server's cache), or when that step is over: its call goes."""
         self.task: asyncio.Task[Condensed] | None = None
 
     def record(self, data: dict[str, Any]) -> None:
@@ -109,6 +114,16 @@ class AheadCompactService(BasicCompactService):
         """The context size at each checkpoint once the tokenizer measures it."""
         return StepSizes()
 
+    @cached_property
+    def _pace(self) -> Pace:
+        """Seconds per step and per summary in this session."""
+        return Pace()
+
+    def install(self, hooks: Hooks) -> None:
+        super().install(hooks)
+        if self.settings.auto:
+            hooks.replying.append(self._on_replying)
+
     def close(self) -> None:
         """Stops a summary still running; between turns it is logged as discarded (inside a
         turn nothing of it is written: the turn is being torn down)."""
@@ -132,8 +147,10 @@ class AheadCompactService(BasicCompactService):
     async def _on_pre_step(
         self, envelope: Envelope, turn: int, step: int, signal: asyncio.Event | None = None
     ) -> None:
+        self._pace.arrived(turn, time.monotonic())
         job = self._job
         if job is not None:
+            job.sent.set()  # the step it waited for is over, however it ended
             why = self._unusable(job)
             if why is not None:
                 self._discard(why)
@@ -144,6 +161,11 @@ class AheadCompactService(BasicCompactService):
             self._steps.saw(self.meter.measure(envelope).total)
         if self._job is None and self.settings.ahead and not self.paused and not self.model_off:
             await self._maybe_start(envelope, turn)
+        self._pace.left(turn, time.monotonic())
+
+    def _on_replying(self, turn: int, step: int) -> None:
+        if self._job is not None:
+            self._job.sent.set()
 
     async def compact_now(
         self,
@@ -166,7 +188,7 @@ class AheadCompactService(BasicCompactService):
     # --- starting ahead -----------------------------------------------------------------------
 
     def early_mark(self, window: int | None) -> int | None:
-        """Where the summary starts ahead: the mark less :data:`AHEAD_STEPS` typical steps
+        """Where the summary starts ahead: the mark less :meth:`Pace.lead` typical steps
         (None: off, the window unknown, or too few steps measured)."""
         mark = self.threshold(window)
         growth = self._steps.growth()
@@ -177,7 +199,7 @@ class AheadCompactService(BasicCompactService):
             growth = growth if growth > 0 else None
         if mark is None or growth is None or not self.settings.ahead:
             return None
-        return max(0, mark - AHEAD_STEPS * growth)
+        return max(0, mark - self._pace.lead() * growth)
 
     def _after_tools(self, turn: int) -> bool:
         """The newest reply of this turn called tools: more steps are coming."""
@@ -214,6 +236,7 @@ class AheadCompactService(BasicCompactService):
 
         async def summarize(summary_job: SummaryJob) -> Summary:
             job.read.set()
+            await job.sent.wait()
             reads = self.meter.estimator.messages_tokens(summary_job.messages)
             job.calling = (summary_job, time.monotonic(), reads)
             try:
@@ -224,9 +247,10 @@ class AheadCompactService(BasicCompactService):
         reader = RangeReader(self.session, self.meter.estimator, price=self.meter.price)
         condenser = Condenser(reader, summarize, self.settings)
         job.task = asyncio.create_task(
-            condenser.condense(header, span, job.tokens, job.record), name="summary-ahead"
+            condenser.condense(header, span, job.tokens, job.record, read_newest=True),
+            name="summary-ahead",
         )
-        job.task.add_done_callback(_retrieve)
+        job.task.add_done_callback(lambda task: self._timed(job, task))
         self._job = job
         # The step opens only once the summary read the session as it is now: what it read
         # is then exactly ``snapshot``.
@@ -265,7 +289,13 @@ class AheadCompactService(BasicCompactService):
     ) -> Condensed:
         job = self._committing
         if job is None or span is not job.span or job.task is None:
-            return await super()._condense(compaction_id, header, span, attempt, shadowed_tokens)
+            started = time.monotonic()
+            condensed = await super()._condense(
+                compaction_id, header, span, attempt, shadowed_tokens
+            )
+            if condensed.fallback_reason is None:
+                self._pace.summarized(time.monotonic() - started)
+            return condensed
 
         def record(data: dict[str, Any]) -> None:
             append(self.session, "compact/progress", {"compaction_id": compaction_id, **data})
@@ -289,8 +319,17 @@ class AheadCompactService(BasicCompactService):
         job = self._committing
         if job is None:
             return newest
-        # The checkpoint read the surface up to ``snapshot``; what came after it is not in it.
-        return min(newest, len(job.snapshot) - len(job.span) + 1)
+        # The checkpoint read all of ``snapshot`` (``read_newest``), which now follows it
+        # less the span it replaced; what came after the snapshot is not in it.
+        return min(newest, 1 + len(job.snapshot) - len(job.span))
+
+    def _timed(self, job: AheadJob, task: asyncio.Task[Condensed]) -> None:
+        """Times a summary that succeeded (from its start: the step's reply began later);
+        reads a failure's outcome so that one nobody awaited is not reported as "never
+        retrieved" (it is logged when the job is discarded)."""
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            if task.exception() is None and task.result().fallback_reason is None:
+                self._pace.summarized(time.monotonic() - job.since)
 
     # --- discarding ---------------------------------------------------------------------------
 
@@ -347,10 +386,3 @@ class AheadCompactService(BasicCompactService):
 def _cancel(job: AheadJob) -> None:
     if job.task is not None and not job.task.done():
         job.task.cancel()
-
-
-def _retrieve(task: asyncio.Task[Condensed]) -> None:
-    """Reads a background task's outcome so that a failure nobody awaited is not reported
-    as "never retrieved" (its failure is logged when the job is discarded)."""
-    with contextlib.suppress(asyncio.CancelledError, Exception):
-        task.exception()

@@ -106,10 +106,13 @@ class Condenser:
         *,
         focus: str | None = None,
         model_free: ModelFree = "never",
+        read_newest: bool = False,
     ) -> Condensed:
         """One summary of ``span``. ``model_free``: ``never`` (a failure raises
         :class:`CompactionError`), ``on_failure`` (the model-free checkpoint covers what the
-        model could not), ``only`` (do not ask the model).
+        model could not), ``only`` (do not ask the model). ``read_newest``: a call continuing
+        the conversation reads all of it, the newest step too (see
+        :func:`compact.basic.suffix.continuation`).
 
         One function because the chunk loop, its terser retry, its time budget and the model-
         free fallback share one running total of usage and one progress record per call.
@@ -119,7 +122,7 @@ class Condenser:
             return Condensed(_model_free(self._model_free_reads(units), None))
         cap = self.settings.summary_cap(shadowed_tokens, header.window)
         focus_tokens = self.reader.estimator.count(focus) if focus else 0
-        whole = continuation(self.reader, span)
+        whole = continuation(self.reader, span, read_newest=read_newest)
         suffix_cap = self._suffix_cap(header, cap, whole.tokens + focus_tokens)
         if suffix_cap is not None:
             return await self._whole(header, whole, suffix_cap, record, focus, model_free, units)

@@ -53,12 +53,16 @@ class Continuation:
     """Estimated tokens of ``messages`` and ``appendix``."""
 
 
-def continuation(reader: RangeReader, span: list[int]) -> Continuation:
+def continuation(
+    reader: RangeReader, span: list[int], *, read_newest: bool = False
+) -> Continuation:
     """The surface of ``reader``'s session as a summary request of ``span`` continues it:
-    up to the newest step, or to the end of ``span`` where it reaches further."""
+    up to the newest step, or to the end of ``span`` where it reaches further. ``read_newest``:
+    the whole surface, the newest step too — the request of a step already sent, which a
+    summary written ahead continues (:mod:`compact.basic.ahead`)."""
     session = reader.session
     nodes = session.surface
-    upto = reading_end(session, span)
+    upto = len(nodes) if read_newest else reading_end(session, span)
     count = sum(1 for seq in nodes[:upto] if event_message(session.events[seq]) is not None)
     messages = session.derive_messages()[:count]
     if reader.price is not None:

@@ -416,3 +416,34 @@ async def test_a_running_commands_output_streams_and_survives_esc(
     assert data.content.startswith("error: interrupted by the user while running")
     assert "step one\nstep two\n" in data.content
     assert "tool/output" not in types(session)  # transient: never logged
+
+
+async def test_replying_hooks_hear_a_reply_begin_before_it_is_written(
+    openai_server: OpenAIServer, session: Session, tmp_path: Path
+) -> None:
+    # The first reply sends its first chunk (the role, no text yet) and then goes silent
+    # until the test lets it go on: the hook must have fired by then. Then once per step.
+    openai_server.push(
+        {"tool_calls": [bash_call("echo hi")], "stall_after": 1, "stall_s": 60},
+        {"text": "All done."},
+    )
+    agent = make_agent(openai_server, session, tmp_path)
+    began: list[tuple[int, int, int]] = []
+    heard = asyncio.Event()
+
+    def replying(turn: int, step: int) -> None:
+        began.append((turn, step, len(openai_server.requests)))
+        heard.set()
+
+    shown: list[object] = []
+    agent.hooks.replying.append(replying)
+    agent.listen(shown.append)
+    task = asyncio.create_task(agent.run_turn("say hi"))
+    await asyncio.wait_for(heard.wait(), 10)
+    # Heard while the reply is silent: nothing of it logged or shown yet.
+    assert began == [(1, 1, 1)]
+    assert not any(e.type == "assistant/message" for e in session.events)
+    assert shown == []
+    openai_server.unstalled.set()
+    result = await asyncio.wait_for(task, 10)
+    assert result.text == "All done." and began == [(1, 1, 1), (1, 2, 2)]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -52,7 +51,8 @@ def plain(
 
 
 def is_summary(body: dict[str, Any]) -> bool:
-    return SUMMARY_MARK in str(body["messages"][-1].get("content"))
+    messages = body.get("messages") or [{}]
+    return SUMMARY_MARK in str(messages[-1].get("content"))
 
 
 def brackets(events: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
@@ -108,6 +108,40 @@ def test_a_ready_summary_is_committed_whole_at_the_checkpoint(
     first_summary = next(i for i, b in enumerate(openai_server.requests) if is_summary(b))
     replies_before = sum(1 for e in events[: seqs[0]] if e["type"] == "assistant/message")
     assert first_summary < replies_before, (first_summary, replies_before)
+
+
+def test_every_output_the_commit_folds_away_is_in_the_summary_written_ahead(
+    run_cli: Run, openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
+) -> None:
+    """Each step reads a different file. An output folded out of view at an ahead commit
+    (``carried_by`` that compaction) must be one its summary read: else it is gone from the
+    view and, being marked carried, from every later summary too."""
+    for part in range(COMMANDS):
+        lines = (f"part {part} fact {i}: {i * 13 + part}" for i in range(60))
+        (workdir / f"part{part}.txt").write_text("\n".join(lines))
+    openai_server.summarize = True
+    openai_server.agent_commands = [f"cat part{part}.txt" for part in range(COMMANDS)]
+    done = run_cli("-p", "read the parts", *flags(openai_server))
+    assert done.returncode == 0, done.stderr
+    [log] = session_files(cli_env)
+    events = log_events(log)
+    by_seq = {e["seq"]: e for e in events}
+    landed = {
+        b[0]["data"]["compaction_id"]: b
+        for b in brackets(events)
+        if b[0]["data"].get("ahead") and b[-1]["data"].get("discarded") is False
+    }
+    assert landed, [e["type"] for e in events]
+    summaries = [json.dumps(b["messages"]) for b in openai_server.requests if is_summary(b)]
+    folded = 0
+    for prune in (e for e in events if e["type"] == "compact/prune"):
+        if prune["data"].get("carried_by") not in landed:
+            continue
+        for seq in prune["data"]["shadowed_seqs"]:
+            first_line = str(by_seq[seq]["data"]["content"]).splitlines()[0]
+            assert any(first_line in body for body in summaries), (seq, first_line)
+            folded += 1
+    assert folded, "an ahead commit folded no output: nothing was checked"
 
 
 def test_the_checkpoint_waits_only_for_the_rest_of_a_summary_in_flight(
@@ -217,12 +251,13 @@ def test_sigkill_while_a_summary_runs_ahead_leaves_nothing_and_resumes_clean(
     (workdir / "data.txt").write_text("\n".join(f"record {i}: value {i * 7}" for i in range(60)))
     openai_server.summarize = True
     openai_server.summary_stall_s = 120
-    held = threading.Event()
     replies = [
         {"tool_calls": [{"name": "bash", "arguments": {"command": "cat data.txt"}, "id": f"c{n}"}]}
         for n in range(7)
     ]
-    openai_server.push(*replies, {"text": "Done.", "hold": held})
+    # The last reply begins (the summary ahead goes once a step's reply has begun) and then
+    # goes silent until the server stops.
+    openai_server.push(*replies, {"text": "Done.", "stall_after": 1, "stall_s": 120})
     proc = subprocess.Popen(
         [REEFLINE, "-p", "read data.txt again and again", *flags(openai_server)],
         cwd=workdir,
@@ -236,7 +271,6 @@ def test_sigkill_while_a_summary_runs_ahead_leaves_nothing_and_resumes_clean(
         proc.kill()
         proc.communicate(timeout=30)
     finally:
-        held.set()
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
