@@ -163,6 +163,8 @@ class OpenAIServer:
         self.default = ScriptedResponse(text="Hello from the scripted server.")
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.arrived: list[float] = []
+        """Wall-clock time (``time.time()``) each request arrived, by index."""
         self.disconnects = 0
         self.summarize = False
         """Answer summarization requests with an extractive checkpoint of the request."""
@@ -210,6 +212,7 @@ class OpenAIServer:
         with self._lock:
             self.requests.append(body)
             self.headers.append(headers)
+            self.arrived.append(time.time())
 
     def automatic(self, body: dict[str, Any]) -> ScriptedResponse | None:
         """Answers that do not come from the queue: summaries (``summarize``) and, once the

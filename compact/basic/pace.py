@@ -8,7 +8,8 @@ price, where the rest of them was a cache hit). Starting ``k`` steps before the 
 ``k − 1`` such steps (the newest one stays verbatim after any compaction). So the lead is
 the fewest steps that cover the summarizer's time: ``ceil(D / S)`` — one step, costing
 nothing more than a compaction in the foreground, whenever the summarizer is faster than
-a step. Until a summary of this session has been timed the lead is :data:`FIRST_LEAD`.
+a step. Until a summary of this session has been timed the lead is :data:`FIRST_LEAD`:
+never pay before knowing it buys time.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ import math
 import statistics
 from dataclasses import dataclass, field
 
-FIRST_LEAD = 2
-"""Steps ahead before any summary was timed: time enough for a summary that takes up to
-two steps, at the price of one step read anew if it turns out faster."""
+FIRST_LEAD = 1
+"""Steps ahead before any summary was timed: one, which costs nothing more than a summary
+in the foreground; a summarizer slower than a step is waited for, for the rest, once."""
 MAX_LEAD = 4
 """Never more steps ahead than this: each one more is a step read anew at every compaction,
 and a summary that slow is waited for, for the rest, at the checkpoint."""

@@ -104,10 +104,10 @@ def test_a_ready_summary_is_committed_whole_at_the_checkpoint(
     assert events[seqs[0] - 1]["type"] == "step/end"
     after = next(e for e in events[seqs[-1] :] if e["type"].startswith("step/"))
     assert after["type"] == "step/start"
-    # It was written ahead: the agent made requests after the summary's, before the commit.
+    # It was written ahead: the server had the summary request before the bracket opened
+    # (a foreground summary is asked for inside its bracket).
     first_summary = next(i for i, b in enumerate(openai_server.requests) if is_summary(b))
-    replies_before = sum(1 for e in events[: seqs[0]] if e["type"] == "assistant/message")
-    assert first_summary < replies_before, (first_summary, replies_before)
+    assert openai_server.arrived[first_summary] < bracket[0]["time"]
 
 
 def test_every_output_the_commit_folds_away_is_in_the_summary_written_ahead(
@@ -171,7 +171,9 @@ def test_the_checkpoint_waits_only_for_the_rest_of_a_summary_in_flight(
         # The bracket is open and waits: the summary has not come yet, no step has opened.
         assert [e["type"] for e in events[start["seq"] :]] == ["compact/start"]
         summaries = [i for i, b in enumerate(openai_server.requests) if is_summary(b)]
-        assert len(summaries) == 1 and summaries[0] < len(openai_server.requests) - 1
+        # Asked for before the bracket opened: it is the summary written ahead, waited for.
+        assert len(summaries) == 1
+        assert openai_server.arrived[summaries[0]] < start["time"]
         openai_server.unstalled.set()
         _, stderr = proc.communicate(timeout=60)
     finally:
@@ -199,9 +201,9 @@ def _discarded(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def test_a_manual_compaction_discards_the_summary_written_ahead_and_its_cost_is_counted(
     run_cli: Run, openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
 ) -> None:
-    """Seven tool steps: the summary starts ahead before the final answer, and the turn ends
+    """Eight tool steps: the summary starts ahead before the final answer, and the turn ends
     below the mark; /compact then replaces the history it summarized."""
-    setup(workdir, openai_server, commands=7)
+    setup(workdir, openai_server, commands=8)
     done = plain(cli_env, workdir, openai_server, "read data.txt again and again\n/compact\n")
     assert done.returncode == 0, done.stderr
     [log] = session_files(cli_env)
@@ -232,7 +234,7 @@ def test_a_manual_compaction_discards_the_summary_written_ahead_and_its_cost_is_
 def test_a_rewind_discards_the_summary_written_ahead_in_the_session_left(
     run_cli: Run, openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
 ) -> None:
-    setup(workdir, openai_server, commands=7)
+    setup(workdir, openai_server, commands=8)
     done = plain(cli_env, workdir, openai_server, "read data.txt again and again\n/rewind 1\n")
     assert done.returncode == 0, done.stderr
     logs = session_files(cli_env)
@@ -253,7 +255,7 @@ def test_sigkill_while_a_summary_runs_ahead_leaves_nothing_and_resumes_clean(
     openai_server.summary_stall_s = 120
     replies = [
         {"tool_calls": [{"name": "bash", "arguments": {"command": "cat data.txt"}, "id": f"c{n}"}]}
-        for n in range(7)
+        for n in range(8)
     ]
     # The last reply begins (the summary ahead goes once a step's reply has begun) and then
     # goes silent until the server stops.
@@ -266,8 +268,11 @@ def test_sigkill_while_a_summary_runs_ahead_leaves_nothing_and_resumes_clean(
         stderr=subprocess.PIPE,
     )
     try:
-        wait_for(openai_server.stalled.is_set, "the summary written ahead", proc)
-        wait_for(lambda: len(openai_server.requests) >= 9, "the step after it", proc)
+        wait_for(
+            lambda: any(is_summary(b) for b in list(openai_server.requests)),
+            "the summary written ahead",
+            proc,
+        )
         proc.kill()
         proc.communicate(timeout=30)
     finally:

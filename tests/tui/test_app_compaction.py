@@ -229,13 +229,13 @@ async def test_a_summarizer_retry_shows_in_the_status_line(
 async def test_a_summary_written_ahead_is_quiet_progress_on_the_status_line(
     ui: UI, openai_server: OpenAIServer
 ) -> None:
-    """Seven tool steps: the summary starts ahead before the final answer and is still
+    """Eight tool steps: the summary starts ahead before the final answer and is still
     running (held by the server) once the turn has ended. The status line says so quietly,
     beside "ready", never "compacting"; then "summary ready ahead"."""
     (ui.workdir / "data.txt").write_text("\n".join(f"record {i}: value {i * 7}" for i in range(60)))
     openai_server.summarize = True
     openai_server.summary_stall_s = 120
-    openai_server.agent_commands = ["cat data.txt"] * 7
+    openai_server.agent_commands = ["cat data.txt"] * 8
     runtime = ui.runtime(
         base_url=openai_server.base_url, model="m", demo=False, context_window=6000
     )
