@@ -146,9 +146,7 @@ def test_crash_during_a_summary_is_harmless(
     assert out.returncode == 0, out.stderr
     events = log_events(log)
     # (A summary written ahead after it and discarded when the session ended is not it.)
-    ends = [
-        e for e in events if e["type"] == "compact/end" and not e["data"].get("discarded")
-    ]
+    ends = [e for e in events if e["type"] == "compact/end" and not e["data"].get("discarded")]
     assert ends and ends[-1]["data"].get("error") is None
     records = json.loads(run_cli("timeline", "--json").stdout)
     statuses = [r["status"] for r in records if r["kind"] == "compaction"]
