@@ -186,10 +186,12 @@ class _ProxyHandler(_Handler):
                 pending = b""
         if pending:
             exchange.pieces.append(pending.decode("utf-8", "replace"))
-        _end(self)
-        upstream.close()
+        # Kept before the client has its whole answer: once it has, a test may take the
+        # exchanges at once (a probe answered, the next request made), and this one with them.
         with proxy.lock:
             proxy.exchanges.append(exchange)
+        _end(self)
+        upstream.close()
 
 
 class RecordingProxy(_Base):
