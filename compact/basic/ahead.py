@@ -40,12 +40,13 @@ import contextlib
 import dataclasses
 import os
 import time
+from collections.abc import Callable
 from functools import cached_property
 from typing import Any
 
 from agent.envelope import Envelope
 from agent.hooks import Hooks
-from agent.log.events import AssistantMessage
+from agent.log.events import AssistantMessage, Event, StepEnd
 from compact.basic.condense import Condenser, Header
 from compact.basic.pace import Pace
 from compact.basic.reading import RangeReader
@@ -108,6 +109,7 @@ class AheadCompactService(BasicCompactService):
 
     _job: AheadJob | None = None
     _committing: AheadJob | None = None
+    _unsubscribe: Callable[[], None] | None = None
 
     @cached_property
     def _steps(self) -> StepSizes:
@@ -123,6 +125,7 @@ class AheadCompactService(BasicCompactService):
         super().install(hooks)
         if self.settings.auto:
             hooks.replying.append(self._on_replying)
+            self._unsubscribe = self.session.subscribe(self._on_event)
 
     def close(self) -> None:
         """Stops a summary still running; between turns it is logged as discarded (inside a
@@ -133,6 +136,8 @@ class AheadCompactService(BasicCompactService):
             else:
                 _cancel(self._job)
                 self._job = None
+        if self._unsubscribe is not None:
+            self._unsubscribe()
         super().close()
 
     @property
@@ -165,6 +170,12 @@ class AheadCompactService(BasicCompactService):
 
     def _on_replying(self, turn: int, step: int) -> None:
         if self._job is not None:
+            self._job.sent.set()
+
+    def _on_event(self, event: Event) -> None:
+        # A step that ends without a reply (its request failed, the turn was stopped) lets
+        # the summary go too: nothing else would until the next turn's checkpoint.
+        if isinstance(event, StepEnd) and self._job is not None:
             self._job.sent.set()
 
     async def compact_now(

@@ -338,3 +338,51 @@ def test_ahead_false_summarizes_only_at_the_mark_and_a_bad_value_is_said(
     refused = run_cli("-p", "hi", *flags(openai_server), env=bad)
     assert refused.returncode == 2
     assert "compaction.ahead" in refused.stderr and "boolean" in refused.stderr, refused.stderr
+
+
+def test_a_summary_waiting_for_a_step_that_failed_goes_when_that_step_ends(
+    openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
+) -> None:
+    """The summary ahead goes once the step's reply begins; a step whose request fails has
+    no reply. Its end lets the summary go: it runs while the person reads the error."""
+    (workdir / "data.txt").write_text("\n".join(f"record {i}: value {i * 7}" for i in range(60)))
+    openai_server.summarize = True
+    replies = [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "cat data.txt"}, "id": f"c{n}"}]}
+        for n in range(8)
+    ]
+    openai_server.push(*replies, {"status": 400, "message": "the model is overloaded"})
+    proc = subprocess.Popen(
+        [REEFLINE, "--plain", *flags(openai_server)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=workdir,
+        env=cli_env,
+    )
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(b"read data.txt again and again\n")
+        proc.stdin.flush()
+        wait_for(lambda: bool(session_files(cli_env)), "the session log", proc)
+        [log] = session_files(cli_env)
+
+        def failed() -> bool:
+            return any(e["type"] == "turn/end" for e in log_events(log))
+
+        wait_for(failed, "the turn to end on the failed request", proc)
+        # The turn is over and no next one begins: only the failed step's end sends it.
+        wait_for(
+            lambda: any(is_summary(b) for b in list(openai_server.requests)),
+            "the summary written ahead",
+            proc,
+        )
+        assert [e["data"]["reason"] for e in log_events(log) if e["type"] == "turn/end"] == [
+            "error"
+        ]
+        _, stderr = proc.communicate(timeout=60)  # end of input: the session ends
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, stderr
