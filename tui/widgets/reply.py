@@ -7,6 +7,8 @@ first (:func:`tui.text.clean`), like everything a model wrote.
 
 from __future__ import annotations
 
+import asyncio
+
 from textual import events
 from textual.content import Content
 from textual.reactive import reactive
@@ -144,8 +146,8 @@ class AssistantEntry(Markdown):
             self._flush_timer = None
         self._pending = []
         if self._stream is not None:
-            await self._stream.stop()
-            self._stream = None
+            stream, self._stream = self._stream, None
+            await stop_stream(stream)
 
     async def settle(self) -> None:
         """Stop streaming and keep what was shown (nothing was logged for it)."""
@@ -180,3 +182,23 @@ def shown_answer(text: str) -> str:
     """The Markdown an answer is drawn as (and copied as, with ctrl+y): cleaned, a long one
     as its head and tail with the note a paragraph between them (:mod:`tui.long_text`)."""
     return clean(drawn(text).joined("\n\n"))
+
+
+async def stop_stream(stream: MarkdownStream) -> None:
+    """Stop ``stream`` and let it write what it still holds. Textual's ``stop`` cancels the
+    stream's task and awaits it; a task cancelled before it ever ran (the stream was made
+    by the flush timer's callback, and the reply was finished from another task before the
+    loop got to it) re-raises that cancel in the caller — the app's message handler, whose
+    loop then ends without a word and the screen stops answering. That cancel is not ours:
+    it is absorbed, and the text the task never wrote is written here. A cancel of the
+    caller itself still propagates."""
+    task = asyncio.current_task()
+    try:
+        await stream.stop()
+    except asyncio.CancelledError:
+        if task is not None and task.cancelling():
+            raise
+        # The task never ran: what was handed to the stream is still waiting in it.
+        unwritten = "".join(getattr(stream, "_pending", ()))
+        if unwritten:
+            await stream.markdown_widget.append(unwritten)
