@@ -155,7 +155,6 @@ class AheadCompactService(BasicCompactService):
         self._pace.arrived(turn, time.monotonic())
         job = self._job
         if job is not None:
-            job.sent.set()  # the step it waited for is over, however it ended
             why = self._unusable(job)
             if why is not None:
                 self._discard(why)
