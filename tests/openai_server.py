@@ -44,6 +44,7 @@ Response spec: a ``ScriptedResponse`` or a dict with the same keys, all optional
     hold          threading.Event  hold the request open, unanswered, until the test sets it
                          (or the server stops): the client is mid-request for as long as
                          the test needs, with no timing involved
+    answered      threading.Event  set once the answer has been written whole
 
 ``server.reject_tool_choice`` answers every request that sets ``tool_choice`` with HTTP 400,
 as servers that do not know the field do.
@@ -92,6 +93,8 @@ class ScriptedResponse:
     code: str | None = None
     retry_after: str | float | None = None
     hold: threading.Event | None = None
+    answered: threading.Event | None = None
+    """Set once this answer has been written whole (or failed to be)."""
 
     @classmethod
     def parse(cls, spec: ScriptedResponse | dict[str, Any]) -> ScriptedResponse:
@@ -163,6 +166,8 @@ class OpenAIServer:
         self.default = ScriptedResponse(text="Hello from the scripted server.")
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.summarized = threading.Event()
+        """Set once a summary request (``summarize``) has been answered whole."""
         self.arrived: list[float] = []
         """Wall-clock time (``time.time()``) each request arrived, by index."""
         self.disconnects = 0
@@ -230,6 +235,7 @@ class OpenAIServer:
                 ),
                 stall_after=1 if self.summary_stall_s else None,
                 stall_s=self.summary_stall_s,
+                answered=self.summarized,
             )
         with self._lock:
             if self.queue or not self.agent_commands:
@@ -318,6 +324,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(400, {"error": {**error, "code": None, "param": "tool_choice"}})
             return
         spec = self.app.automatic(body) or self.app.next_response()
+        try:
+            self._answer(spec, body)
+        finally:
+            if spec.answered is not None:
+                spec.answered.set()
+
+    def _answer(self, spec: ScriptedResponse, body: dict[str, Any]) -> None:
         while spec.hold is not None and not spec.hold.wait(0.05):
             if self.app.stopping.is_set():
                 return

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -202,8 +203,21 @@ def test_a_manual_compaction_discards_the_summary_written_ahead_and_its_cost_is_
     run_cli: Run, openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
 ) -> None:
     """Eight tool steps: the summary starts ahead before the final answer, and the turn ends
-    below the mark; /compact then replaces the history it summarized."""
-    setup(workdir, openai_server, commands=8)
+    below the mark; /compact then replaces the history it summarized. The final answer goes
+    silent after its first chunk (which sends the summary) until the summary is answered,
+    so the summary is done, and paid for, before /compact discards it."""
+    setup(workdir, openai_server, commands=0)
+    replies = [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "cat data.txt"}, "id": f"c{n}"}]}
+        for n in range(8)
+    ]
+    openai_server.push(*replies, {"text": "Done.", "stall_after": 1, "stall_s": 60})
+
+    def go_on_once_summarized() -> None:
+        if openai_server.summarized.wait(60):
+            openai_server.unstalled.set()
+
+    threading.Thread(target=go_on_once_summarized, daemon=True).start()
     done = plain(cli_env, workdir, openai_server, "read data.txt again and again\n/compact\n")
     assert done.returncode == 0, done.stderr
     [log] = session_files(cli_env)
