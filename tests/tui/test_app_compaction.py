@@ -244,7 +244,7 @@ async def test_a_summary_written_ahead_is_quiet_progress_on_the_status_line(
         await ui.send(pilot, "read data.txt again and again")
         await ui.until(pilot, lambda: "summarizing ahead" in str(app.status.render()))
         assert app.status.activity == "idle"
-        assert openai_server.stalled.is_set()
+        await ui.until(pilot, openai_server.stalled.is_set)  # its call is in flight, held
         openai_server.unstalled.set()
         await ui.until(pilot, lambda: "summary ready ahead" in str(app.status.render()))
         assert app.status.activity == "idle"
