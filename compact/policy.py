@@ -55,9 +55,10 @@ class CompactionSettings(BaseModel):
     auto: bool = True
     """False: install no listener (``/compact`` still works)."""
     ahead: bool = True
-    """Write the automatic compaction's summary in the background from about two steps
-    before its mark, so the step that reaches the mark need not wait (:mod:`compact.basic.ahead`).
-    False: summarize only at the mark, in the foreground."""
+    """Write the automatic compaction's summary in the background, as many steps before its
+    mark as the summary takes (one until a summary was timed; :mod:`compact.basic.pace`), so
+    the step that reaches the mark need not wait (:mod:`compact.basic.ahead`). False:
+    summarize only at the mark, in the foreground."""
     summarizer_model: str | None = None
     """Summarize with this model instead of the conversation's."""
     instructions: str | None = Field(default=None, max_length=4000)
