@@ -51,6 +51,12 @@ def plain(
     )
 
 
+def cat_replies(count: int) -> list[dict[str, Any]]:
+    """``count`` scripted replies, each calling bash to read data.txt."""
+    call = {"name": "bash", "arguments": {"command": "cat data.txt"}}
+    return [{"tool_calls": [{**call, "id": f"c{n}"}]} for n in range(count)]
+
+
 def is_summary(body: dict[str, Any]) -> bool:
     messages = body.get("messages") or [{}]
     return SUMMARY_MARK in str(messages[-1].get("content"))
@@ -207,10 +213,7 @@ def test_a_manual_compaction_discards_the_summary_written_ahead_and_its_cost_is_
     silent after its first chunk (which sends the summary) until the summary is answered,
     so the summary is done, and paid for, before /compact discards it."""
     setup(workdir, openai_server, commands=0)
-    replies = [
-        {"tool_calls": [{"name": "bash", "arguments": {"command": "cat data.txt"}, "id": f"c{n}"}]}
-        for n in range(8)
-    ]
+    replies = cat_replies(8)
     openai_server.push(*replies, {"text": "Done.", "stall_after": 1, "stall_s": 60})
 
     def go_on_once_summarized() -> None:
@@ -267,10 +270,7 @@ def test_sigkill_while_a_summary_runs_ahead_leaves_nothing_and_resumes_clean(
     (workdir / "data.txt").write_text("\n".join(f"record {i}: value {i * 7}" for i in range(60)))
     openai_server.summarize = True
     openai_server.summary_stall_s = 120
-    replies = [
-        {"tool_calls": [{"name": "bash", "arguments": {"command": "cat data.txt"}, "id": f"c{n}"}]}
-        for n in range(8)
-    ]
+    replies = cat_replies(8)
     # The last reply begins (the summary ahead goes once a step's reply has begun) and then
     # goes silent until the server stops.
     openai_server.push(*replies, {"text": "Done.", "stall_after": 1, "stall_s": 120})
@@ -361,10 +361,7 @@ def test_a_summary_waiting_for_a_step_that_failed_goes_when_that_step_ends(
     no reply. Its end lets the summary go: it runs while the person reads the error."""
     (workdir / "data.txt").write_text("\n".join(f"record {i}: value {i * 7}" for i in range(60)))
     openai_server.summarize = True
-    replies = [
-        {"tool_calls": [{"name": "bash", "arguments": {"command": "cat data.txt"}, "id": f"c{n}"}]}
-        for n in range(8)
-    ]
+    replies = cat_replies(8)
     openai_server.push(*replies, {"status": 400, "message": "the model is overloaded"})
     proc = subprocess.Popen(
         [REEFLINE, "--plain", *flags(openai_server)],
