@@ -198,6 +198,7 @@ class BashTool:
                 try:
                     files = await asyncio.shield(recording)
                 except asyncio.CancelledError:
+                    recording.cancel()  # which stops the snapshot's own work too
                     files = None  # cancelled again: stop now, the command logged unrecorded
                 stop.output = dataclasses.replace(stop.output, files=files)
             raise

@@ -49,7 +49,7 @@ from tools.sandbox import (
 )
 from tools.snapshots.git import git_found
 from tools.snapshots.recording import Recorder
-from tools.snapshots.shadow import ShadowRepo
+from tools.snapshots.shadow import ShadowRepo, inside_home
 from tui.demo import DEMO_CONTEXT_WINDOW, ScriptedModel
 from tui.runtime import Runtime, StartupError
 
@@ -89,12 +89,15 @@ def _asking_hook(asker: WindowAsker, agent: Agent) -> Prepare:
 
 def snapshot_recorder(home: Path, work_dir: str, notices: list[str]) -> Recorder | None:
     """The snapshots of ``work_dir`` taken around each command (README: Snapshots); None,
-    with a notice saying so, where git is missing."""
+    with a notice saying so, where git is missing or ``work_dir`` is in reefline's home."""
     if git_found() is None:
         notices.append(
             "No workspace snapshots: git is not installed, so what commands change is not "
             "shown and /rewind cannot put files back. Install git to have them."
         )
+        return None
+    if (why := inside_home(home, Path(work_dir))) is not None:
+        notices.append(why)
         return None
     return Recorder(ShadowRepo(home, Path(work_dir)))
 

@@ -3,7 +3,9 @@
 Each call gets ``GIT_DIR`` (the shadow repository) and ``GIT_WORK_TREE`` (the working
 directory) and an environment with no other ``GIT_*`` variable, no system or global config
 (a user's filters, hooks or ``core.fsmonitor`` never run on reefline's behalf) and literal
-pathspecs (a file named ``*`` is that file).
+pathspecs (a file named ``*`` is that file). A call made under a
+:class:`~tools.snapshots.stopping.Stop` is killed when it is set, and raises
+:class:`~tools.snapshots.stopping.Stopped`.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import shutil
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
+
+from tools.snapshots import stopping
 
 GIT_TIMEOUT_S = 120.0
 """Longest a single git call may take (the first snapshot of a large tree is the slow one)."""
@@ -65,14 +69,27 @@ class Git:
 
         Raises:
             GitError: a call could not be run, or (``check``) exited non-zero.
+            tools.snapshots.stopping.Stopped: this thread's stop was set (the calls are
+                killed).
         """
+        stop = stopping.current()
         started: list[tuple[Sequence[str], subprocess.Popen[bytes]]] = []
         try:
             for args in calls:
-                started.append((args, self._start(args)))
-            return [self._finish(args, proc, stdin, check) for args, proc in started]
+                if stop is not None:
+                    stop.check()
+                proc = self._start(args)
+                started.append((args, proc))
+                if stop is not None:
+                    stop.adopt(proc)
+            outs = [self._finish(args, proc, stdin, check, stop) for args, proc in started]
+            if stop is not None:
+                stop.check()
+            return outs
         finally:
             for _, proc in started:
+                if stop is not None:
+                    stop.release(proc)
                 if proc.poll() is None:
                     proc.kill()
                     proc.wait()
@@ -92,13 +109,22 @@ class Git:
             raise GitError(f"git {args[0]} could not run: {exc}") from exc
 
     def _finish(
-        self, args: Sequence[str], proc: subprocess.Popen[bytes], stdin: bytes | None, check: bool
+        self,
+        args: Sequence[str],
+        proc: subprocess.Popen[bytes],
+        stdin: bytes | None,
+        check: bool,
+        stop: stopping.Stop | None,
     ) -> bytes:
         # The others run on meanwhile: each writes to its own pipes, none waits for another.
         try:
             out, err = proc.communicate(stdin if stdin is not None else b"", GIT_TIMEOUT_S)
         except (OSError, subprocess.TimeoutExpired) as exc:
+            if stop is not None:
+                stop.check()  # killed by the stop: say so, not that git failed
             raise GitError(f"git {args[0]} could not run: {exc}") from exc
+        if stop is not None:
+            stop.check()
         if check and proc.returncode != 0:
             said = err.decode(errors="replace").strip().splitlines()
             raise GitError(f"git {args[0]} failed: {said[-1] if said else proc.returncode}")

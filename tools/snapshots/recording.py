@@ -8,17 +8,27 @@ When it saw a few paths change (at most :data:`~tools.snapshots.watch.MAX_PATHS`
 those are looked at, by the same rules as a scan, and the result is the tree a full scan
 would record. Otherwise (too many paths, a folder moved, a ``.gitignore`` edited, no watch
 to be had, any error) the tree is scanned as always. The scan after a command is always
-a full one."""
+a full one.
+
+Each snapshot runs in a thread under a :class:`~tools.snapshots.stopping.Stop` that is set
+when the awaiting step is cancelled (Ctrl+C, SIGTERM): its git calls are killed and its
+hashing ends, so the thread, and the process, end within moments. A snapshot stopped
+half-way leaves nothing to trust: the watch is dropped and the next one scans."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
+from typing import TypeVar
 
 from tools.base import SandboxMode
 from tools.snapshots.changes import Recorded
 from tools.snapshots.shadow import ShadowRepo, SnapshotUnavailable
+from tools.snapshots.stopping import Stop, Stopped, stoppable
 from tools.snapshots.watch import MAX_DIRS, MAX_PATHS, TreeWatch, WatchUnavailable
+
+T = TypeVar("T")
 
 
 class Recorder:
@@ -49,14 +59,32 @@ class Recorder:
         """The snapshot before a command in ``mode`` (None: none is taken)."""
         if mode == "read-only":
             return None
-        return await asyncio.to_thread(self._before)
+        return await self._off_loop(self._before)
 
     async def after(self, before: str | None) -> Recorded | None:
         """The snapshot after the command that ``before`` preceded, with what it changed."""
         if before is None:
             return None
-        # In a thread: the git calls never hold up the event loop.
-        return await asyncio.to_thread(self._after, before)
+        return await self._off_loop(lambda: self._after(before))
+
+    async def _off_loop(self, work: Callable[[], T]) -> T:
+        """``work`` in a thread (the git calls never hold up the event loop), stopped when
+        the awaiting task is cancelled."""
+        stop = Stop()
+
+        def run() -> T:
+            with stoppable(stop):
+                try:
+                    return work()
+                except Stopped:
+                    self.close()  # a watch reset or started half-way cannot vouch
+                    raise
+
+        try:
+            return await asyncio.to_thread(run)
+        except asyncio.CancelledError:
+            stop.set()
+            raise
 
     def close(self) -> None:
         """Stop watching the tree (the next command scans, and watches anew)."""

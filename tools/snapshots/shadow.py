@@ -11,7 +11,15 @@ before a command is :mod:`tools.snapshots.recording`'s call (:mod:`tools.snapsho
 
 The repository lives in ``<home>/snapshots/<name>-<hash>`` (hidden from sandboxed commands
 with the rest of the home); the user's ``.git`` is never read or written, a nested
-repository inside the working directory is left out whole, and so is reefline's home.
+repository inside the working directory is left out whole, and so is reefline's home. A
+working directory that is the home or lies inside it gets no snapshots at all
+(:func:`inside_home`): every file of it is the home's, the shadow repository among them.
+
+A file recorded by hash counts as changed when its size, mtime, ctime, inode or mode
+changed: an edit that puts the mtime back still moves the ctime. A snapshot runs in a
+thread; a :class:`~tools.snapshots.stopping.Stop` set meanwhile ends it within moments
+(:class:`~tools.snapshots.stopping.Stopped`), leaving the shadow index as a later snapshot
+can finish.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ from pathlib import Path
 from tools.snapshots import stubs
 from tools.snapshots.changes import DIFF_ARGS, Change, changes, parse_changes
 from tools.snapshots.git import Git, GitError
+from tools.snapshots.stopping import Stopped
 
 MAX_FILES = 200_000
 """A working directory with more files than this (``$HOME``, ``/``) gets no snapshots: the
@@ -52,12 +61,39 @@ class SnapshotUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class Hashed:
-    """A file recorded by hash: its stat when hashed (unchanged stat: same stand-in)."""
+    """A file recorded by hash: its stat when hashed (unchanged stat: same stand-in).
+    ``ctime_ns`` -1: noted before ctimes were (a list from an older reefline), so it
+    counts as changed once."""
 
     size: int
     mtime_ns: int
     ino: int
     mode: int
+    ctime_ns: int = -1
+
+    @classmethod
+    def of(cls, st: os.stat_result) -> Hashed:
+        return cls(st.st_size, st.st_mtime_ns, st.st_ino, st.st_mode, st.st_ctime_ns)
+
+    def same(self, st: os.stat_result) -> bool:
+        """Whether ``st`` is the stat this file had when hashed."""
+        return self == Hashed.of(st)
+
+
+def inside_home(home: Path, work_tree: Path) -> str | None:
+    """Why ``work_tree`` gets no snapshots when it is reefline's ``home`` or lies inside it
+    (the home is never recorded, and the shadow repository would record itself), else None.
+    Both are compared resolved."""
+    home = Path(os.path.realpath(home))
+    work_tree = Path(os.path.realpath(work_tree))
+    if work_tree != home and home not in work_tree.parents:
+        return None
+    where = "is reefline's home" if work_tree == home else f"is inside reefline's home {home}"
+    return (
+        f"No workspace snapshots: the working directory {work_tree} {where}, which is never "
+        "recorded, so what commands change is not shown and /rewind cannot put files back. "
+        "To have them, keep the home elsewhere (--home or REEFLINE_HOME)."
+    )
 
 
 def shadow_dir(home: Path, work_tree: Path) -> Path:
@@ -95,7 +131,9 @@ class ShadowRepo:
         full scan would give when nothing changed elsewhere (what the watch promises).
 
         Raises:
-            SnapshotUnavailable: git is missing or failed, or the directory is too large.
+            SnapshotUnavailable: git is missing or failed, the directory is too large, or
+                it is reefline's home (or inside it).
+            tools.snapshots.stopping.Stopped: this thread's stop was set meanwhile.
         """
         with self._lock:
             try:
@@ -125,6 +163,18 @@ class ShadowRepo:
         """The snapshot's id, and (given ``before``) the raw diff from it when one was
         needed and worked out on the way (None: not worked out); ``only`` as in
         :meth:`snapshot`."""
+        if (why := inside_home(self._home, self.work_tree)) is not None:
+            raise SnapshotUnavailable(why)
+        try:
+            return self._scan(before, only)
+        except (GitError, OSError, Stopped, SnapshotUnavailable):
+            # Cut short: what is known of the files recorded by hash is read again from
+            # the list last saved (the shadow index is always at least that far).
+            self._hashed = None
+            self._last = None
+            raise
+
+    def _scan(self, before: str | None, only: Collection[str] | None) -> tuple[str, bytes | None]:
         first = not (self.git_dir / "HEAD").exists()
         if first:
             self._create()
@@ -157,7 +207,7 @@ class ShadowRepo:
         gone: list[str] = []
         for path in list(hashed):  # files recorded by hash: git does not look at them
             st = _lstat(self.work_tree / path)
-            if st is not None and _same(hashed[path], st):
+            if st is not None and hashed[path].same(st):
                 continue
             del hashed[path]
             unhash.append(path)
@@ -172,7 +222,9 @@ class ShadowRepo:
                 gone.append(path)
                 continue
             st = _lstat(self.work_tree / path)
-            if (
+            if st is not None and _special(st):  # a FIFO, socket or device: git skips them
+                gone.append(path)
+            elif (
                 st is not None
                 and stat.S_ISREG(st.st_mode)
                 and stubs.by_hash(self.work_tree / path, st)
@@ -192,9 +244,11 @@ class ShadowRepo:
         if to_stub:
             stubs.record(self.git, self.work_tree, to_stub)
             for path, st in to_stub.items():
-                hashed[path] = Hashed(st.st_size, st.st_mtime_ns, st.st_ino, st.st_mode)
+                hashed[path] = Hashed.of(st)
         if unhash or to_stub:
             self._save_hashed(hashed)
+        if to_stub:  # only now: one noted in the index but not in the list is looked at again
+            stubs.hide(self.git, to_stub)
         index = _lstat(self.git_dir / "index")
         mark = None if index is None else (index.st_mtime_ns, index.st_size, index.st_ino)
         # Unchanged index (another process or object may have changed it): the same tree.
@@ -241,7 +295,7 @@ class ShadowRepo:
         ):
             self.git.run(["config", key, value])
         excludes = [".git"]
-        if self._home == self.work_tree or self.work_tree in self._home.parents:
+        if self.work_tree in self._home.parents:  # (the home itself gets no snapshots)
             excludes.append("/" + _pattern(self._home.relative_to(self.work_tree)))
         user_excludes = self.work_tree / ".git" / "info" / "exclude"
         with contextlib.suppress(OSError):
@@ -266,13 +320,14 @@ class ShadowRepo:
         if self._hashed is None:
             try:
                 raw = json.loads(self.hashed_file.read_text())
+                # Four numbers from an older reefline (no ctime): changed once.
                 self._hashed = {p: Hashed(*v) for p, v in raw.items()}
             except (OSError, ValueError, TypeError):
                 self._hashed = {}
         return self._hashed
 
     def _save_hashed(self, hashed: dict[str, Hashed]) -> None:
-        raw = {p: [h.size, h.mtime_ns, h.ino, h.mode] for p, h in hashed.items()}
+        raw = {p: [h.size, h.mtime_ns, h.ino, h.mode, h.ctime_ns] for p, h in hashed.items()}
         tmp = self.hashed_file.with_suffix(".tmp")
         _write_private(tmp, json.dumps(raw))
         os.replace(tmp, self.hashed_file)
@@ -304,13 +359,10 @@ def _beyond_link(top: Path, path: str) -> bool:
     return False
 
 
-def _same(known: Hashed, st: os.stat_result) -> bool:
-    return (known.size, known.mtime_ns, known.ino, known.mode) == (
-        st.st_size,
-        st.st_mtime_ns,
-        st.st_ino,
-        st.st_mode,
-    )
+def _special(st: os.stat_result) -> bool:
+    """Neither a file, a link nor a folder: never opened, never recorded (nor listed by
+    ``git ls-files``)."""
+    return not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode) or stat.S_ISDIR(st.st_mode))
 
 
 def _nul(paths: list[str]) -> bytes:

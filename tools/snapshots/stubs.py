@@ -4,20 +4,34 @@ Such a file is in a snapshot as a small stand-in blob (its SHA-256 and size), ma
 assume-unchanged in the shadow index so that git never reads it again; the shadow
 repository checks its stat itself (:mod:`tools.snapshots.shadow`). The stand-in holds a NUL
 byte, so git counts it binary: a diff shows "binary" for it, never its text.
+
+The work per file is bounded: a file over :data:`HASH_LIMIT` (a sparse 15 TiB one costs no
+disk) is never read; its stand-in holds its size, times and inode and says it is too big to
+record, so any change of its stat is a change. Only regular files are ever opened, without
+following a link and without blocking, and checked again once open (a FIFO or a device put in
+a file's place is never read). Hashing gives up at the next chunk when its
+:class:`~tools.snapshots.stopping.Stop` is set.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
 import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
+from tools.snapshots import stopping
 from tools.snapshots.git import Git
 
 SIZE_CAP = 1024 * 1024
 """Files larger than this are recorded by hash, not content."""
+HASH_LIMIT = 64 * 1024 * 1024
+"""Files larger than this are not even hashed (about a tenth of a second of reading)."""
+CHUNK = 1 << 20
 SNIFF = 8000
 """Bytes looked at for a NUL, as git does to call a file binary."""
 MARK = b"reefline snapshot: content not stored\0\n"
@@ -27,16 +41,24 @@ def by_hash(path: Path, st: os.stat_result) -> bool:
     """Whether the regular file ``path`` (lstat ``st``) is recorded by hash."""
     if st.st_size > SIZE_CAP:
         return True
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    except OSError:
-        return False
-    with os.fdopen(fd, "rb") as f:
-        return b"\0" in f.read(SNIFF)
+    with _open_regular(path) as f:
+        return f is not None and b"\0" in f.read(SNIFF)
 
 
 def stand_in(sha256: str, size: int) -> bytes:
     return MARK + f"sha256 {sha256}\nsize {size}\n".encode()
+
+
+def too_big(st: os.stat_result) -> bytes:
+    """The stand-in of a file over :data:`HASH_LIMIT`: what its stat says, not its content."""
+    return (
+        MARK
+        + (
+            f"too big to record (over {HASH_LIMIT // (1024 * 1024)} MiB): not read\n"
+            f"size {st.st_size}\nmtime_ns {st.st_mtime_ns}\nctime_ns {st.st_ctime_ns}\n"
+            f"inode {st.st_ino}\n"
+        ).encode()
+    )
 
 
 def is_stand_in(blob: bytes) -> bool:
@@ -44,25 +66,40 @@ def is_stand_in(blob: bytes) -> bool:
 
 
 def file_sha256(path: Path) -> str | None:
-    """The SHA-256 of the regular file at ``path`` (not following a link), or None."""
+    """The SHA-256 of the regular file at ``path`` (not following a link), or None (not a
+    regular file, unreadable, or grown past :data:`HASH_LIMIT`).
+
+    Raises:
+        tools.snapshots.stopping.Stopped: this thread's stop was set meanwhile.
+    """
+    stop = stopping.current()
     digest = hashlib.sha256()
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as f:
-        while chunk := f.read(1 << 20):
+    read = 0
+    with _open_regular(path) as f:
+        if f is None:
+            return None
+        while chunk := f.read(CHUNK):
+            if stop is not None:
+                stop.check()
+            read += len(chunk)
+            if read > HASH_LIMIT:
+                return None
             digest.update(chunk)
     return digest.hexdigest()
 
 
 def record(git: Git, work_tree: Path, files: dict[str, os.stat_result]) -> None:
-    """Put a stand-in for each of ``files`` (path: its lstat) in the shadow index."""
+    """Put a stand-in for each of ``files`` (path: its lstat) in the shadow index; not yet
+    marked assume-unchanged (:func:`hide`: once the caller has noted their stat, so that
+    one stopped half-way is looked at again)."""
     entries: list[tuple[str, str]] = []
     with tempfile.TemporaryDirectory(dir=git.git_dir) as tmp:
         for n, (path, st) in enumerate(files.items()):
-            sha = file_sha256(work_tree / path) or "unreadable"
-            Path(tmp, str(n)).write_bytes(stand_in(sha, st.st_size))
+            if st.st_size > HASH_LIMIT:
+                blob = too_big(st)
+            else:
+                blob = stand_in(file_sha256(work_tree / path) or "unreadable", st.st_size)
+            Path(tmp, str(n)).write_bytes(blob)
             mode = "100755" if st.st_mode & stat.S_IXUSR else "100644"
             entries.append((mode, path))
         names = "".join(f"{tmp}/{n}\n" for n in range(len(entries))).encode()
@@ -73,5 +110,23 @@ def record(git: Git, work_tree: Path, files: dict[str, os.stat_result]) -> None:
         for (mode, path), blob in zip(entries, ids, strict=True)
     )
     git.run(["update-index", "-z", "--index-info"], stdin=info)
-    paths = b"".join(os.fsencode(path) + b"\0" for _, path in entries)
-    git.run(["update-index", "-z", "--assume-unchanged", "--stdin"], stdin=paths)
+
+
+def hide(git: Git, paths: Iterable[str]) -> None:
+    """Mark ``paths`` assume-unchanged: git never reads them again (their stat is ours to
+    check)."""
+    listed = b"".join(os.fsencode(path) + b"\0" for path in paths)
+    git.run(["update-index", "-z", "--assume-unchanged", "--stdin"], stdin=listed)
+
+
+@contextlib.contextmanager
+def _open_regular(path: Path) -> Iterator[BinaryIO | None]:
+    """``path`` open for reading when it is a regular file (not a link, FIFO or device:
+    opened without following or blocking, then checked); None otherwise."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        yield None
+        return
+    with os.fdopen(fd, "rb") as f:
+        yield f if stat.S_ISREG(os.fstat(fd).st_mode) else None
