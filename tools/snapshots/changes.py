@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from tools.snapshots import stubs
 from tools.snapshots.git import Git
 
 ChangeKind = Literal["added", "modified", "deleted", "renamed", "mode", "type"]
@@ -99,7 +100,49 @@ def patch(git: Git, before: str, after: str, paths: Sequence[str] = ()) -> str:
     args = ["diff-tree", "-r", "-p", "-M", "--no-color", "--no-ext-diff", before, after]
     if paths:
         args += ["--", *paths]
-    return git.run(args).decode(errors="replace")
+    return _say_stand_ins(git, git.run(args).decode(errors="replace"))
+
+
+def _say_stand_ins(git: Git, text: str) -> str:
+    """``text`` with a line after each "Binary files … differ" saying what the stand-in of
+    the file recorded by hash holds (the new one; the old one for a deleted file): "too big
+    to record" for a file over the hashing limit."""
+    lines = text.split("\n")
+    wanted: list[tuple[int, str]] = []  # line of "Binary files", blob id of the stand-in
+    blobs: tuple[str, ...] = ()
+    for n, line in enumerate(lines):
+        if line.startswith("index "):
+            blobs = tuple(line.split()[1].split(".."))
+        elif line.startswith("Binary files ") and len(blobs) == 2:
+            blob = blobs[1] if blobs[1].strip("0") else blobs[0]
+            wanted.append((n, blob))
+            blobs = ()
+    if not wanted:
+        return text
+    said = _stand_ins(git, [blob for _, blob in wanted])
+    for n, blob in reversed(wanted):
+        if (words := said.get(blob)) is not None:
+            lines.insert(n + 1, f"({words})")
+    return "\n".join(lines)
+
+
+def _stand_ins(git: Git, blobs: list[str]) -> dict[str, str]:
+    """What each of ``blobs`` (ids, maybe abbreviated) says as a stand-in, where it is one."""
+    names = sorted(set(blobs))
+    out = git.run(["cat-file", "--batch"], stdin="".join(f"{b}\n" for b in names).encode())
+    said: dict[str, str] = {}
+    at = 0
+    for name in names:  # "<id> blob <size>\n<content>\n", or "<name> missing\n"
+        end = out.index(b"\n", at)
+        header = out[at:end].split()
+        at = end + 1
+        if len(header) != 3:
+            continue
+        size = int(header[2])
+        if (words := stubs.describe(out[at : at + size])) is not None:
+            said[name] = words
+        at += size + 1
+    return said
 
 
 def _count(text: str) -> int | None:

@@ -65,6 +65,21 @@ def is_stand_in(blob: bytes) -> bool:
     return blob.startswith(MARK)
 
 
+def describe(blob: bytes) -> str | None:
+    """What a stand-in says of its file, in words (None: ``blob`` is no stand-in)."""
+    if not is_stand_in(blob):
+        return None
+    fields = dict(
+        line.split(" ", 1)
+        for line in blob[len(MARK) :].decode(errors="replace").splitlines()
+        if " " in line
+    )
+    size = fields.get("size", "?")
+    if "too" in fields:  # "too big to record (over N MiB): not read"
+        return f"too {fields['too']}; size {size} bytes"
+    return f"recorded by hash ({size} bytes, sha256 {fields.get('sha256', '?')})"
+
+
 def file_sha256(path: Path) -> str | None:
     """The SHA-256 of the regular file at ``path`` (not following a link), or None (not a
     regular file, unreadable, or grown past :data:`HASH_LIMIT`).
