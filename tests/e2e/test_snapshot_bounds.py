@@ -52,6 +52,7 @@ def test_a_workspace_in_reefline_s_home_is_never_snapshotted(
     home = workdir if how != "cwd inside the home" else workdir.parent
     extra = ("--home", ".") if how == "--home ." else ()
     env = {} if how == "--home ." else {"REEFLINE_HOME": str(home)}
+    said: list[str] = []
     for n in range(2):  # the second turn is where it used to record its own first snapshot
         openai_server.agent_commands = [f"echo {n} >> notes.txt"]
         out = run_cli(
@@ -60,11 +61,14 @@ def test_a_workspace_in_reefline_s_home_is_never_snapshotted(
             env=env, timeout=60,
         )  # fmt: skip
         assert out.returncode == 0, out.stderr
-        assert out.stderr.count(HOME_NOTICE) == 1, out.stderr
-        assert "reefline's home" in out.stderr
-    assert (workdir / "notes.txt").exists()
-    assert not (home / "snapshots").exists()
+        said.append(out.stderr)
+    assert (workdir / "notes.txt").read_text() == "0\n1\n"
+    # No snapshot of the home, so none of the shadow repository's own files either.
     assert file_count(home) < 20, sorted(str(p) for p in home.rglob("*"))
+    assert not (home / "snapshots").exists()
+    for stderr in said:  # one line on each start says why
+        assert stderr.count(HOME_NOTICE) == 1, stderr
+        assert "reefline's home" in stderr and "--home or REEFLINE_HOME" in stderr
 
 
 def test_a_home_inside_the_workspace_is_left_out_of_its_snapshots(
