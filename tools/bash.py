@@ -194,12 +194,7 @@ class BashTool:
             output = await self._execute(command, timeout, mode, on_output)
         except ToolInterrupted as stop:
             if self.snapshots is not None:
-                recording = asyncio.ensure_future(self.snapshots.after(before))
-                try:
-                    files = await asyncio.shield(recording)
-                except asyncio.CancelledError:
-                    recording.cancel()  # which stops the snapshot's own work too
-                    files = None  # cancelled again: stop now, the command logged unrecorded
+                files = await self.snapshots.after_interrupted(before)
                 stop.output = dataclasses.replace(stop.output, files=files)
             raise
         if self.snapshots is not None:

@@ -203,3 +203,54 @@ def test_a_snapshot_stuck_in_git_stops_on_a_signal(
     [log] = session_files(cli_env)
     events = log_events(log)
     assert events[-1]["type"] == "turn/end" and events[-1]["data"]["reason"] == "cancelled"
+
+
+def _descendants(pid: int) -> list[int]:
+    found, pending = [], [pid]
+    while pending:
+        children = _children(pending.pop())
+        found += children
+        pending += children
+    return found
+
+
+def _command_line(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text().split("\0")
+    except OSError:
+        return []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_one_sigterm_ends_the_run_when_recording_the_stopped_command_is_stuck(
+    openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
+) -> None:
+    # The command leaves a FIFO .gitignore and is stopped: the snapshot that records what
+    # it changed waits in git; the one SIGTERM that stopped the command ends that too.
+    openai_server.agent_commands = ["mkfifo .gitignore && sleep 3600"]
+    args = ["-p", "go", "--base-url", openai_server.base_url, "--model", "m"]
+    proc = subprocess.Popen(
+        [REEFLINE, *args, "--approve", "auto", "--sandbox", "off"],
+        cwd=workdir,
+        env=cli_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not any(_command_line(p)[:2] == ["sleep", "3600"] for p in _descendants(proc.pid)):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the command never started"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 143, err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        _release_fifo(workdir / ".gitignore")
+    [log] = session_files(cli_env)
+    results = [e for e in log_events(log) if e["type"] == "tool/result"]
+    assert results[-1]["data"]["interrupted"] and results[-1]["data"].get("files") is None

@@ -30,6 +30,10 @@ from tools.snapshots.watch import MAX_DIRS, MAX_PATHS, TreeWatch, WatchUnavailab
 
 T = TypeVar("T")
 
+INTERRUPTED_GRACE_S = 5.0
+"""Longest the snapshot after an interrupted command may take (a usual one takes well under
+a second); the person stopping the step waits no longer for it."""
+
 
 class Recorder:
     """Takes the snapshots of ``repo`` around commands. When one cannot be taken the
@@ -66,6 +70,19 @@ class Recorder:
         if before is None:
             return None
         return await self._off_loop(lambda: self._after(before))
+
+    async def after_interrupted(self, before: str | None) -> Recorded | None:
+        """:meth:`after` for a command that was interrupted: what it changed is recorded
+        unless that takes over :data:`INTERRUPTED_GRACE_S` or the caller is cancelled again;
+        then the snapshot stops and the command stays unrecorded (None; the next snapshot
+        holds what it changed). Never raises :class:`asyncio.CancelledError`: the caller is
+        already on its way out."""
+        recording = asyncio.ensure_future(self.after(before))
+        try:
+            return await asyncio.wait_for(asyncio.shield(recording), INTERRUPTED_GRACE_S)
+        except (TimeoutError, asyncio.CancelledError):
+            recording.cancel()  # which stops the snapshot's own work
+            return None
 
     async def _off_loop(self, work: Callable[[], T]) -> T:
         """``work`` in a thread (the git calls never hold up the event loop), stopped when
