@@ -254,3 +254,19 @@ def test_one_sigterm_ends_the_run_when_recording_the_stopped_command_is_stuck(
     [log] = session_files(cli_env)
     results = [e for e in log_events(log) if e["type"] == "tool/result"]
     assert results[-1]["data"]["interrupted"] and results[-1]["data"].get("files") is None
+
+
+def test_a_list_of_hashed_files_from_an_older_reefline_still_reads(
+    run_cli: Run, openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
+) -> None:
+    (workdir / "data.txt").write_bytes(b"a" * (2 * 1024 * 1024))
+    agent_run(run_cli, openai_server, "true")
+    [listed] = (Path(cli_env["REEFLINE_HOME"]) / "snapshots").glob("*/reefline-hashed.json")
+    noted = json.loads(listed.read_text())
+    assert len(noted["data.txt"]) == 5
+    # As an older reefline wrote it: size, mtime, inode and mode, no ctime.
+    listed.write_text(json.dumps({p: v[:4] for p, v in noted.items()}))
+    out = agent_run(run_cli, openai_server, "echo b > b", extra=("--continue",))
+    [files] = recorded(out.stdout)
+    assert files is not None and [c["path"] for c in files["changes"]] == ["b"]
+    assert json.loads(listed.read_text()) == noted  # looked at once again, and noted whole
