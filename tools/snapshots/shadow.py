@@ -175,7 +175,8 @@ class ShadowRepo:
             raise
 
     def _scan(self, before: str | None, only: Collection[str] | None) -> tuple[str, bytes | None]:
-        first = not (self.git_dir / "HEAD").exists()
+        # Its excludes are the last thing made: one stopped half-way is made again.
+        first = not (self.git_dir / "info" / "exclude").exists()
         if first:
             self._create()
             self._tuned = True
