@@ -140,6 +140,16 @@ class Estimator:
         self._warming.start()
 
     @property
+    def warming(self) -> bool:
+        """True while a load :meth:`warm` started is still running."""
+        return self._warming is not None and not self.ready
+
+    def wait_warm(self) -> None:
+        """Block until the load :meth:`warm` started has ended (at once when none was)."""
+        if self._warming is not None:
+            self._warming.join()
+
+    @property
     def notice(self) -> str | None:
         """Why counts are approximate, or None when tiktoken is in use (loads it)."""
         self._resolve()
