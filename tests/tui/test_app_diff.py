@@ -4,12 +4,13 @@ the loopback server)."""
 
 from __future__ import annotations
 
-from textual.widgets import Static
+from textual.content import Content
 
 from tests.openai_server import OpenAIServer
 from tests.tui.conftest import UI
 from tui.screens.diff import DiffScreen
 from tui.widgets.card_files import CardFiles
+from tui.widgets.diff_view import DiffView
 from tui.widgets.tool_card import ToolCard
 
 
@@ -29,7 +30,9 @@ async def test_a_cards_diff_line_opens_the_colored_diff(
         await pilot.pause()
         await pilot.press("enter")
         await ui.until(pilot, lambda: isinstance(app.screen, DiffScreen))
-        shown = app.screen.query_one("#diff-text", Static).render()
+        view = app.screen.query_one(DiffView)
+        await ui.until(pilot, lambda: bool(view.parts))  # styled in a thread
+        shown = Content("\n").join(list(view.rows()))
         assert '+x = "[bold red]boom[/]"' in shown.plain  # the text itself, not markup
         assert "diff --git a/app.py b/app.py" in shown.plain
         styles = {str(span.style) for span in shown.spans}
