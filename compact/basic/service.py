@@ -213,12 +213,8 @@ class BasicCompactService(CompactService):
             return None
         threshold = self.settings.threshold(window)
         mark = self.schedule.mark(window)
-        if self.meter.estimator.warming:
-            # Its load began at an earlier checkpoint: wait for the end of it (off the loop;
-            # done by now on an idle machine) so that every step from here on is measured.
-            # The step sizes set the cost mark and the "compacting soon" forecast; left to
-            # the race with a load on a busy machine, the mark came before the forecast did.
-            await asyncio.to_thread(self.meter.estimator.wait_warm)
+        # A load begun at an earlier checkpoint: every step from here on is measured.
+        await self.meter.estimator.warmed()
         # Far below the mark: decided without waiting for the tokenizer, which starts
         # loading once the history is halfway there.
         bound = self.meter.bound(envelope, warm_at=mark // 2)
