@@ -115,3 +115,23 @@ async def test_a_150k_line_file_opens_its_diff_bounded_and_the_screen_keeps_answ
         assert any("$text-secondary" in s and "$success-muted" in s for s in styles)  # a number
         await pilot.press("escape")
         await ui.until(pilot, lambda: not isinstance(app.screen, DiffScreen))
+
+
+async def test_a_click_on_the_more_row_shows_the_rest_of_that_file(
+    ui: UI, openai_server: OpenAIServer
+) -> None:
+    openai_server.agent_commands = ["seq 1 2500 > mid.py"]
+    runtime = ui.runtime(base_url=openai_server.base_url, model="m", demo=False, sandbox="off")
+    app = ui.app(runtime)
+    async with app.run_test(size=(120, 40)) as pilot:
+        view = await open_diff(ui, pilot, "make a file")
+        [part] = view.parts
+        await pilot.press("end")
+        more = sum(1 for _ in view.rows()) - 1
+        assert view.row(more).plain.startswith("⋯ 506 more lines of mid.py")
+        await pilot.click(view, offset=(3, more - view.scroll_offset.y))
+        assert view.hidden == 0 and sum(1 for _ in view.rows()) == len(part.lines) == 2506
+        assert "a shows all" not in str(view.parent.border_subtitle)
+        await pilot.press("end")
+        await ui.until(pilot, lambda: 2505 in part.styled)
+        assert view.row(2505).plain == "+2500"

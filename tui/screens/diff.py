@@ -40,37 +40,37 @@ class DiffScreen(ModalScreen[None]):
         super().__init__(classes="modal")
         self.title_text = title
         self.patch = patch
-        self.view = DiffView(id="diff-text")
+        self.diff_view = DiffView(id="diff-text")
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog -diff") as dialog:
             dialog.border_title = Content(self.title_text)
             dialog.border_subtitle = "esc closes"
-            yield self.view
+            yield self.diff_view
 
     def on_mount(self) -> None:
-        self.view.focus()
+        self.diff_view.focus()
         self._style_first()
 
     @work(group="diff-style")
     async def _style_first(self) -> None:
         parts = await asyncio.to_thread(first_parts, self.patch, LINES_PER_FILE, LINES_AT_FIRST)
-        self.view.show(parts)
+        self.diff_view.show(parts)
         self._say_keys()
 
     def _show_rest(self, numbers: list[int]) -> None:
         """Show every line of the parts ``numbers`` (styled as they come into view)."""
         for n in numbers:
-            self.view.parts[n].shown = len(self.view.parts[n].lines)
-        self.view.show(self.view.parts)
+            self.diff_view.parts[n].shown = len(self.diff_view.parts[n].lines)
+        self.diff_view.show(self.diff_view.parts)
         self._say_keys()
 
     def _say_keys(self) -> None:
-        more = " · a shows all" if self.view.hidden else ""
+        more = " · a shows all" if self.diff_view.hidden else ""
         self.query_one(".dialog", Vertical).border_subtitle = f"esc closes{more}"
 
     def action_show_all(self) -> None:
-        self._show_rest(list(range(len(self.view.parts))))
+        self._show_rest(list(range(len(self.diff_view.parts))))
 
     def on_diff_view_more_requested(self, message: DiffView.MoreRequested) -> None:
         self._show_rest([message.part])
