@@ -3,9 +3,9 @@ them coloured by its language (guessed from the file's name). The patch is the w
 text, untrusted: cleaned by the one terminal sanitizer and styled as plain
 :class:`~textual.content.Content` spans, never parsed as markup.
 
-Styling is slow (a lexer per line: about 0.15 ms a line), so it is done in a worker thread
-and a file at a time, a bounded part first (:func:`split_files`, :class:`FilePart`); nothing
-here touches a widget.
+Styling is slow (a lexer per line: about 0.1 ms a line), so it is done in a worker thread,
+a line at a time and only for the lines shown (:class:`FilePart`); nothing here touches a
+widget.
 """
 
 from __future__ import annotations
@@ -110,11 +110,7 @@ class FilePart:
     def line(self, n: int) -> Content:
         """Line ``n`` as styled, or, until it is, in its line's colour only (cheap)."""
         found = self.styled.get(n)
-        if found is not None:
-            return found
-        line = self.lines[n]
-        style = next((s for head, s in STYLES if line.startswith(head)), "")
-        return _tabs(Content.styled(line, style) if style else Content(line), line)
+        return found if found is not None else line_coloured(self.lines[n])
 
     def style(self, numbers: Iterable[int]) -> None:
         """Style lines ``numbers`` (slow, about 0.1 ms a line: off the event loop)."""
@@ -128,8 +124,13 @@ class FilePart:
         in_hunk = self._first_hunk is not None and n > self._first_hunk
         if in_hunk and line[:1] in ("+", "-", " "):
             return _tabs(code_line(line, self._lexer), line)
-        style = next((s for head, s in STYLES if line.startswith(head)), "")
-        return _tabs(Content.styled(line, style) if style else Content(line), line)
+        return line_coloured(line)
+
+
+def line_coloured(line: str) -> Content:
+    """``line`` in the colour its first characters give it (a header, a hunk's line)."""
+    style = next((s for head, s in STYLES if line.startswith(head)), "")
+    return _tabs(Content.styled(line, style) if style else Content(line), line)
 
 
 def _width(line: str) -> int:
