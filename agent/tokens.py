@@ -20,6 +20,7 @@ own "+3 per message" rule, which errs on the safe side for a compaction trigger.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import threading
@@ -138,6 +139,16 @@ class Estimator:
             return
         self._warming = threading.Thread(target=self._resolve, name="tokenizer", daemon=True)
         self._warming.start()
+
+    async def warmed(self) -> None:
+        """Wait, off the event loop, for the end of a load :meth:`warm` started (at once
+        when none runs; done by then on an idle machine). The pre-step check waits for it at
+        the checkpoint after the one that started it, so that the step sizes, which set the
+        cost mark and the "compacting soon" forecast, are measured from there on however
+        busy the machine: left to race the load, the mark came before the forecast did."""
+        warming = self._warming
+        if warming is not None and not self.ready:
+            await asyncio.to_thread(warming.join)
 
     @property
     def notice(self) -> str | None:

@@ -16,6 +16,7 @@ from compact.dry_run import report
 from compact.timeline import timeline
 from compact.uncompact import uncompact
 from tools.base import POLICIES
+from tools.snapshots.git import GitError
 from tui.command_registry import command, slash_help
 from tui.context_report import ContextReport
 from tui.effects import (
@@ -162,7 +163,11 @@ async def _rewind(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
 
 @command("/diff", "Show what the last command that changed files changed.")
 async def _diff(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
-    text = last_diff(runtime)
+    try:
+        text = await last_diff(runtime)
+    except GitError as exc:
+        yield Said(f"Cannot show the diff: {exc}", "error")
+        return
     if text is None:
         yield Said("No command of this session changed a file.")
     else:

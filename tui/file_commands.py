@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
+from agent.file_diff import load_patch
 from agent.file_rewind import describe, plan_rewind, plan_undo, put_back, restores
 from agent.log.events import FilesRestore, ToolResult
 from agent.log.session import Session
-from tools.snapshots.changes import patch
 from tools.snapshots.shadow import ShadowRepo, SnapshotUnavailable
 from tui.effects import Level
 from tui.runtime import Runtime
@@ -54,12 +54,15 @@ def undoable(runtime: Runtime) -> list[FilesRestore]:
     return [e for e in restores(runtime.session) if e.data.restored]
 
 
-def last_diff(runtime: Runtime) -> str | None:
-    """The patch of the newest command that changed files (None: none did)."""
+async def last_diff(runtime: Runtime) -> str | None:
+    """The patch of the newest command that changed files, secrets masked, made off the
+    event loop (None: none did, or there are no snapshots here).
+
+    Raises:
+        tools.snapshots.git.GitError: its snapshots cannot be read (removed from the home).
+    """
     repo = shadow_of(runtime)
     for event in reversed(runtime.session.events):
         if isinstance(event, ToolResult) and event.data.files and event.data.files.changes:
-            if repo is None:
-                return None
-            return patch(repo.git, event.data.files.before, event.data.files.after)
+            return None if repo is None else await load_patch(repo, event.data.files)
     return None

@@ -7,11 +7,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from agent.file_diff import read_patch
 from agent.file_rewind import describe, log_restore, plan_rewind
 from agent.log.events import ToolResult, ToolStart
 from agent.log.session import Session
 from compact.registry import build_registry
-from tools.snapshots.changes import patch
 from tools.snapshots.git import GitError
 from tools.snapshots.restore import restore
 from tools.snapshots.shadow import ShadowRepo, SnapshotUnavailable
@@ -45,7 +45,7 @@ def print_diff(session: Session, home: Path, turn: int | None, seq: int | None) 
         command = first_line(start.data.arguments, 100) if start else event.data.call_id
         print(f"# seq {event.seq} · turn {event.data.turn} · {command}")
         try:
-            sys.stdout.write(clean(patch(repo.git, files.before, files.after)))
+            sys.stdout.write(clean(read_patch(repo, files)))
         except GitError as exc:
             print(f"reefline: cannot show it: {clean(str(exc))}", file=sys.stderr)
             return EXIT_ERROR

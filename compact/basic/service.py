@@ -213,6 +213,8 @@ class BasicCompactService(CompactService):
             return None
         threshold = self.settings.threshold(window)
         mark = self.schedule.mark(window)
+        # A load begun at an earlier checkpoint: every step from here on is measured.
+        await self.meter.estimator.warmed()
         # Far below the mark: decided without waiting for the tokenizer, which starts
         # loading once the history is halfway there.
         bound = self.meter.bound(envelope, warm_at=mark // 2)

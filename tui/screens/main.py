@@ -10,7 +10,6 @@ what the person types (the prompt's messages bubble up to the app)."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -23,12 +22,13 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 
+from agent.file_diff import load_patch
 from agent.log.events import Event, ToolStart
 from agent.replies import Notice, StreamEvent
 from compact.contract import CompactNotice
 from compact.events import CompactProgress
 from compact.records import TimelineRecord
-from tools.snapshots.changes import patch
+from tools.snapshots.git import GitError
 from tui import heap
 from tui.commands import SLASH_COMMANDS
 from tui.completion import Choice
@@ -363,7 +363,11 @@ class MainScreen(Screen[None]):
             await self.transcript.add_notice("No snapshots here: the diff cannot be shown.")
             return
         files = message.files
-        text = await asyncio.to_thread(patch, repo.git, files.before, files.after)
+        try:
+            text = await load_patch(repo, files)
+        except GitError as exc:
+            await self.transcript.add_notice(f"Cannot show the diff: {exc}", "error")
+            return
         await self.app.push_screen(DiffScreen(summary(files) or "no change", text))
 
     # --- summaries ----------------------------------------------------------------------------
