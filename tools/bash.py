@@ -364,6 +364,12 @@ class BashTool:
         except OSError as exc:
             raise OSError(f"Could not start {argv[0]}: {exc}") from exc
 
+    @property
+    def sandbox_running(self) -> bool:
+        """Whether a sandbox is up (kept for the next command, maybe with what earlier
+        commands left running in it)."""
+        return self._jails.running
+
     def close(self) -> None:
         """End the sandbox kept for the next commands, and whatever still runs in it (a
         server started in the background). The tool stays usable: a later sandboxed

@@ -36,6 +36,7 @@ import contextlib
 import functools
 import marshal
 import os
+import select
 import signal
 import socket
 import struct
@@ -53,6 +54,8 @@ from tools.spill import SubFolder
 START_TIMEOUT_S = 10.0
 """How long a jail may take to say it is ready."""
 KILL_WAIT_S = 1.0
+GONE_WAIT_S = 5.0
+"""How long a kill waits for the last process of the jail to be gone."""
 LOST = (
     "[the sandbox stopped unexpectedly (its first process was killed from outside, or "
     "bubblewrap failed): the command may not have finished, and everything it started is "
@@ -65,6 +68,28 @@ _HEADER = struct.Struct(">I")
 
 class JailGone(Exception):
     """The jail was found dead before the command was handed over: nothing ran."""
+
+
+def _pidfd_of_child(pid: int) -> int | None:
+    """A pidfd of bwrap ``pid``'s only child (the jail's PID 1), or None when it cannot be
+    had (no pidfd on this kernel, no ``children`` file): a kill then waits for bwrap only."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", "rb") as f:
+            [child] = [int(c) for c in f.read().split()]
+        fd = os.pidfd_open(child)
+    except (OSError, ValueError):
+        return None
+    # The number could have been given to another process before the pidfd was opened:
+    # only bwrap's own child is held.
+    try:
+        with open(f"/proc/{child}/stat", "rb") as f:
+            parent = int(f.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        parent = None
+    if parent != pid:
+        os.close(fd)
+        return None
+    return fd
 
 
 @functools.cache
@@ -90,6 +115,9 @@ class LiveJail:
         self._buffer = b""
         self._dead = False
         self._tracked = True
+        self._init: int | None = None
+        """A pidfd of the jail's PID 1 (the runner), once it is up: readable only when
+        every process of the jail's PID namespace is gone (see :meth:`kill`)."""
 
     @property
     def alive(self) -> bool:
@@ -139,6 +167,7 @@ class LiveJail:
                 jail.kill()
                 said = proc.stderr.read().decode(errors="replace").strip()
                 raise OSError(said or f"no answer from it within {START_TIMEOUT_S:g}s")
+            jail._init = _pidfd_of_child(proc.pid)
         except BaseException:
             jail.kill()
             raise
@@ -201,6 +230,16 @@ class LiveJail:
                 os.killpg(self._proc.pid, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._proc.wait(KILL_WAIT_S)
+        init, self._init = self._init, None
+        if init is not None:
+            # bwrap reaped is not yet the jail gone: its PID 1 ends only once the kernel has
+            # killed and released every process of its namespace, so what a command left
+            # running cannot still be at work when the caller goes on (a restore).
+            with contextlib.suppress(OSError):
+                poller = select.poll()
+                poller.register(init, select.POLLIN)
+                poller.poll(GONE_WAIT_S * 1000)
+            os.close(init)
         if self._tracked:
             self._tracked = False
             REAPER.untrack(self._proc.pid)
@@ -358,8 +397,14 @@ class Jails:
         jail.busy = True
         return jail
 
+    @property
+    def running(self) -> bool:
+        """Whether the kept jail is up."""
+        return self._jail is not None and self._jail.alive
+
     def close(self) -> None:
-        """Kill the jail (and everything still running in it); remove ``records``."""
+        """Kill the jail (and everything still running in it), returning once every process
+        of it is gone; remove ``records``."""
         if self._jail is not None:
             self._jail.kill()
             self._jail = None
