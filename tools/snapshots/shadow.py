@@ -29,6 +29,7 @@ from pathlib import Path
 from tools.snapshots import stubs
 from tools.snapshots.changes import DIFF_ARGS, Change, changes, parse_changes
 from tools.snapshots.git import Git, GitError
+from tools.snapshots.user_repo import user_excludes
 
 MAX_FILES = 200_000
 """A working directory with more files than this (``$HOME``, ``/``) gets no snapshots: the
@@ -243,9 +244,7 @@ class ShadowRepo:
         excludes = [".git"]
         if self._home == self.work_tree or self.work_tree in self._home.parents:
             excludes.append("/" + _pattern(self._home.relative_to(self.work_tree)))
-        user_excludes = self.work_tree / ".git" / "info" / "exclude"
-        with contextlib.suppress(OSError):
-            excludes.append(user_excludes.read_text(errors="replace"))
+        excludes.append(user_excludes(self.work_tree))
         info = self.git_dir / "info"
         info.mkdir(mode=0o700, exist_ok=True)
         os.chmod(info, 0o700)
