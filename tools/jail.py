@@ -36,7 +36,6 @@ import contextlib
 import functools
 import marshal
 import os
-import select
 import signal
 import socket
 import struct
@@ -47,7 +46,7 @@ from pathlib import Path
 
 from tools.bwrap import Jail
 from tools.capture import Capture
-from tools.process import LiveOutput, OutputPipe
+from tools.process import LiveOutput, OutputPipe, only_child, wait_exited
 from tools.reaper import REAPER
 from tools.spill import SubFolder
 
@@ -68,28 +67,6 @@ _HEADER = struct.Struct(">I")
 
 class JailGone(Exception):
     """The jail was found dead before the command was handed over: nothing ran."""
-
-
-def _pidfd_of_child(pid: int) -> int | None:
-    """A pidfd of bwrap ``pid``'s only child (the jail's PID 1), or None when it cannot be
-    had (no pidfd on this kernel, no ``children`` file): a kill then waits for bwrap only."""
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children", "rb") as f:
-            [child] = [int(c) for c in f.read().split()]
-        fd = os.pidfd_open(child)
-    except (OSError, ValueError):
-        return None
-    # The number could have been given to another process before the pidfd was opened:
-    # only bwrap's own child is held.
-    try:
-        with open(f"/proc/{child}/stat", "rb") as f:
-            parent = int(f.read().rsplit(b")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        parent = None
-    if parent != pid:
-        os.close(fd)
-        return None
-    return fd
 
 
 @functools.cache
@@ -167,7 +144,7 @@ class LiveJail:
                 jail.kill()
                 said = proc.stderr.read().decode(errors="replace").strip()
                 raise OSError(said or f"no answer from it within {START_TIMEOUT_S:g}s")
-            jail._init = _pidfd_of_child(proc.pid)
+            jail._init = only_child(proc.pid)
         except BaseException:
             jail.kill()
             raise
@@ -235,10 +212,7 @@ class LiveJail:
             # bwrap reaped is not yet the jail gone: its PID 1 ends only once the kernel has
             # killed and released every process of its namespace, so what a command left
             # running cannot still be at work when the caller goes on (a restore).
-            with contextlib.suppress(OSError):
-                poller = select.poll()
-                poller.register(init, select.POLLIN)
-                poller.poll(GONE_WAIT_S * 1000)
+            wait_exited(init, GONE_WAIT_S)
             os.close(init)
         if self._tracked:
             self._tracked = False
@@ -397,15 +371,12 @@ class Jails:
         jail.busy = True
         return jail
 
-    @property
-    def running(self) -> bool:
-        """Whether the kept jail is up."""
-        return self._jail is not None and self._jail.alive
-
-    def close(self) -> None:
+    def close(self) -> bool:
         """Kill the jail (and everything still running in it), returning once every process
-        of it is gone; remove ``records``."""
-        if self._jail is not None:
-            self._jail.kill()
-            self._jail = None
+        of it is gone; remove ``records``. Whether a jail was up."""
+        jail, self._jail = self._jail, None
+        up = jail is not None and jail.alive
+        if jail is not None:
+            jail.kill()
         self.records.delete()
+        return up

@@ -26,9 +26,7 @@ async def end_sandbox(runtime: Runtime) -> str:
     """End ``runtime``'s sandbox and wait until every process in it is gone (a restore
     runs only then: nothing a command left running can reshape the tree while files are
     put back); a line saying so when one was running, else ""."""
-    running = runtime.bash.sandbox_running
-    await asyncio.to_thread(runtime.bash.close)
-    if not running:
+    if not await asyncio.to_thread(runtime.bash.close):
         return ""
     return "The sandbox was ended first, with everything its commands left running.\n"
 
