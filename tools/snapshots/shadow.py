@@ -10,7 +10,8 @@ same id, so a command that wrote nothing costs no object. Whether a scan is need
 before a command is :mod:`tools.snapshots.recording`'s call (:mod:`tools.snapshots.watch`).
 
 The repository lives in ``<home>/snapshots/<name>-<hash>`` (hidden from sandboxed commands
-with the rest of the home); the user's ``.git`` is never read or written, a nested
+with the rest of the home); the user's ``.git`` is never written, and of it only
+``info/exclude`` is read (:mod:`tools.snapshots.user_repo`); a nested
 repository inside the working directory is left out whole, and so is reefline's home.
 """
 
