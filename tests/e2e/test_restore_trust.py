@@ -13,7 +13,7 @@ import subprocess
 import threading
 from pathlib import Path
 
-from tests.e2e.conftest import REEFLINE
+from tests.e2e.conftest import REEFLINE, log_events, session_files
 from tests.openai_server import OpenAIServer
 from tests.swapper import swapping, written_outside
 
@@ -147,3 +147,65 @@ def test_rewind_with_files_writes_only_once_the_sandbox_and_what_it_left_are_gon
     assert (workdir / "a.txt").read_text() == "recorded\n"
     assert seen == {"writer gone": True}, "the restore wrote while the sandbox still ran"
     assert "The sandbox was ended first" in out.stdout
+
+
+def test_fork_restore_files_refuses_while_the_session_is_open_elsewhere(
+    openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
+) -> None:
+    """Another reefline holding the session may still run its sandbox (and what its
+    commands left there): ``fork --restore-files`` puts nothing back then, and says why."""
+    notes = workdir / "notes.txt"
+    notes.write_text("one\n")
+    openai_server.agent_commands = ["echo two >> notes.txt"]
+    args = ["--base-url", openai_server.base_url, "--model", "m", "--approve", "auto"]
+    held = subprocess.Popen(
+        [REEFLINE, "--plain", *args, "--sandbox", "off"],
+        cwd=workdir,
+        env=cli_env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    guard = threading.Timer(60, held.kill)  # a reefline that never says it: fail, not hang
+    guard.start()
+    try:
+        assert held.stdin is not None and held.stdout is not None
+        held.stdin.write("add a line\n")
+        held.stdin.flush()
+        for line in held.stdout:  # the turn is done once its changed file is listed
+            if "M notes.txt" in line:
+                break
+        else:
+            raise AssertionError("the first turn never listed its changed file")
+        [log] = session_files(cli_env)
+        start = next(e["seq"] for e in log_events(log) if e["type"] == "turn/start")
+        fork = subprocess.run(
+            [REEFLINE, "fork", log.stem, "--at", str(start), "--restore-files"],
+            cwd=workdir,
+            env=cli_env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert fork.returncode == 2, fork.stderr
+        assert "open in another reefline: quit it first" in fork.stderr
+        assert notes.read_text() == "one\ntwo\n"
+        held.stdin.write("/quit\n")
+        held.stdin.flush()
+        assert held.wait(timeout=60) == 0
+    finally:
+        guard.cancel()
+        if held.poll() is None:
+            held.kill()
+            held.wait()
+    fork = subprocess.run(
+        [REEFLINE, "fork", log.stem, "--at", str(start), "--restore-files"],
+        cwd=workdir,
+        env=cli_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert fork.returncode == 0, fork.stderr
+    assert notes.read_text() == "one\n"
