@@ -137,8 +137,10 @@ def _put(top: int, path: str, entry: Entry, blobs: Mapping[str, bytes]) -> str |
         return "recorded by hash only (binary, or over 1 MiB): its content was not kept"
     try:
         folder = _real_folder(top, rel.parts[:-1], create=entry is not None)
-    except FileNotFoundError:
-        return None  # a folder on the way is missing: nothing there to remove
+    except FileNotFoundError as exc:
+        if entry is None:
+            return None  # a folder on the way is missing: nothing there to remove
+        return f"cannot open or make its folder: {exc.strerror}"
     except beneath.NotAFolder as exc:
         return f"{exc.strerror}; not followed"
     except OSError as exc:
