@@ -17,7 +17,7 @@ from tests.e2e.conftest import REEFLINE, log_events, session_files
 from tests.openai_server import OpenAIServer
 from tests.swapper import swapping, written_outside
 
-ROUNDS = 2
+ROUNDS = 3
 PATHS = [f"d/f{i:03}.txt" for i in range(500)] + [f"d/sub/g{i:03}.txt" for i in range(500)]
 CHANGE_THEM = 'for f in d/*.txt d/sub/*.txt; do echo changed >> "$f"; done'
 

@@ -10,8 +10,8 @@ from tests.swapper import swapping, written_outside
 from tools.snapshots.restore import restore
 from tools.snapshots.shadow import ShadowRepo, SnapshotUnavailable
 
-ROUNDS = 3
-PATHS = [f"d/f{i:03}.txt" for i in range(150)] + [f"d/sub/g{i:03}.txt" for i in range(150)]
+ROUNDS = 4
+PATHS = [f"d/f{i:03}.txt" for i in range(300)] + [f"d/sub/g{i:03}.txt" for i in range(300)]
 
 
 def test_a_folder_swapped_for_a_link_mid_restore_never_takes_a_write_outside(
