@@ -360,13 +360,15 @@ class BashTool:
         except OSError as exc:
             raise OSError(f"Could not start {argv[0]}: {exc}") from exc
 
-    def close(self) -> None:
+    def close(self) -> bool:
         """End the sandbox kept for the next commands, and whatever still runs in it (a
-        server started in the background). The tool stays usable: a later sandboxed
-        command starts a new one. The snapshots' watch on the tree closes too."""
-        self._jails.close()
+        server started in the background), returning once all of it is gone; whether one
+        was up. The tool stays usable: a later sandboxed command starts a new one. The
+        snapshots' watch on the tree closes too."""
+        ended = self._jails.close()
         if self.snapshots is not None:
             self.snapshots.close()
+        return ended
 
     def _jail(self, mode: SandboxMode) -> Jail | None:
         """The jail of a command in ``mode`` (None: it runs unconfined). The secrets are

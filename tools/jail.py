@@ -46,13 +46,15 @@ from pathlib import Path
 
 from tools.bwrap import Jail
 from tools.capture import Capture
-from tools.process import LiveOutput, OutputPipe
+from tools.process import LiveOutput, OutputPipe, only_child, wait_exited
 from tools.reaper import REAPER
 from tools.spill import SubFolder
 
 START_TIMEOUT_S = 10.0
 """How long a jail may take to say it is ready."""
 KILL_WAIT_S = 1.0
+GONE_WAIT_S = 5.0
+"""How long a kill waits for the last process of the jail to be gone."""
 LOST = (
     "[the sandbox stopped unexpectedly (its first process was killed from outside, or "
     "bubblewrap failed): the command may not have finished, and everything it started is "
@@ -90,6 +92,9 @@ class LiveJail:
         self._buffer = b""
         self._dead = False
         self._tracked = True
+        self._init: int | None = None
+        """A pidfd of the jail's PID 1 (the runner), once it is up: readable only when
+        every process of the jail's PID namespace is gone (see :meth:`kill`)."""
 
     @property
     def alive(self) -> bool:
@@ -139,6 +144,7 @@ class LiveJail:
                 jail.kill()
                 said = proc.stderr.read().decode(errors="replace").strip()
                 raise OSError(said or f"no answer from it within {START_TIMEOUT_S:g}s")
+            jail._init = only_child(proc.pid)
         except BaseException:
             jail.kill()
             raise
@@ -201,6 +207,13 @@ class LiveJail:
                 os.killpg(self._proc.pid, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._proc.wait(KILL_WAIT_S)
+        init, self._init = self._init, None
+        if init is not None:
+            # bwrap reaped is not yet the jail gone: its PID 1 ends only once the kernel has
+            # killed and released every process of its namespace, so what a command left
+            # running cannot still be at work when the caller goes on (a restore).
+            wait_exited(init, GONE_WAIT_S)
+            os.close(init)
         if self._tracked:
             self._tracked = False
             REAPER.untrack(self._proc.pid)
@@ -358,9 +371,12 @@ class Jails:
         jail.busy = True
         return jail
 
-    def close(self) -> None:
-        """Kill the jail (and everything still running in it); remove ``records``."""
-        if self._jail is not None:
-            self._jail.kill()
-            self._jail = None
+    def close(self) -> bool:
+        """Kill the jail (and everything still running in it), returning once every process
+        of it is gone; remove ``records``. Whether a jail was up."""
+        jail, self._jail = self._jail, None
+        up = jail is not None and jail.alive
+        if jail is not None:
+            jail.kill()
         self.records.delete()
+        return up

@@ -10,6 +10,7 @@ import asyncio
 import codecs
 import contextlib
 import os
+import select
 import signal
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
@@ -237,3 +238,37 @@ async def settle(*futures: asyncio.Future[None], timeout: float) -> bool:
     """Wait until all futures are done or ``timeout`` passes, without cancelling them."""
     _, pending = await asyncio.wait(futures, timeout=timeout)
     return not pending
+
+
+def only_child(pid: int) -> int | None:
+    """A pidfd of process ``pid``'s only child (a jail's PID 1 under its bwrap), or None
+    when there is not exactly one or it cannot be had (no pidfd on this kernel, no
+    ``children`` file)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", "rb") as f:
+            [child] = [int(c) for c in f.read().split()]
+        fd = os.pidfd_open(child)
+    except (OSError, ValueError):
+        return None
+    # The number could have been given to another process before the pidfd was opened:
+    # only the child of ``pid`` is held.
+    try:
+        with open(f"/proc/{child}/stat", "rb") as f:
+            parent = int(f.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        parent = None
+    if parent != pid:
+        os.close(fd)
+        return None
+    return fd
+
+
+def wait_exited(pidfd: int, timeout: float) -> bool:
+    """Wait until the process held by ``pidfd`` has exited, at most ``timeout`` seconds;
+    whether it has."""
+    poller = select.poll()
+    poller.register(pidfd, select.POLLIN)
+    try:
+        return bool(poller.poll(int(timeout * 1000)))
+    except OSError:
+        return False

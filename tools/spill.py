@@ -7,9 +7,10 @@ plants a symlink, or swaps a folder for one, could make reefline write, truncate
 file it never meant to (``~/.ssh/authorized_keys``). Hence the rules here:
 
 - the folder is opened once, on first use, by walking its real path one component at a time
-  without following a symlink, and must be a directory of this user that no one else may
-  write; every later operation is relative to that descriptor, with one plain name (no
-  ``/``), so nothing a command does to the path afterwards changes which folder is meant;
+  without following a symlink (:mod:`tools.beneath`, the one home of these rules), and must
+  be a directory of this user that no one else may write; every later operation is relative
+  to that descriptor, with one plain name (no ``/``), so nothing a command does to the path
+  afterwards changes which folder is meant;
 - a file is only ever written when it is created (``O_EXCL``: a name already taken, by a
   symlink, a hard link or anything else, is never opened for writing) and only read when it
   is a regular file (``O_NOFOLLOW``, then checked with ``fstat``); a name is removed with
@@ -21,14 +22,12 @@ The path is still what the model is told: inside the sandbox the folder is at th
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
-import shutil
 import stat
 from pathlib import Path
 from typing import IO
 
-_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+from tools import beneath
 
 
 class UnsafeFolder(OSError):
@@ -57,12 +56,22 @@ class SpillFolder:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with contextlib.suppress(FileExistsError):
                 os.mkdir(self.path, 0o700)
-            self._fd = _open_walking(Path(os.path.realpath(self.path.parent)), self.path.name)
+            try:
+                fd = beneath.open_root(os.path.realpath(self.path.parent))
+                try:
+                    self._fd = _checked(beneath.open_folder(fd, [self.path.name]))
+                finally:
+                    os.close(fd)
+            except beneath.NotAFolder:
+                raise UnsafeFolder(
+                    f"{self.path}: a symlink or a file stands where a folder should be "
+                    "(reefline follows no link to its own folders); remove it and start again"
+                ) from None
         return self._fd
 
     def name_of(self, name: str) -> str:
         """The path of ``name`` in this folder, as the model and the user are told it."""
-        return str(self.path / _plain(name))
+        return str(self.path / beneath.plain(name))
 
     def create(self, name: str) -> IO[bytes]:
         """A new file ``name`` (0600) open for writing.
@@ -70,45 +79,33 @@ class SpillFolder:
         Raises:
             FileExistsError: the name is taken (by anything: it is never opened).
         """
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        return os.fdopen(os.open(_plain(name), flags, 0o600, dir_fd=self.fd()), "wb")
+        return beneath.create(self.fd(), name, 0o600)
 
     def holds_file(self, name: str) -> bool:
         """Whether ``name`` is a regular file here (a symlink to one is not)."""
         try:
-            st = os.stat(_plain(name), dir_fd=self.fd(), follow_symlinks=False)
+            st = beneath.lstat(self.fd(), name)
         except OSError:
             return False
-        return stat.S_ISREG(st.st_mode)
+        return st is not None and stat.S_ISREG(st.st_mode)
 
     def read(self, name: str, limit: int) -> bytes | None:
         """At most ``limit`` bytes of regular file ``name``; None when it is missing or is not
         a regular file (a FIFO put there must not block reefline, a symlink not redirect it)."""
-        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
         try:
-            fd = os.open(_plain(name), flags, dir_fd=self.fd())
+            return beneath.read_regular(self.fd(), name, limit)
         except OSError:
             return None
-        try:
-            return os.read(fd, limit) if stat.S_ISREG(os.fstat(fd).st_mode) else None
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
 
     def remove(self, name: str) -> None:
         """Remove the entry ``name`` (a planted link itself, never its target); a missing
         one is fine. A folder put at the name is removed with what it holds."""
-        try:
-            os.unlink(_plain(name), dir_fd=self.fd())
-        except IsADirectoryError:
-            shutil.rmtree(_plain(name), dir_fd=self.fd(), ignore_errors=True)
-        except OSError:
-            pass
+        with contextlib.suppress(OSError):
+            beneath.remove(self.fd(), name)
 
     def child(self, name: str) -> SubFolder:
         """The folder ``name`` inside this one (not opened yet)."""
-        return SubFolder(self, _plain(name))
+        return SubFolder(self, beneath.plain(name))
 
     def close(self) -> None:
         """Forget the descriptor; the next use opens the folder again."""
@@ -129,41 +126,20 @@ class SubFolder(SpillFolder):
 
     def fd(self) -> int:
         if self._fd is None:
-            parent = self._parent.fd()
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(self._name, 0o700, dir_fd=parent)
-            self._fd = _checked(os.open(self._name, _DIR, dir_fd=parent))
+            try:
+                opened = beneath.open_folder(self._parent.fd(), [self._name], create=0o700)
+            except beneath.NotAFolder:
+                raise UnsafeFolder(
+                    f"{self.path}: a symlink or a file stands where a folder should be; "
+                    "remove it and start again"
+                ) from None
+            self._fd = _checked(opened)
         return self._fd
 
     def delete(self) -> None:
         """Remove this folder and everything in it (through the parent's descriptor)."""
         self.close()
         self._parent.remove(self._name)
-
-
-def _plain(name: str) -> str:
-    if not name or "/" in name or name in (".", ".."):
-        raise ValueError(f"not a plain file name: {name!r}")
-    return name
-
-
-def _open_walking(parent: Path, name: str) -> int:
-    """Open ``parent / name`` as a directory, following no symlink on the way."""
-    fd = os.open("/", _DIR)
-    try:
-        for part in [*parent.parts[1:], name]:
-            nxt = os.open(part, _DIR, dir_fd=fd)
-            os.close(fd)
-            fd = nxt
-    except OSError as exc:
-        os.close(fd)
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR):  # a symlink where a folder should be
-            raise UnsafeFolder(
-                f"{parent / name}: a symlink or a file stands where a folder should be "
-                "(reefline follows no link to its own folders); remove it and start again"
-            ) from None
-        raise
-    return _checked(fd)
 
 
 def _checked(fd: int) -> int:

@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from agent.file_diff import load_patch
 from agent.file_rewind import describe, plan_rewind, plan_undo, put_back, restores
 from agent.log.events import FilesRestore, ToolResult
-from agent.log.session import Session
 from tools.snapshots.shadow import ShadowRepo, SnapshotUnavailable
 from tui.effects import Level
 from tui.runtime import Runtime
@@ -21,20 +22,30 @@ def shadow_of(runtime: Runtime) -> ShadowRepo | None:
     return None if recorder is None else recorder.repo
 
 
-async def restore_files(parent: Session, new: Runtime, at_seq: int) -> tuple[str, Level]:
-    """Put back what the parent's commands from ``at_seq`` on changed, logged on ``new``'s
-    session; (what to say, its level)."""
+async def end_sandbox(runtime: Runtime) -> str:
+    """End ``runtime``'s sandbox and wait until every process in it is gone (a restore
+    runs only then: nothing a command left running can reshape the tree while files are
+    put back); a line saying so when one was running, else ""."""
+    if not await asyncio.to_thread(runtime.bash.close):
+        return ""
+    return "The sandbox was ended first, with everything its commands left running.\n"
+
+
+async def restore_files(old: Runtime, new: Runtime, at_seq: int) -> tuple[str, Level]:
+    """Put back what ``old``'s commands from ``at_seq`` on changed, logged on ``new``'s
+    session, once ``old``'s sandbox is gone; (what to say, its level)."""
     repo = shadow_of(new)
     if repo is None:
         return "Files not put back: there are no snapshots here (git is missing).", "warning"
-    plan = plan_rewind(parent.events, at_seq)
+    plan = plan_rewind(old.session.events, at_seq)
     if not plan:
         return "No command changed a file after that point: no file to put back.", "info"
+    ended = await end_sandbox(old)
     try:
         report = await put_back(new.session, repo, plan, at_seq=at_seq)
     except SnapshotUnavailable as exc:
-        return f"Files not put back: {exc}", "error"
-    return describe(report), "warning" if report.refused else "info"
+        return f"{ended}Files not put back: {exc}", "error"
+    return ended + describe(report), "warning" if report.refused else "info"
 
 
 async def undo_restore(runtime: Runtime, done: FilesRestore) -> tuple[str, Level]:
@@ -42,11 +53,12 @@ async def undo_restore(runtime: Runtime, done: FilesRestore) -> tuple[str, Level
     repo = shadow_of(runtime)
     if repo is None:
         return "Cannot undo: there are no snapshots here (git is missing).", "warning"
+    ended = await end_sandbox(runtime)
     try:
         report = await put_back(runtime.session, repo, plan_undo(done), undo_of=done.seq)
     except SnapshotUnavailable as exc:
-        return f"Cannot undo: {exc}", "error"
-    return "Undone. " + describe(report), "warning" if report.refused else "info"
+        return f"{ended}Cannot undo: {exc}", "error"
+    return f"{ended}Undone. " + describe(report), "warning" if report.refused else "info"
 
 
 def undoable(runtime: Runtime) -> list[FilesRestore]:

@@ -266,6 +266,7 @@ def _compact(args: argparse.Namespace) -> int:
 def _fork(parent: Session, at: int | None, *, restore_files: bool = False) -> int:
     """Without ``--at``: the points one can fork at; with it, the new session's id."""
     from agent.log.fork import ForkError, fork_points, fork_session
+    from agent.log.store import is_open_for_writing
 
     if at is None:
         points = fork_points(parent)
@@ -274,6 +275,15 @@ def _fork(parent: Session, at: int | None, *, restore_files: bool = False) -> in
         for point in points:
             print(f"{point.seq:>6}  turn {point.turn:>3}  {clean(first_line(point.prompt, 70))}")
         return EXIT_OK
+    if restore_files and is_open_for_writing(parent.path):
+        # Its reefline may still run a sandbox, and what its commands left running there:
+        # files are put back only once all of that is gone.
+        return _fail(
+            f"session {parent.id} is open in another reefline: quit it first (its sandbox "
+            "and what its commands left running end with it), then fork with "
+            "--restore-files again",
+            EXIT_USAGE,
+        )
     try:
         new_id, point = fork_session(parent, at)
     except ForkError as exc:

@@ -53,7 +53,7 @@ async def rewind(old: Runtime, point: ForkPoint, *, files: bool = False) -> Rewo
     )
     level: Level = "info"
     if files:
-        told, level = await restore_files(old.session, new, point.seq)
+        told, level = await restore_files(old, new, point.seq)
         text = f"{text}\n{told}"
     return Rewound(new, point.prompt, Said(text, level))
 

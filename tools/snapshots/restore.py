@@ -3,20 +3,26 @@
 A restore first snapshots the working directory as it is (so the restore itself can be
 undone), then, for each path, compares what is there with what reefline last recorded
 there: a file changed outside reefline since is left as it is and reported, never
-overwritten. A path is written only when every folder on its way is a real folder inside
-the working directory (a symlink on the way is not followed); a recorded symlink is made as
-a link; a file recorded by hash only (binary, too large) cannot be put back and is
-reported.
+overwritten. A path is written only through descriptors (:mod:`tools.beneath`): the working
+directory is opened once, each folder on the way is opened from the one before without
+following a link (a symlink on the way is refused, never followed), and the file is made
+new and renamed into place within the folder held, so a process swapping a folder for a
+symlink meanwhile can make a path fail, never move a write outside the working directory.
+A recorded symlink is made as a link; a file recorded by hash only (binary, too large)
+cannot be put back and is reported. The front ends run a restore only once the session's
+sandbox, and everything its commands left running there, is gone.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from tools import beneath
 from tools.snapshots import stubs
 from tools.snapshots.git import Git
 from tools.snapshots.shadow import ShadowRepo
@@ -60,17 +66,37 @@ def restore(
             if expected.get(p) == tree and found.get(p) != now.get(p):
                 report.refused[p] = "changed outside reefline since; left as it is"
     blobs = _blobs(repo.git, {e[1] for p, e in wanted.items() if e and p not in report.refused})
-    for path in paths:
-        if path in report.refused or wanted.get(path) == now.get(path):
-            continue
-        why = _put(repo.work_tree, path, wanted.get(path), blobs)
-        if why is None:
-            report.restored.append(path)
-        else:
-            report.refused[path] = why
+    todo = [p for p in paths if p not in report.refused and wanted.get(p) != now.get(p)]
+    if todo:
+        _put_all(repo.work_tree, todo, wanted, blobs, report)
     if report.restored:
         report.after = repo.snapshot()
     return report
+
+
+def _put_all(
+    work_tree: Path,
+    paths: list[str],
+    wanted: Mapping[str, Entry],
+    blobs: Mapping[str, bytes],
+    report: RestoreReport,
+) -> None:
+    """Put each of ``paths`` back, beneath the working directory opened once."""
+    try:
+        top = beneath.open_root(work_tree)
+    except OSError as exc:
+        for path in paths:
+            report.refused[path] = f"cannot open the working directory: {exc.strerror or exc}"
+        return
+    try:
+        for path in paths:
+            why = _put(top, path, wanted.get(path), blobs)
+            if why is None:
+                report.restored.append(path)
+            else:
+                report.refused[path] = why
+    finally:
+        os.close(top)
 
 
 def _entries(git: Git, tree: str, paths: list[str]) -> dict[str, Entry]:
@@ -101,68 +127,67 @@ def _blobs(git: Git, ids: set[str]) -> dict[str, bytes]:
     return blobs
 
 
-def _put(top: Path, path: str, entry: Entry, blobs: Mapping[str, bytes]) -> str | None:
-    """Make ``path`` hold ``entry`` (None: remove it); None when done, else why not."""
+def _put(top: int, path: str, entry: Entry, blobs: Mapping[str, bytes]) -> str | None:
+    """Make ``path`` hold ``entry`` (None: remove it) beneath the held working directory
+    ``top``; None when done, else why not."""
     rel = PurePosixPath(path)
     if rel.is_absolute() or ".." in rel.parts or not rel.parts:
         return "outside the working directory; not written"
-    folder = _real_folder(top, rel.parts[:-1], create=entry is not None)
-    if isinstance(folder, str):
-        return folder
-    target = folder / rel.name
+    if entry is not None and entry[0] != "120000" and stubs.is_stand_in(blobs[entry[1]]):
+        return "recorded by hash only (binary, or over 1 MiB): its content was not kept"
     try:
-        st: os.stat_result | None = os.lstat(target)
-    except FileNotFoundError:
-        st = None
+        folder = _real_folder(top, rel.parts[:-1], create=entry is not None)
+    except FileNotFoundError as exc:
+        if entry is None:
+            return None  # a folder on the way is missing: nothing there to remove
+        return f"cannot open or make its folder: {exc.strerror}"
+    except beneath.NotAFolder as exc:
+        return f"{exc.strerror}; not followed"
+    except OSError as exc:
+        return f"cannot open or make its folder: {exc.strerror or exc}"
+    try:
+        return _put_in(folder, rel.name, entry, blobs)
+    finally:
+        os.close(folder)
+
+
+def _put_in(folder: int, name: str, entry: Entry, blobs: Mapping[str, bytes]) -> str | None:
+    """:func:`_put` within the held ``folder``: the temporary file is made and renamed there,
+    so what happens to the path meanwhile cannot move the write elsewhere."""
+    try:
+        st = beneath.lstat(folder, name)
     except OSError as exc:
         return f"cannot look at it: {exc.strerror}"
     if st is not None and stat.S_ISDIR(st.st_mode):
         return "a folder is there now; left as it is"
-    if entry is not None and entry[0] != "120000" and stubs.is_stand_in(blobs[entry[1]]):
-        return "recorded by hash only (binary, or over 1 MiB): its content was not kept"
     try:
         if entry is None:
             if st is not None:
-                os.unlink(target)
+                beneath.unlink(folder, name)
             return None
         mode, blob = entry
         data = blobs[blob]
-        temp = folder / f".{rel.name}.reefline-restore"
-        if os.path.lexists(temp):
-            os.unlink(temp)
+        temp = f".{name}.reefline-restore"
+        with contextlib.suppress(FileNotFoundError):
+            beneath.unlink(folder, temp)
         if mode == "120000":
-            os.symlink(os.fsdecode(data), temp)
+            beneath.symlink(folder, os.fsdecode(data), temp)
         else:
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-            fd = os.open(temp, flags, 0o755 if mode == "100755" else 0o644)
-            with os.fdopen(fd, "wb") as f:
+            with beneath.create(folder, temp, 0o755 if mode == "100755" else 0o644) as f:
                 f.write(data)
-        os.replace(temp, target)
+        beneath.replace(folder, temp, name)
     except OSError as exc:
         return f"could not be written: {exc.strerror or exc}"
     return None
 
 
-def _real_folder(top: Path, parts: tuple[str, ...], *, create: bool) -> Path | str:
-    """``top/parts`` when every folder on the way is a real folder (made when missing and
-    ``create``); else why not."""
-    here = top
-    for part in parts:
-        here = here / part
-        try:
-            st = os.lstat(here)
-        except FileNotFoundError:
-            if not create:
-                return here  # nothing there to remove
-            try:
-                os.mkdir(here, 0o755)
-            except OSError as exc:
-                return f"cannot make its folder: {exc.strerror}"
-            continue
-        except OSError as exc:
-            return f"cannot look at its folder: {exc.strerror}"
-        if stat.S_ISLNK(st.st_mode):
-            return f"{here.relative_to(top)} is a symlink now; not followed"
-        if not stat.S_ISDIR(st.st_mode):
-            return f"{here.relative_to(top)} is not a folder now"
-    return here
+def _real_folder(top: int, parts: tuple[str, ...], *, create: bool) -> int:
+    """A descriptor of the folder ``parts`` beneath ``top``, every folder on the way opened
+    without following a link (made when missing and ``create``); the caller closes it.
+
+    Raises:
+        beneath.NotAFolder: a symlink or a file stands on the way (named).
+        FileNotFoundError: a folder on the way is missing (and not ``create``).
+        OSError: a folder could not be made or opened.
+    """
+    return beneath.open_folder(top, parts, create=0o755 if create else None)

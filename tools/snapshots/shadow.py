@@ -10,7 +10,8 @@ same id, so a command that wrote nothing costs no object. Whether a scan is need
 before a command is :mod:`tools.snapshots.recording`'s call (:mod:`tools.snapshots.watch`).
 
 The repository lives in ``<home>/snapshots/<name>-<hash>`` (hidden from sandboxed commands
-with the rest of the home); the user's ``.git`` is never read or written, a nested
+with the rest of the home); the user's ``.git`` is never written, and of it only
+``info/exclude`` is read (:mod:`tools.snapshots.user_repo`); a nested
 repository inside the working directory is left out whole, and so is reefline's home. A
 working directory that is the home or lies inside it gets no snapshots at all
 (:func:`inside_home`): every file of it is the home's, the shadow repository among them.
@@ -38,6 +39,7 @@ from tools.snapshots import stubs
 from tools.snapshots.changes import DIFF_ARGS, Change, changes, parse_changes
 from tools.snapshots.git import Git, GitError
 from tools.snapshots.stopping import Stopped
+from tools.snapshots.user_repo import user_excludes
 
 MAX_FILES = 200_000
 """A working directory with more files than this (``$HOME``, ``/``) gets no snapshots: the
@@ -298,9 +300,7 @@ class ShadowRepo:
         excludes = [".git"]
         if self.work_tree in self._home.parents:  # (the home itself gets no snapshots)
             excludes.append("/" + _pattern(self._home.relative_to(self.work_tree)))
-        user_excludes = self.work_tree / ".git" / "info" / "exclude"
-        with contextlib.suppress(OSError):
-            excludes.append(user_excludes.read_text(errors="replace"))
+        excludes.append(user_excludes(self.work_tree))
         info = self.git_dir / "info"
         info.mkdir(mode=0o700, exist_ok=True)
         os.chmod(info, 0o700)
