@@ -58,6 +58,7 @@ async def test_a_crash_report_shows_no_locals(
 
     key = "sk-reefline-CRASH-0b7e1d"
     monkeypatch.setenv("OPENAI_API_KEY", key)
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)  # where the key goes
     runtime = ui.runtime(base_url=openai_server.base_url, model="m", demo=False)
     app = ui.app(runtime)
     with pytest.raises(RuntimeError, match="boom"):
