@@ -20,10 +20,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from agent.log.event_data import Data
 from agent.log.files_data import FilesData, FilesRestoreData
+from agent.log.usage_figures import usage_figures
 from tools.modes import ApprovalDecision, SandboxMode
 
 __all__ = ["Data", "FilesData"]  # re-exported: payloads elsewhere build on them
@@ -114,6 +115,25 @@ class Usage(Data):
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
         )
 
+    @classmethod
+    def reported(cls, raw: object) -> Usage | None:
+        """The usage ``raw`` (a mapping as logged, or a Usage) says, or None when its figures
+        are not token counts (:func:`agent.log.usage_figures.usage_figures`): a server's
+        ``10**400`` in an old log loads as "not reported"."""
+        if isinstance(raw, Usage):
+            raw = raw.model_dump()
+        figures = usage_figures(raw)
+        return None if figures is None else cls(**figures)
+
+
+def _reported_usage(value: object) -> object:
+    return None if value is None else Usage.reported(value)
+
+
+ReportedUsage = Annotated[Usage | None, BeforeValidator(_reported_usage)]
+"""How an event carries a call's usage: checked wherever it is made or loaded, so no view of
+a log meets a figure no server could have meant."""
+
 
 ProviderKind = Literal["openai-compatible", "scripted"]
 """A real model over HTTP, or the offline demo model."""
@@ -197,7 +217,7 @@ class AssistantMessageData(Data):
     reasoning: str | None = None
     tool_calls: list[ToolCall] = Field(default_factory=list)
     finish_reason: str
-    usage: Usage | None = None
+    usage: ReportedUsage = None
     model: str
 
 
