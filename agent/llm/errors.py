@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
+from agent.log.usage_figures import token_figure
 from agent.redaction import clip
 
 
@@ -194,10 +195,12 @@ def is_context_overflow(message: str, code: str | None = None, kind: str | None 
 
 
 def context_limit(message: str) -> int | None:
-    """The window size named in an overflow message, when the provider names one."""
+    """The window size named in an overflow message, when the provider names one that is a
+    token count (:func:`~agent.log.usage_figures.token_figure`: a 400-digit "limit" is none)."""
     for pattern in _LIMIT_PATTERNS:
         if found := pattern.search(message.lower()):
-            return int(found.group(1).replace(",", ""))
+            digits = found.group(1).replace(",", "")
+            return token_figure(int(digits)) if 0 < len(digits) <= 12 else None
     return None
 
 
