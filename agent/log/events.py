@@ -20,14 +20,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent.log.event_data import Data
 from agent.log.files_data import FilesData, FilesRestoreData
-from agent.log.usage_figures import usage_figures
+from agent.log.usage_data import ReportedUsage, Usage
 from tools.modes import ApprovalDecision, SandboxMode
 
-__all__ = ["Data", "FilesData"]  # re-exported: payloads elsewhere build on them
+# Re-exported: payloads elsewhere build on them.
+__all__ = ["Data", "FilesData", "ReportedUsage", "Usage"]
 
 
 class SurfaceAppend(Data):
@@ -85,54 +86,6 @@ class ToolCall(Data):
     id: str
     name: str
     arguments: str
-
-
-class Usage(Data):
-    """Provider-reported token usage of one request (buckets as the OpenAI API reports them).
-
-    ``cached_tokens`` is the part of ``prompt_tokens`` the provider served from its prompt
-    cache; None when the provider reported no cache figure (logs written before it could be
-    None hold 0 there either way).
-    """
-
-    prompt_tokens: int
-    completion_tokens: int
-    cached_tokens: int | None = None
-    reasoning_tokens: int = 0
-
-    def plus(self, other: Usage | None) -> Usage:
-        """The usage of both requests (``other`` None: this one). The cached figure is None
-        only when neither reported one."""
-        if other is None:
-            return self
-        cached = None
-        if self.cached_tokens is not None or other.cached_tokens is not None:
-            cached = (self.cached_tokens or 0) + (other.cached_tokens or 0)
-        return Usage(
-            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-            completion_tokens=self.completion_tokens + other.completion_tokens,
-            cached_tokens=cached,
-            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
-        )
-
-    @classmethod
-    def reported(cls, raw: object) -> Usage | None:
-        """The usage ``raw`` (a mapping as logged, or a Usage) says, or None when its figures
-        are not token counts (:func:`agent.log.usage_figures.usage_figures`): a server's
-        ``10**400`` in an old log loads as "not reported"."""
-        if isinstance(raw, Usage):
-            raw = raw.model_dump()
-        figures = usage_figures(raw)
-        return None if figures is None else cls(**figures)
-
-
-def _reported_usage(value: object) -> object:
-    return None if value is None else Usage.reported(value)
-
-
-ReportedUsage = Annotated[Usage | None, BeforeValidator(_reported_usage)]
-"""How an event carries a call's usage: checked wherever it is made or loaded, so no view of
-a log meets a figure no server could have meant."""
 
 
 ProviderKind = Literal["openai-compatible", "scripted"]
