@@ -101,15 +101,16 @@ def session_settings(
     if recorded is None:
         return settings
     chosen = PROVIDER_SETTINGS.intersection(chosen)
-    endpoint = chosen - {"model"}
     if recorded.kind == "scripted":
         # A flag naming a real endpoint or model leaves the demo; otherwise it goes on.
         return settings if chosen - {"demo"} else settings.model_copy(update={"demo": True})
     update: dict[str, object] = {"demo": settings.demo if "demo" in chosen else False}
-    if not endpoint - {"demo"}:
+    if "base_url" not in chosen:
+        # A key named on resume is for the session's own server (what a 401 advises).
         update["base_url"] = recorded.base_url or OPENAI_BASE_URL
-        named = recorded.api_key_env
-        update["api_key_env"] = None if named in CONVENTIONAL_KEYS else named
+        if "api_key_env" not in chosen:
+            named = recorded.api_key_env
+            update["api_key_env"] = None if named in CONVENTIONAL_KEYS else named
     if "model" not in chosen:
         update["model"] = recorded.model
     return settings.model_copy(update=update)

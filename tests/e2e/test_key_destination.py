@@ -147,3 +147,23 @@ def test_a_log_that_recorded_a_conventional_key_for_a_local_server_resumes_witho
     assert once_more.returncode == 0, once_more.stderr
     assert len(openai_server.requests) == 3
     assert set(authorizations(openai_server)) == {None}
+
+
+def test_a_key_named_on_resume_goes_to_the_sessions_own_server(
+    run_cli: Run, openai_server: OpenAIServer, cli_env: dict[str, str]
+) -> None:
+    """What the 401 advises: ``--continue --api-key-env NAME`` sends that key to the server
+    the session is held with, never moves the session to OpenAI or OPENAI_BASE_URL's."""
+    with OpenAIServer() as cloud:
+        env = {**EXPORTED, "MY_KEY": MY_KEY, "OPENAI_BASE_URL": cloud.base_url}
+        args = ("--base-url", openai_server.base_url, "--model", "m")
+        openai_server.push({"status": 401, "message": "Missing bearer token"})
+        refused = run_cli("-p", "hi", *args, env=env)
+        assert refused.returncode == 1 and "--api-key-env NAME" in refused.stderr
+        again = run_cli("-p", "hi again", "--continue", "--api-key-env", "MY_KEY", env=env)
+        assert again.returncode == 0, again.stderr
+        assert "Continuing on" not in again.stderr  # it stayed where it was
+        assert cloud.requests == [] and cloud.other_requests == []
+    assert [h.get("authorization") for h in openai_server.headers] == [None, f"Bearer {MY_KEY}"]
+    [log] = session_files(cli_env)
+    assert provider_record(log)["api_key_env"] == "MY_KEY"
