@@ -139,9 +139,10 @@ def conventional_key(base_url: str | None, model: str | None) -> str | None:
     chosen by the keys that are set), or None when no such key goes there: ``OPENAI_API_KEY``
     to OpenAI's API or to ``OPENAI_BASE_URL``'s server, ``DEEPSEEK_API_KEY`` to DeepSeek's.
     Only a variable that is set is returned."""
+    meant: tuple[str, ...]
     if base_url is None:
-        order = CONVENTIONAL_KEYS[::-1] if (model or "").startswith("deepseek") else None
-        meant: tuple[str, ...] = order or CONVENTIONAL_KEYS
+        deepseek_first = (model or "").startswith("deepseek")
+        meant = CONVENTIONAL_KEYS[::-1] if deepseek_first else CONVENTIONAL_KEYS
     elif same_server(base_url, DEEPSEEK_BASE_URL):
         meant = ("DEEPSEEK_API_KEY",)
     elif same_server(base_url, OPENAI_BASE_URL) or same_server(
