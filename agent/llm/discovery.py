@@ -117,9 +117,9 @@ def from_ollama_show(show: object) -> Answer | None:
     if not isinstance(show, dict):
         return None
     parameters = show.get("parameters")
-    if isinstance(parameters, str) and (found := _NUM_CTX.search(parameters)):
-        if (tokens := _positive(found.group(1))) is not None:  # 400 digits are no window
-            return Answer(tokens, "Ollama /api/show num_ctx")
+    found = _NUM_CTX.search(parameters) if isinstance(parameters, str) else None
+    if found and (tokens := _positive(found.group(1))):  # 400 digits are no window
+        return Answer(tokens, "Ollama /api/show num_ctx")
     info = show.get("model_info")
     if isinstance(info, dict):
         for key, value in info.items():
