@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agent.llm.prices import PriceOf
+from agent.log.usage_figures import usage_figures
 
 if TYPE_CHECKING:
     from agent.log.events import Event
@@ -127,21 +128,21 @@ class UsageFold:
 
     def feed_logged(self, kind: str, data: Mapping[str, Any]) -> bool:
         """Fold one event given as its type and data as logged; True when the totals
-        changed. Values that are not what the log would hold are ignored, not trusted."""
+        changed. Values that are not what the log would hold are ignored, not trusted: a
+        usage whose figures are not token counts (:func:`usage_figures`) was not reported."""
         call = CALL_TYPES.get(kind)
         if call is None:
             return False
-        usage = data.get("usage")
+        usage = usage_figures(data.get("usage"))
         old = self._totals
         summary = old.summary_calls + call.summary
-        if not isinstance(usage, Mapping):
+        if usage is None:
             if data.get(call.void_field) == call.void_value:
                 return False
             self._totals = dataclasses.replace(old, calls=old.calls + 1, summary_calls=summary)
             return True
-        prompt = _tokens(usage.get("prompt_tokens")) or 0
-        output = _tokens(usage.get("completion_tokens")) or 0
-        cached = _tokens(usage.get("cached_tokens"))
+        prompt, output = usage["prompt_tokens"], usage["completion_tokens"]
+        cached = usage["cached_tokens"]
         model = data.get("model")
         name = model if isinstance(model, str) else ""
         seen = self._models.get(name, ModelUsage())
@@ -163,12 +164,6 @@ class UsageFold:
 
 _FIELDS = {"usage", "model", "finish_reason", "status"}
 """The data fields the fold reads."""
-
-
-def _tokens(value: object) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        return None
-    return value
 
 
 def usage_totals(events: Iterable[Event]) -> UsageTotals:

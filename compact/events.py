@@ -21,7 +21,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from agent.log.events import Data, Event, Usage
+from agent.log.events import Data, Event, ReportedUsage
 from agent.log.registry import EventRegistry
 
 Trigger = Literal["auto", "manual", "overflow", "region"]
@@ -74,7 +74,7 @@ class CompactSummaryData(Data):
     """Estimated price of the framed checkpoint that replaces them."""
     model: str
     """The summarizer model, or ``fallback`` for the model-free checkpoint."""
-    usage: Usage | None = None
+    usage: ReportedUsage = None
     """Summed over every summarizer call of the compaction (see ``compact/progress``)."""
     max_tokens: int | None = None
     fallback_reason: str | None = None
@@ -101,7 +101,7 @@ class CompactProgressData(Data):
     """``cut``: the reply hit its output cap (a terser retry follows, or the failure)."""
     reason: str | None = None
     model: str | None = None
-    usage: Usage | None = None
+    usage: ReportedUsage = None
     max_tokens: int | None = None
     elapsed_s: float = Field(default=0.0, ge=0)
 

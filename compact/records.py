@@ -170,7 +170,7 @@ class TimelineRecord:
         kwargs = {k: v for k, v in data.items() if k in names}
         usage = kwargs.get("usage")
         if isinstance(usage, dict):
-            kwargs["usage"] = Usage.model_validate(usage)
+            kwargs["usage"] = Usage.reported(usage)
         if isinstance(why := kwargs.get("why"), dict):
             kwargs["why"] = Why(**why)
         return cls(**kwargs)

@@ -166,6 +166,9 @@ class OpenAIServer:
         self.default = ScriptedResponse(text="Hello from the scripted server.")
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.other_requests: list[tuple[str, str, dict[str, str]]] = []
+        """Every request that is not a chat completion (the window checks: ``/v1/models``,
+        ``/props``, ``/api/show``...): method, path and headers (names in lower case)."""
         self.summarized = threading.Event()
         """Set once a summary request (``summarize``) has been answered whole."""
         self.arrived: list[float] = []
@@ -302,7 +305,13 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass  # keep test output clean
 
+    def _note_other(self, method: str) -> None:
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        with self.app._lock:
+            self.app.other_requests.append((method, self.path, headers))
+
     def do_GET(self) -> None:
+        self._note_other("GET")
         if self.path.rstrip("/").endswith("/models"):
             self._json(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
         else:
@@ -316,6 +325,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(400, {"error": {"message": "body is not JSON", "type": "invalid_json"}})
             return
         if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._note_other("POST")
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
         self.app.record(body, {k.lower(): v for k, v in self.headers.items()})

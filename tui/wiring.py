@@ -191,7 +191,7 @@ def build_model(provider: Provider, settings: Settings, estimator: Estimator) ->
         context_windows=dict(settings.context_windows),
         request_timeout=settings.request_timeout,
         request_deadline=settings.request_deadline,
-        api_key_env=settings.api_key_env,
+        api_key_env=provider.api_key_env,
     )
 
 

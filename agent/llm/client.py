@@ -128,8 +128,9 @@ class OpenAICompatible:
         """Request kinds (with tools: True) this server does not stream: asked whole."""
         self._client = openai.AsyncOpenAI(
             base_url=base_url,
-            # The SDK refuses to start without a key; a local server does not check it.
-            api_key=api_key.reveal() if api_key else "not-needed",
+            # The SDK refuses to start without a key: without one, a placeholder it never
+            # sends (:attr:`_options` leaves the header out).
+            api_key=api_key.reveal() if api_key else "not-sent",
             max_retries=0,
             # A host that swallows packets should fail fast, a slow prompt may not.
             timeout=openai.Timeout(
@@ -137,11 +138,16 @@ class OpenAICompatible:
             ),
             http_client=http_client,
         )
+        self._options: RequestOptions = (
+            _CHAT_OPTIONS if api_key else {**_CHAT_OPTIONS, "headers": _NO_AUTHORIZATION}
+        )
+        """A server that is given no key gets no ``Authorization`` header at all."""
         self._errors = ErrorContext(
             provider=provider,
             base_url=str(self._client.base_url).rstrip("/"),
             api_key_env=api_key_env,
             timeout_s=request_timeout,
+            key_sent=api_key is not None,
         )
 
     def _past_deadline(self) -> DeadlineExceeded:
@@ -256,7 +262,7 @@ class OpenAICompatible:
                     "/chat/completions",
                     body=args,
                     cast_to=ChatCompletionChunk,
-                    options=_CHAT_OPTIONS,
+                    options=self._options,
                     stream=True,
                     stream_cls=openai.AsyncStream[ChatCompletionChunk],
                 )
@@ -304,7 +310,7 @@ class OpenAICompatible:
         try:
             async with asyncio.timeout(self.request_deadline):
                 response = await self._client.post(
-                    "/chat/completions", body=args, cast_to=httpx2.Response, options=_CHAT_OPTIONS
+                    "/chat/completions", body=args, cast_to=httpx2.Response, options=self._options
                 )
         except openai.OpenAIError as exc:
             raise from_sdk_error(exc, self._errors, mid_stream=False) from exc
@@ -341,6 +347,9 @@ token). The request goes through the SDK's generic ``post`` instead: the argumen
 already the JSON the server reads, and the typed layer's transform of them resolves the type
 hints of every parameter on first use (about 0.15 s of start-up). Errors, timeouts and the
 event-stream decoding are the SDK's either way."""
+
+_NO_AUTHORIZATION = {"Authorization": openai.omit}
+"""Request headers that leave the SDK's bearer out (its placeholder key is never sent)."""
 
 _TOO_DEEP = "{what} is JSON nested too deeply to parse (deeper than any reply has reason to be)"
 """A chunk or body that nests past the parser's depth (RecursionError): a malformed reply,

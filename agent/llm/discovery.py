@@ -57,7 +57,7 @@ def _positive(value: object) -> int | None:
         return None
     if isinstance(value, int | float) and 0 < value < 1 << 40:
         return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 15:
         return _positive(int(value.strip()))
     return None
 
@@ -117,8 +117,9 @@ def from_ollama_show(show: object) -> Answer | None:
     if not isinstance(show, dict):
         return None
     parameters = show.get("parameters")
-    if isinstance(parameters, str) and (found := _NUM_CTX.search(parameters)):
-        return Answer(int(found.group(1)), "Ollama /api/show num_ctx")
+    found = _NUM_CTX.search(parameters) if isinstance(parameters, str) else None
+    if found and (tokens := _positive(found.group(1))):  # 400 digits are no window
+        return Answer(tokens, "Ollama /api/show num_ctx")
     info = show.get("model_info")
     if isinstance(info, dict):
         for key, value in info.items():

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
+from agent.log.usage_figures import token_figure
 from agent.redaction import clip
 
 
@@ -194,10 +195,12 @@ def is_context_overflow(message: str, code: str | None = None, kind: str | None 
 
 
 def context_limit(message: str) -> int | None:
-    """The window size named in an overflow message, when the provider names one."""
+    """The window size named in an overflow message, when the provider names one that is a
+    token count (:func:`~agent.log.usage_figures.token_figure`: a 400-digit "limit" is none)."""
     for pattern in _LIMIT_PATTERNS:
         if found := pattern.search(message.lower()):
-            return int(found.group(1).replace(",", ""))
+            digits = found.group(1).replace(",", "")
+            return token_figure(int(digits)) if 0 < len(digits) <= 12 else None
     return None
 
 
@@ -230,15 +233,32 @@ class ErrorContext:
     provider: str
     base_url: str
     api_key_env: str | None
+    """The variable the key sent came from (None: the provider's conventional one)."""
     timeout_s: float
+    key_sent: bool = True
+    """Whether the requests carry a key: a server that got none and wants one is told apart."""
 
     def key_hint(self) -> str:
+        """What to do about a refused key, or about a server that wants one and got none."""
+        if not self.key_sent:
+            conventional = {"openai": "OPENAI_API_KEY", "deepseek": "DEEPSEEK_API_KEY"}
+            if (env := conventional.get(self.provider)) is not None:
+                return (
+                    f"No API key was sent: set {env}, or name the variable that holds the "
+                    "key with --api-key-env NAME."
+                )
+            return (
+                "No API key was sent to this server: OPENAI_API_KEY goes only to OpenAI or to "
+                "the server OPENAI_BASE_URL names, DEEPSEEK_API_KEY only to DeepSeek. If this "
+                "server needs a key, name the variable that holds it: --api-key-env NAME."
+            )
         env = self.api_key_env or (
             "DEEPSEEK_API_KEY" if self.provider == "deepseek" else "OPENAI_API_KEY"
         )
         return (
-            f"Set the key in the {env} environment variable (or name another variable with "
-            "--api-key-env), and check that it is valid for this provider and model."
+            f"Set the key in the {env} environment variable (or name another "
+            "variable with --api-key-env), and check that it is valid for this provider and "
+            "model."
         )
 
 

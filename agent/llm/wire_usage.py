@@ -11,8 +11,10 @@ cache):
   its native completion answers (read from the usage or the chunk, wherever it comes).
 
 A server that says none of these reported no cache figure: ``cached_tokens`` is None ("not
-reported"), never 0. Figures that are not whole non-negative numbers are ignored, not
-trusted: a server's numbers are data.
+reported"), never 0. Every figure goes through :func:`agent.log.usage_figures.token_figure`
+(a whole number, finite, 0 to a sane cap): a server's numbers are data. A usage whose prompt
+or output figure the server sent but is not one (``10**400``, ``1e400``, ``NaN``, ``-1``,
+``"12"``) is not reported at all.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agent.log.events import Usage
+from agent.log.usage_figures import token_figure
 
 
 def field_of(value: Any, name: str) -> Any:
@@ -39,12 +42,8 @@ def field_of(value: Any, name: str) -> Any:
 
 
 def count(value: Any) -> int | None:
-    """A token count as the server gave it, or None when it is not a whole number ≥ 0."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    if isinstance(value, float) and not value.is_integer():
-        return None
-    return int(value) if value >= 0 else None
+    """A token count as the server gave it, or None when it is not one (:func:`token_figure`)."""
+    return token_figure(value)
 
 
 def chunk_cache_figure(chunk: Any) -> int | None:
@@ -54,15 +53,21 @@ def chunk_cache_figure(chunk: Any) -> int | None:
     return found if found is not None else count(field_of(chunk, "tokens_cached"))
 
 
-def parse_usage(raw: Any, chunk_cached: int | None = None) -> Usage:
-    """The usage ``raw`` (an SDK usage object or a mapping) reports; ``chunk_cached`` is
+def parse_usage(raw: Any, chunk_cached: int | None = None) -> Usage | None:
+    """The usage ``raw`` (an SDK usage object or a mapping) reports, or None when a prompt or
+    output figure it holds is not a token count; ``chunk_cached`` is
     :func:`chunk_cache_figure` of the chunks around it, used when the usage itself names no
     cache figure."""
     hit = count(field_of(raw, "prompt_cache_hit_tokens"))
     miss = count(field_of(raw, "prompt_cache_miss_tokens"))
-    prompt = count(field_of(raw, "prompt_tokens"))
-    if prompt is None:
-        prompt = (hit or 0) + (miss or 0)
+    sent_prompt = field_of(raw, "prompt_tokens")
+    prompt = count(sent_prompt)
+    if sent_prompt is None:
+        prompt = count((hit or 0) + (miss or 0))
+    sent_output = field_of(raw, "completion_tokens")
+    output = 0 if sent_output is None else count(sent_output)
+    if prompt is None or output is None:
+        return None
     cached = count(field_of(field_of(raw, "prompt_tokens_details"), "cached_tokens"))
     for other in (hit, count(field_of(raw, "tokens_cached")), chunk_cached):
         if cached is None:
@@ -74,7 +79,7 @@ def parse_usage(raw: Any, chunk_cached: int | None = None) -> Usage:
     reasoning = count(field_of(field_of(raw, "completion_tokens_details"), "reasoning_tokens"))
     return Usage(
         prompt_tokens=prompt,
-        completion_tokens=count(field_of(raw, "completion_tokens")) or 0,
+        completion_tokens=output,
         cached_tokens=None if cached is None else min(cached, prompt),
         reasoning_tokens=reasoning or 0,
     )

@@ -24,9 +24,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent.log.event_data import Data
 from agent.log.files_data import FilesData, FilesRestoreData
+from agent.log.usage_data import ReportedUsage, Usage
 from tools.modes import ApprovalDecision, SandboxMode
 
-__all__ = ["Data", "FilesData"]  # re-exported: payloads elsewhere build on them
+# Re-exported: payloads elsewhere build on them.
+__all__ = ["Data", "FilesData", "ReportedUsage", "Usage"]
 
 
 class SurfaceAppend(Data):
@@ -84,35 +86,6 @@ class ToolCall(Data):
     id: str
     name: str
     arguments: str
-
-
-class Usage(Data):
-    """Provider-reported token usage of one request (buckets as the OpenAI API reports them).
-
-    ``cached_tokens`` is the part of ``prompt_tokens`` the provider served from its prompt
-    cache; None when the provider reported no cache figure (logs written before it could be
-    None hold 0 there either way).
-    """
-
-    prompt_tokens: int
-    completion_tokens: int
-    cached_tokens: int | None = None
-    reasoning_tokens: int = 0
-
-    def plus(self, other: Usage | None) -> Usage:
-        """The usage of both requests (``other`` None: this one). The cached figure is None
-        only when neither reported one."""
-        if other is None:
-            return self
-        cached = None
-        if self.cached_tokens is not None or other.cached_tokens is not None:
-            cached = (self.cached_tokens or 0) + (other.cached_tokens or 0)
-        return Usage(
-            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-            completion_tokens=self.completion_tokens + other.completion_tokens,
-            cached_tokens=cached,
-            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
-        )
 
 
 ProviderKind = Literal["openai-compatible", "scripted"]
@@ -197,7 +170,7 @@ class AssistantMessageData(Data):
     reasoning: str | None = None
     tool_calls: list[ToolCall] = Field(default_factory=list)
     finish_reason: str
-    usage: Usage | None = None
+    usage: ReportedUsage = None
     model: str
 
 

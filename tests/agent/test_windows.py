@@ -89,6 +89,9 @@ def test_parsers_read_each_servers_own_field() -> None:
         assert from_models(junk, "b") is None
         assert from_props(junk) is None
         assert from_ollama_show(junk) is None
+    # A window no server has is not said (it would overflow every share of it).
+    assert from_ollama_show({"parameters": "num_ctx " + "9" * 400}) is None
+    assert from_props({"n_ctx": 10**400}) is None and from_props({"n_ctx": "9" * 5000}) is None
 
 
 def test_server_root_drops_v1() -> None:

@@ -127,7 +127,8 @@ def test_api_key_never_reaches_log_or_output(
         openai_server.base_url,
         "--model",
         "m",
-        env={"OPENAI_API_KEY": secret},
+        # The conventional pair: OPENAI_API_KEY goes to the server OPENAI_BASE_URL names.
+        env={"OPENAI_API_KEY": secret, "OPENAI_BASE_URL": openai_server.base_url},
     )
     assert out.returncode == 0
     assert openai_server.headers[0].get("authorization") == f"Bearer {secret}"

@@ -274,7 +274,8 @@ def test_a_retry_after_no_calendar_holds_is_no_crash(
          "retry_after": "01 Jan 99999999999999 99:99:99"},
         {"text": "still here"},
     )  # fmt: skip
-    env = {**cli_env, "OPENAI_API_KEY": KEY, "TERM": "xterm-256color"}
+    env = {**cli_env, "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": openai_server.base_url,
+           "TERM": "xterm-256color"}  # fmt: skip
     name = f"crash-{os.getpid()}"
     command = " ".join([REEFLINE, "--base-url", openai_server.base_url, "--model", "m"])
     subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)

@@ -34,7 +34,13 @@ def leaked(*texts: str) -> list[str]:
 
 
 def with_key(run_cli: Run, server: OpenAIServer, prompt: str, *extra: str):
-    return ask(run_cli, server, prompt, *extra, env={"OPENAI_API_KEY": KEY})
+    return ask(
+        run_cli,
+        server,
+        prompt,
+        *extra,
+        env={"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": server.base_url},
+    )
 
 
 # --- 3. a key echoed back is redacted before any cut, and wherever it is logged ---------------

@@ -71,7 +71,7 @@ def test_no_object_that_holds_the_key_prints_it(
     home = tmp_path / "home"
     out = subprocess.run(
         [sys.executable, str(script), openai_server.base_url, str(home)],
-        cwd=workdir, env={**cli_env, "OPENAI_API_KEY": KEY},
+        cwd=workdir, env={**cli_env, "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": openai_server.base_url},
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
@@ -107,7 +107,7 @@ def test_the_app_keeps_the_key_from_commands_the_screen_and_the_log(
     )  # fmt: skip
     # Unsandboxed on purpose: the key must be out of reefline's environment even where no
     # sandbox hides reefline's /proc from the command.
-    env = {**app_env, "OPENAI_API_KEY": KEY}
+    env = {**app_env, "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": openai_server.base_url}
     # The key in the tmux server's environment, which the pane's shell passes on: as a
     # shell that exported it would.
     tmux.start(f"cd {shlex.quote(str(workdir))} && {command}", width=120, height=40, env=env)
@@ -164,7 +164,8 @@ def test_a_crash_report_in_the_app_prints_no_locals_and_no_key(
         [REEFLINE, "--base-url", openai_server.base_url, "--model", "m", "--context-window",
          "32000"]
     )  # fmt: skip
-    env = {**app_env, "OPENAI_API_KEY": KEY, "PYTHONPATH": str(hook)}
+    env = {**app_env, "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": openai_server.base_url,
+           "PYTHONPATH": str(hook)}  # fmt: skip
     tmux.start(
         f'cd {shlex.quote(str(workdir))} && {command}; echo "exited $?"',
         width=120, height=40, env=env,

@@ -245,9 +245,11 @@ def test_auth_error_is_not_retried_and_says_what_to_do(
     run_cli: Run, openai_server: OpenAIServer, cli_env: dict[str, str]
 ) -> None:
     openai_server.push({"status": 401, "message": "Incorrect API key provided"})
-    out = ask(run_cli, openai_server, "hi", env={"OPENAI_API_KEY": "sk-wrong-key-123456"})
+    paired = {"OPENAI_API_KEY": "sk-wrong-key-123456", "OPENAI_BASE_URL": openai_server.base_url}
+    out = ask(run_cli, openai_server, "hi", env=paired)
     assert out.returncode == 1
     assert len(openai_server.requests) == 1
-    assert "rejected the API key" in out.stderr and "OPENAI_API_KEY" in out.stderr
+    assert "rejected the API key" in out.stderr
+    assert "Set the key in the OPENAI_API_KEY environment variable" in out.stderr
     assert "sk-wrong-key-123456" not in out.stderr
     assert_log_clean(cli_env)

@@ -30,7 +30,8 @@ class Runs:
 
     def __init__(self, server: OpenAIServer, env: dict[str, str], cwd: Path) -> None:
         self.server = server
-        self.env = {**env, "OPENAI_API_KEY": KEY}
+        # The conventional pair: the key goes to the server OPENAI_BASE_URL names.
+        self.env = {**env, "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": server.base_url}
         self.cwd = cwd
         self.outputs: list[str] = []
 

@@ -58,6 +58,7 @@ async def test_a_crash_report_shows_no_locals(
 
     key = "sk-reefline-CRASH-0b7e1d"
     monkeypatch.setenv("OPENAI_API_KEY", key)
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)  # where the key goes
     runtime = ui.runtime(base_url=openai_server.base_url, model="m", demo=False)
     app = ui.app(runtime)
     with pytest.raises(RuntimeError, match="boom"):
@@ -71,3 +72,20 @@ async def test_a_crash_report_shows_no_locals(
     report = capfd.readouterr().err
     assert "boom" in report and "RuntimeError" in report
     assert key not in report and "secret =" not in report
+
+
+async def test_a_server_that_wants_a_key_and_got_none_says_which_flag_in_the_app(
+    ui: UI, openai_server: OpenAIServer, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """OPENAI_API_KEY is exported, but --base-url names another server: it gets no key, and
+    its 401 is answered in the transcript with the flag that would send one."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-for-openai-only-0123456789")
+    openai_server.push({"status": 401, "message": "Missing bearer token"})
+    runtime = ui.runtime(base_url=openai_server.base_url, model="m", demo=False,
+                         context_window=32_000)  # fmt: skip
+    app = ui.app(runtime)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.send(pilot, "hi")
+        shown = "\n".join(app.transcript.dump())
+        assert "--api-key-env NAME" in shown, shown
+    assert "authorization" not in openai_server.headers[0]
