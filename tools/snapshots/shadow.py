@@ -22,11 +22,11 @@ import json
 import os
 import stat
 import threading
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.snapshots import stubs
+from tools.snapshots import bulk, packing, stubs
 from tools.snapshots.changes import DIFF_ARGS, Change, changes, parse_changes
 from tools.snapshots.git import Git, GitError
 
@@ -87,23 +87,48 @@ class ShadowRepo:
     def hashed_file(self) -> Path:
         return self.git_dir / "reefline-hashed.json"
 
-    def snapshot(self, only: Collection[str] | None = None) -> str:
+    def prepare(self) -> None:
+        """Make the repository if there is none yet (what a watch's git calls need).
+
+        Raises:
+            SnapshotUnavailable: as :meth:`snapshot`.
+        """
+        with self._lock:
+            try:
+                self._prepare()
+            except GitError as exc:
+                raise SnapshotUnavailable(str(exc)) from exc
+            except OSError as exc:
+                raise SnapshotUnavailable(f"cannot keep snapshots: {exc}") from exc
+
+    def snapshot(
+        self,
+        only: Collection[str] | None = None,
+        *,
+        on_listed: Callable[[int], None] | None = None,
+        stop: threading.Event | None = None,
+    ) -> str:
         """Record the working directory now; the snapshot's id (a git tree id).
 
         ``only``: the paths (files or folders, relative) that may have changed since the
         last snapshot; only they are looked at, by the same rules, so the id is the one a
         full scan would give when nothing changed elsewhere (what the watch promises).
+        ``on_listed`` hears how many paths are to be recorded, once they are listed (on this
+        thread); ``stop``, once set, ends a long store early (:class:`SnapshotUnavailable`).
 
         Raises:
-            SnapshotUnavailable: git is missing or failed, or the directory is too large.
+            SnapshotUnavailable: git is missing or failed, the directory is too large, or
+                ``stop`` was set.
         """
         with self._lock:
             try:
-                return self._snapshot(only=only)[0]
+                return self._snapshot(only=only, on_listed=on_listed, stop=stop)[0]
             except GitError as exc:
                 raise SnapshotUnavailable(str(exc)) from exc
             except OSError as exc:
                 raise SnapshotUnavailable(f"cannot keep snapshots: {exc}") from exc
+            except bulk.Stopped:
+                raise SnapshotUnavailable("stopped before the snapshot was complete") from None
 
     def snapshot_since(self, before: str) -> tuple[str, list[Change]]:
         """Like :meth:`snapshot`, with what changed since snapshot ``before`` (worked out
@@ -119,18 +144,27 @@ class ShadowRepo:
             except OSError as exc:
                 raise SnapshotUnavailable(f"cannot keep snapshots: {exc}") from exc
 
-    def _snapshot(
-        self, before: str | None = None, only: Collection[str] | None = None
-    ) -> tuple[str, bytes | None]:
-        """The snapshot's id, and (given ``before``) the raw diff from it when one was
-        needed and worked out on the way (None: not worked out); ``only`` as in
-        :meth:`snapshot`."""
+    def _prepare(self) -> bool:
+        """Make or tune the repository as needed; whether it was made now."""
         first = not (self.git_dir / "HEAD").exists()
         if first:
             self._create()
             self._tuned = True
         elif not self._tuned:
             self._tune()
+        return first
+
+    def _snapshot(
+        self,
+        before: str | None = None,
+        only: Collection[str] | None = None,
+        on_listed: Callable[[int], None] | None = None,
+        stop: threading.Event | None = None,
+    ) -> tuple[str, bytes | None]:
+        """The snapshot's id, and (given ``before``) the raw diff from it when one was
+        needed and worked out on the way (None: not worked out); the rest as in
+        :meth:`snapshot`."""
+        first = self._prepare() or not (self.git_dir / "index").exists()
         if only is None:
             # The two halves of a scan at once: new files (a walk of the folders) and
             # changed or deleted ones (an lstat of each known file, against the stat cache).
@@ -150,6 +184,8 @@ class ShadowRepo:
             raise SnapshotUnavailable(
                 f"{self.work_tree} holds more than {MAX_FILES} files; no snapshots are taken"
             )
+        if on_listed is not None:
+            on_listed(len(paths))
         hashed = self._load_hashed()
         to_add: list[str] = []
         to_stub: dict[str, os.stat_result] = {}
@@ -165,10 +201,19 @@ class ShadowRepo:
                 gone.append(path)
             else:
                 paths.append(path)
+        if unhash:
+            self.git.run(
+                ["update-index", "-z", "--no-assume-unchanged", "--stdin"],
+                stdin=_nul(unhash),
+            )
+        paths = [p for p in paths if not p.endswith("/")]  # a nested repository: not ours
+        if len(paths) >= bulk.BULK_FROM:  # a first snapshot: one pack, each file read once
+            stored = bulk.store(self.git, self.work_tree, paths, stop)
+            paths = stored.rest
+            to_stub.update(stored.by_hash)
+        folders: dict[str, bool | None] = {}
         for path in paths:
-            if path.endswith("/"):  # a nested repository: not ours to record
-                continue
-            if _beyond_link(self.work_tree, path):  # its folder is a link (or file) now
+            if _beyond_link(self.work_tree, path, folders):  # its folder is a link now
                 gone.append(path)
                 continue
             st = _lstat(self.work_tree / path)
@@ -180,11 +225,6 @@ class ShadowRepo:
                 to_stub[path] = st
             else:
                 to_add.append(path)
-        if unhash:
-            self.git.run(
-                ["update-index", "-z", "--no-assume-unchanged", "--stdin"],
-                stdin=_nul(unhash),
-            )
         if to_add:
             self._add(to_add)
         if gone:
@@ -205,6 +245,8 @@ class ShadowRepo:
             calls.append(["diff-index", "--cached", *DIFF_ARGS, before])
         named = self.git.run_together(calls)
         tree = named[0].decode().strip()
+        if packing.crowded(self.git_dir):
+            packing.pack_loose(self.git)
         index = _lstat(self.git_dir / "index")
         mark = None if index is None else (index.st_mtime_ns, index.st_size, index.st_ino)
         self._last = (tree, mark)
@@ -292,15 +334,19 @@ def _lstat(path: Path) -> os.stat_result | None:
         return None
 
 
-def _beyond_link(top: Path, path: str) -> bool:
+def _beyond_link(top: Path, path: str, seen: dict[str, bool | None] | None = None) -> bool:
     """Whether a folder on the way to ``path`` is not a real folder (a symlink: git must
-    neither follow it nor be asked to)."""
-    here = top
-    for part in path.split("/")[:-1]:
-        here = here / part
-        st = _lstat(here)
-        if st is None or not stat.S_ISDIR(st.st_mode):
-            return st is not None
+    neither follow it nor be asked to). ``seen``: what the folders looked at in this scan
+    were (True a folder, False something else, None missing), so each is looked at once."""
+    known = {} if seen is None else seen
+    parts = path.split("/")[:-1]
+    for depth in range(1, len(parts) + 1):
+        folder = "/".join(parts[:depth])
+        if folder not in known:
+            st = _lstat(top / folder)
+            known[folder] = None if st is None else stat.S_ISDIR(st.st_mode)
+        if known[folder] is not True:
+            return known[folder] is False
     return False
 
 

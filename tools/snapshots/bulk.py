@@ -1,0 +1,203 @@
+"""Many files into the shadow repository at once, written straight into one pack.
+
+``git update-index --add`` writes each new file as a loose object: one file of the
+repository, a 4 KiB block on disk, per file of the working directory, and most of the time
+of a first snapshot goes to making them. Here the files are read once (which also tells a
+text file from one recorded by hash), their contents streamed to ``git fast-import`` (one
+pack), and the index entries written with ``update-index --index-info``; a ``--refresh``
+then takes each file's stat, so that the next scan finds them unchanged (a file that
+changed since it was read stays changed to git, and the next scan records it).
+
+Only regular files are taken: a symlink, a folder, a FIFO, a file gone or unreadable is
+left to the caller's usual way (:meth:`tools.snapshots.shadow.ShadowRepo`), which records it
+as before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import subprocess
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tools.snapshots import stubs
+from tools.snapshots.git import Git, GitError
+
+BULK_FROM = 500
+"""Fewer files than this to store go the usual way (their few loose objects are packed with
+the rest later: :mod:`tools.snapshots.packing`)."""
+
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_REF = "refs/reefline/bulk"
+
+
+class Stopped(RuntimeError):
+    """The caller asked the work to stop (the session is closing); nothing half-done stays
+    in the index."""
+
+
+@dataclass
+class Sorted:
+    """What became of the paths given to :func:`store`."""
+
+    stored: int = 0
+    """Regular text files now in the index by content."""
+    by_hash: dict[str, os.stat_result] = field(default_factory=dict)
+    """Regular files to record by hash (binary, or over :data:`stubs.SIZE_CAP`)."""
+    rest: list[str] = field(default_factory=list)
+    """Paths left to the usual way (links, gone, not regular, unreadable)."""
+
+
+def store(git: Git, work_tree: Path, paths: Iterable[str], stop: threading.Event | None) -> Sorted:
+    """Store the regular text files among ``paths`` (relative) in one pack and in the index,
+    with the folders' trees (so that ``write-tree`` finds them made); say what became of
+    the others.
+
+    Raises:
+        GitError: git failed (nothing of it is in the index then).
+        Stopped: ``stop`` was set meanwhile.
+    """
+    found = Sorted()
+    entries: list[tuple[bytes, bytes, bytes]] = []  # mode, blob id, path
+    importer = _start_import(git)
+    folders = _Folders(work_tree)
+    try:
+        assert importer.stdin is not None
+        send = importer.stdin.write
+        for path in paths:
+            if stop is not None and stop.is_set():
+                raise Stopped()
+            read = None if "\n" in path else folders.read(path)  # see _refresh
+            if read is None:
+                found.rest.append(path)
+                continue
+            st, data = read
+            if data is None or b"\0" in data[: stubs.SNIFF]:  # by_hash's rule, read once
+                found.by_hash[path] = st
+                continue
+            send(b"blob\ndata %d\n%b\n" % (len(data), data))
+            blob = hashlib.sha1(b"blob %d\0%b" % (len(data), data)).hexdigest().encode()
+            mode = b"100755" if st.st_mode & stat.S_IXUSR else b"100644"
+            entries.append((mode, blob, os.fsencode(path)))
+        if entries:
+            # The trees too, in the same pack: a commit on a ref of our own, dropped after.
+            send(b"commit %b\ncommitter reefline <> 0 +0000\ndata 0\n" % _REF.encode())
+            send(b"".join(b"M %b %b %b\n" % (m, b, _quoted(p)) for m, b, p in entries))
+            send(b"\n")
+    finally:
+        folders.close()
+        _finish_import(importer)
+    if entries:
+        git.run(["update-ref", "-d", _REF])
+        info = b"".join(b"%b %b\t%b\0" % entry for entry in entries)
+        git.run(["update-index", "-z", "--index-info"], stdin=info)
+        found.rest += _refresh(git)
+        found.stored = len(entries)
+    return found
+
+
+def _refresh(git: Git) -> list[str]:
+    """Take the stat of each file stored; the paths whose content is not what was stored
+    (changed since it was read, or one git converts on the way in, by ``.gitattributes``):
+    they are for the usual way to store."""
+    # Every entry changes: a new shared index (core.splitIndex) holding them all, and the
+    # old one, made moments ago by this store, removed now rather than in two weeks.
+    fresh = ["-c", "splitIndex.maxPercentChange=0", "-c", "splitIndex.sharedIndexExpire=now"]
+    out = git.run([*fresh, "update-index", "--refresh"], check=False)  # 1: some need update
+    tail = ": needs update"
+    lines = os.fsdecode(out).split("\n")  # raw paths, one a line: none holds a newline
+    return [line[: -len(tail)] for line in lines if line.endswith(tail)]
+
+
+class _Folders:
+    """Files of ``top`` read through descriptors of their folders, each opened without
+    following a link (a folder swapped for a link is not gone through), the folders of
+    the last path kept open (listed paths come folder by folder)."""
+
+    def __init__(self, top: Path) -> None:
+        self._top = top
+        self._top_fd: int | None = None
+        self._open: list[tuple[str, int]] = []  # the folders of the last path, outermost first
+
+    def read(self, path: str) -> tuple[os.stat_result, bytes | None] | None:
+        """A regular file's stat and content (None: over the size cap, recorded by hash);
+        None for anything else (a link, a FIFO, gone, unreadable)."""
+        *parts, name = path.split("/")
+        try:
+            folder = self._folder(parts)
+            fd = os.open(name, _READ_FLAGS, dir_fd=folder)
+        except OSError:
+            return None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            if st.st_size > stubs.SIZE_CAP:
+                return st, None
+            data = os.read(fd, st.st_size + 1)
+            # Grown while read: the usual way takes it as it is then.
+            return None if len(data) > st.st_size else (st, data)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+
+    def _folder(self, parts: list[str]) -> int:
+        if self._top_fd is None:
+            self._top_fd = os.open(self._top, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        keep = 0
+        while keep < min(len(self._open), len(parts)) and self._open[keep][0] == parts[keep]:
+            keep += 1
+        while len(self._open) > keep:
+            os.close(self._open.pop()[1])
+        for part in parts[keep:]:
+            parent = self._open[-1][1] if self._open else self._top_fd
+            self._open.append((part, os.open(part, _DIR_FLAGS, dir_fd=parent)))
+        return self._open[-1][1] if self._open else self._top_fd
+
+    def close(self) -> None:
+        while self._open:
+            os.close(self._open.pop()[1])
+        if self._top_fd is not None:
+            os.close(self._top_fd)
+            self._top_fd = None
+
+
+def _quoted(path: bytes) -> bytes:
+    """``path`` as fast-import reads it: C-quoted when it would be misread raw."""
+    if b"\n" not in path and not path.startswith(b'"'):
+        return path
+    escaped = path.replace(b"\\", b"\\\\").replace(b'"', b'\\"').replace(b"\n", b"\\n")
+    return b'"' + escaped + b'"'
+
+
+def _start_import(git: Git) -> subprocess.Popen[bytes]:
+    try:
+        return subprocess.Popen(
+            ["git", "fast-import", "--quiet", "--force"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            cwd=git.work_tree,
+            env=git.env,
+        )
+    except OSError as exc:
+        raise GitError(f"git fast-import could not run: {exc}") from exc
+
+
+def _finish_import(importer: subprocess.Popen[bytes]) -> None:
+    """End the stream (what was sent so far is packed, even when stopped) and wait."""
+    assert importer.stdin is not None and importer.stderr is not None
+    try:
+        importer.stdin.close()
+    except OSError:
+        pass  # it died: its status says why
+    err = importer.stderr.read()
+    if importer.wait() != 0:
+        said = err.decode(errors="replace").strip().splitlines()
+        raise GitError(f"git fast-import failed: {said[-1] if said else importer.returncode}")
