@@ -55,6 +55,7 @@ async def run_prompt(
     detach = runtime.observe(
         printer, printer.stream, lambda notice: printer.say(f"reefline: {notice.text}")
     )
+    stop_workspace = runtime.observe_workspace(printer.workspace)
     task = asyncio.ensure_future(runtime.agent.run_turn(prompt))
     printer.on_stdout_closed = task.cancel  # nobody reads the run any more: stop it
     # A quarter of a summary call's time budget: a stalled call is reported a few times.
@@ -72,6 +73,7 @@ async def run_prompt(
         finally:
             beat.cancel()
             detach()
+            stop_workspace()
     if not json_mode and result.text:
         out.write(clean(result.text.rstrip("\n")) + "\n")
         out.flush()

@@ -15,6 +15,7 @@ as before.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
@@ -193,10 +194,8 @@ def _start_import(git: Git) -> subprocess.Popen[bytes]:
 def _finish_import(importer: subprocess.Popen[bytes]) -> None:
     """End the stream (what was sent so far is packed, even when stopped) and wait."""
     assert importer.stdin is not None and importer.stderr is not None
-    try:
+    with contextlib.suppress(OSError):  # it died: its status says why
         importer.stdin.close()
-    except OSError:
-        pass  # it died: its status says why
     err = importer.stderr.read()
     if importer.wait() != 0:
         said = err.decode(errors="replace").strip().splitlines()

@@ -55,6 +55,7 @@ from tui.text import sandbox_label
 from tui.view.changes import summary
 from tui.view.fold import LogView
 from tui.view.status import StatusFold
+from tui.view.workspace import running_words
 from tui.widgets.card_files import DiffRequested
 from tui.widgets.gauge import ZONE_TEXT, TokenGauge
 from tui.widgets.header import AppHeader
@@ -258,7 +259,12 @@ class MainScreen(Screen[None]):
         if not self.live:
             return
         now = time.time()
-        self.status.tick(self.runtime.compaction.background if self.runtime else None)
+        runtime = self.runtime
+        recorder = runtime.bash.snapshots if runtime else None
+        self.status.tick(
+            runtime.compaction.background if runtime else None,
+            running_words(recorder.first) if recorder else None,
+        )
         for card in self.transcript.running_cards():
             card.tick(now)
         if any(r.status == "running" for r in self.timeline.records):
