@@ -53,6 +53,11 @@ class FirstRecord:
 
 FirstListener = Callable[[FirstRecord], None]
 
+NARROW_FROM = 20_000
+"""A tree of this many files or more (counted once, after the first snapshot) is scanned
+after a command only where the watch saw changes, when it knows them: a full scan there
+costs more than the command's budget (README: Snapshots)."""
+
 CLOSE_WAIT_S = 2.0
 """How long closing waits for a first snapshot to stop."""
 
@@ -87,6 +92,8 @@ class Recorder:
         self._stop = threading.Event()
         self._listeners: list[FirstListener] = []
         self._told = threading.Lock()  # guards the two above (never held while waiting)
+        self._narrow = False
+        """The tree is large (:data:`NARROW_FROM`): the scan after a command is narrowed."""
 
     def start(self) -> None:
         """Take the first snapshot now, in a thread of its own, the watch on the tree armed
@@ -167,6 +174,7 @@ class Recorder:
                 generation = self._generation
                 self._arm()
             tree = self.repo.snapshot(on_listed=self._listed, stop=self._stop)
+            self._narrow = self.repo.tracked() >= NARROW_FROM
         except SnapshotUnavailable as exc:
             if not self._stop.is_set():
                 self.unavailable = self.unavailable or str(exc)
@@ -208,6 +216,16 @@ class Recorder:
                 return tree
         return self._take()
 
+    def _seen(self) -> frozenset[str] | None:
+        """The paths the watch saw change since its last reset (None: not known)."""
+        if self._watch is None:
+            return None
+        try:
+            return self._watch.paths()
+        except WatchUnavailable as exc:
+            self._give_up(exc)
+            return None
+
     def _since_clean(self) -> tuple[str | None, frozenset[str] | None]:
         """The snapshot after the last command when nothing changed since its scan began,
         else None and the paths that changed (None: unknown, scan them all)."""
@@ -223,13 +241,16 @@ class Recorder:
 
     def _after(self, before: str) -> Recorded | None:
         with self._state:
+            # In a large tree, what the watch saw since the last scan began (the command's
+            # changes among them) is all that is looked at, when it knows.
+            seen = self._seen() if self._narrow else None
             # Right before the scan: a change from here on is the next command's to scan.
             self._clean = None
             self._generation += 1
             generation = self._generation
             self._arm()
         try:
-            after, found = self.repo.snapshot_since(before)
+            after, found = self.repo.snapshot_since(before, only=seen)
         except SnapshotUnavailable as exc:
             self.unavailable = self.unavailable or str(exc)
             return None

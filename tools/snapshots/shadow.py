@@ -130,12 +130,14 @@ class ShadowRepo:
             except bulk.Stopped:
                 raise SnapshotUnavailable("stopped before the snapshot was complete") from None
 
-    def snapshot_since(self, before: str) -> tuple[str, list[Change]]:
+    def snapshot_since(
+        self, before: str, only: Collection[str] | None = None
+    ) -> tuple[str, list[Change]]:
         """Like :meth:`snapshot`, with what changed since snapshot ``before`` (worked out
         while the new snapshot is being named)."""
         with self._lock:
             try:
-                tree, diff = self._snapshot(before)
+                tree, diff = self._snapshot(before, only=only)
                 return tree, parse_changes(diff) if diff is not None else changes(
                     self.git, before, tree
                 )
@@ -143,6 +145,18 @@ class ShadowRepo:
                 raise SnapshotUnavailable(str(exc)) from exc
             except OSError as exc:
                 raise SnapshotUnavailable(f"cannot keep snapshots: {exc}") from exc
+
+    def tracked(self) -> int:
+        """How many files the last snapshot holds (one listing of the index).
+
+        Raises:
+            SnapshotUnavailable: git failed.
+        """
+        with self._lock:
+            try:
+                return self.git.run(["ls-files", "-z"]).count(b"\0")
+            except GitError as exc:
+                raise SnapshotUnavailable(str(exc)) from exc
 
     def _prepare(self) -> bool:
         """Make or tune the repository as needed; whether it was made now."""
