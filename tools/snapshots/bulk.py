@@ -3,14 +3,13 @@
 ``git update-index --add`` writes each new file as a loose object: one file of the
 repository, a 4 KiB block on disk, per file of the working directory, and most of the time
 of a first snapshot goes to making them. Here the files are read once (which also tells a
-text file from one recorded by hash), their contents streamed to ``git fast-import`` (one
-pack), and the index entries written with ``update-index --index-info``; a ``--refresh``
-then takes each file's stat, so that the next scan finds them unchanged (a file that
-changed since it was read stays changed to git, and the next scan records it).
+text file from one recorded by hash), their contents streamed to ``git fast-import`` with
+the folders' trees (one pack). The caller then adds them to the index the usual way:
+``update-index --add`` finds every object already made and writes none (a file changed
+since it was read, or one ``.gitattributes`` converts, is written as it is then, loose).
 
 Only regular files are taken: a symlink, a folder, a FIFO, a file gone or unreadable is
-left to the caller's usual way (:meth:`tools.snapshots.shadow.ShadowRepo`), which records it
-as before.
+left to the caller's usual way (:meth:`tools.snapshots.shadow.ShadowRepo`).
 """
 
 from __future__ import annotations
@@ -46,21 +45,20 @@ class Stopped(RuntimeError):
 class Sorted:
     """What became of the paths given to :func:`store`."""
 
-    stored: int = 0
-    """Regular text files now in the index by content."""
+    text: set[str] = field(default_factory=set)
+    """Regular text files whose content (and folders' trees) is now in the pack."""
     by_hash: dict[str, os.stat_result] = field(default_factory=dict)
     """Regular files to record by hash (binary, or over :data:`stubs.SIZE_CAP`)."""
-    rest: list[str] = field(default_factory=list)
-    """Paths left to the usual way (links, gone, not regular, unreadable)."""
 
 
 def store(git: Git, work_tree: Path, paths: Iterable[str], stop: threading.Event | None) -> Sorted:
-    """Store the regular text files among ``paths`` (relative) in one pack and in the index,
-    with the folders' trees (so that ``write-tree`` finds them made); say what became of
-    the others.
+    """Store the regular text files among ``paths`` (relative) in one pack, with their
+    folders' trees; say which they were and which are to be recorded by hash. Adding them
+    to the index is the caller's (``update-index --add`` finds each object made, and
+    writes none again).
 
     Raises:
-        GitError: git failed (nothing of it is in the index then).
+        GitError: git failed.
         Stopped: ``stop`` was set meanwhile.
     """
     found = Sorted()
@@ -73,10 +71,9 @@ def store(git: Git, work_tree: Path, paths: Iterable[str], stop: threading.Event
         for path in paths:
             if stop is not None and stop.is_set():
                 raise Stopped()
-            read = None if "\n" in path else folders.read(path)  # see _refresh
+            read = folders.read(path)
             if read is None:
-                found.rest.append(path)
-                continue
+                continue  # a link, gone, not regular: the usual way takes it
             st, data = read
             if data is None or b"\0" in data[: stubs.SNIFF]:  # by_hash's rule, read once
                 found.by_hash[path] = st
@@ -95,24 +92,8 @@ def store(git: Git, work_tree: Path, paths: Iterable[str], stop: threading.Event
         _finish_import(importer)
     if entries:
         git.run(["update-ref", "-d", _REF])
-        info = b"".join(b"%b %b\t%b\0" % entry for entry in entries)
-        git.run(["update-index", "-z", "--index-info"], stdin=info)
-        found.rest += _refresh(git)
-        found.stored = len(entries)
+        found.text = {os.fsdecode(path) for _, _, path in entries}
     return found
-
-
-def _refresh(git: Git) -> list[str]:
-    """Take the stat of each file stored; the paths whose content is not what was stored
-    (changed since it was read, or one git converts on the way in, by ``.gitattributes``):
-    they are for the usual way to store."""
-    # Every entry changes: a new shared index (core.splitIndex) holding them all, and the
-    # old one, made moments ago by this store, removed now rather than in two weeks.
-    fresh = ["-c", "splitIndex.maxPercentChange=0", "-c", "splitIndex.sharedIndexExpire=now"]
-    out = git.run([*fresh, "update-index", "--refresh"], check=False)  # 1: some need update
-    tail = ": needs update"
-    lines = os.fsdecode(out).split("\n")  # raw paths, one a line: none holds a newline
-    return [line[: -len(tail)] for line in lines if line.endswith(tail)]
 
 
 class _Folders:

@@ -221,14 +221,19 @@ class ShadowRepo:
                 stdin=_nul(unhash),
             )
         paths = [p for p in paths if not p.endswith("/")]  # a nested repository: not ours
-        if len(paths) >= bulk.BULK_FROM:  # a first snapshot: one pack, each file read once
+        text: set[str] = set()
+        if len(paths) >= bulk.BULK_FROM:  # a first snapshot: into one pack, each read once
             stored = bulk.store(self.git, self.work_tree, paths, stop)
-            paths = stored.rest
+            text = stored.text
             to_stub.update(stored.by_hash)
+            paths = [p for p in paths if p not in stored.by_hash]
         folders: dict[str, bool | None] = {}
         for path in paths:
             if _beyond_link(self.work_tree, path, folders):  # its folder is a link now
                 gone.append(path)
+                continue
+            if path in text:  # read a moment ago: a regular text file
+                to_add.append(path)
                 continue
             st = _lstat(self.work_tree / path)
             if (
