@@ -15,7 +15,6 @@ left to the caller's usual way (:meth:`tools.snapshots.shadow.ShadowRepo`).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import stat
 import subprocess
@@ -62,7 +61,7 @@ def store(git: Git, work_tree: Path, paths: Iterable[str], stop: threading.Event
         Stopped: ``stop`` was set meanwhile.
     """
     found = Sorted()
-    entries: list[tuple[bytes, bytes, bytes]] = []  # mode, blob id, path
+    entries: list[tuple[bytes, str]] = []  # mode, path; the blob of entry n is mark n + 1
     importer = _start_import(git)
     folders = _Folders(work_tree)
     try:
@@ -78,21 +77,24 @@ def store(git: Git, work_tree: Path, paths: Iterable[str], stop: threading.Event
             if data is None or b"\0" in data[: stubs.SNIFF]:  # by_hash's rule, read once
                 found.by_hash[path] = st
                 continue
-            send(b"blob\ndata %d\n%b\n" % (len(data), data))
-            blob = hashlib.sha1(b"blob %d\0%b" % (len(data), data)).hexdigest().encode()
-            mode = b"100755" if st.st_mode & stat.S_IXUSR else b"100644"
-            entries.append((mode, blob, os.fsencode(path)))
+            entries.append((b"100755" if st.st_mode & stat.S_IXUSR else b"100644", path))
+            send(b"blob\nmark :%d\ndata %d\n%b\n" % (len(entries), len(data), data))
         if entries:
             # The trees too, in the same pack: a commit on a ref of our own, dropped after.
             send(b"commit %b\ncommitter reefline <> 0 +0000\ndata 0\n" % _REF.encode())
-            send(b"".join(b"M %b %b %b\n" % (m, b, _quoted(p)) for m, b, p in entries))
+            send(
+                b"".join(
+                    b"M %b :%d %b\n" % (mode, mark, _quoted(os.fsencode(path)))
+                    for mark, (mode, path) in enumerate(entries, 1)
+                )
+            )
             send(b"\n")
     finally:
         folders.close()
         _finish_import(importer)
     if entries:
         git.run(["update-ref", "-d", _REF])
-        found.text = {os.fsdecode(path) for _, _, path in entries}
+        found.text = {path for _, path in entries}
     return found
 
 

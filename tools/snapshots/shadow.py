@@ -229,11 +229,11 @@ class ShadowRepo:
             paths = [p for p in paths if p not in stored.by_hash]
         folders: dict[str, bool | None] = {}
         for path in paths:
+            if path in text:  # read a moment ago through its folders, none of them a link
+                to_add.append(path)
+                continue
             if _beyond_link(self.work_tree, path, folders):  # its folder is a link now
                 gone.append(path)
-                continue
-            if path in text:  # read a moment ago: a regular text file
-                to_add.append(path)
                 continue
             st = _lstat(self.work_tree / path)
             if (
