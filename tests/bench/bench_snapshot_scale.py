@@ -62,7 +62,7 @@ def _size(path: Path) -> int:
 
 def packed_tree_size(root: Path, scratch: Path) -> int:
     """The tree in a plain repository of its own, committed and ``git gc``'d: its packs."""
-    git = ["git", f"--git-dir={scratch}", f"--work-tree={root}"]
+    git = ["git", "-c", "gc.auto=0", f"--git-dir={scratch}", f"--work-tree={root}"]
     env = {**_git_env(), "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@e"}
     env |= {"GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@e"}
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "tree"], ["gc", "-q"]):

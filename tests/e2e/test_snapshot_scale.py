@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import queue
-import shutil
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -20,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from tests.e2e.conftest import REEFLINE, log_events, session_files
+from tests.git_gate import held_git, opened_at_last
 from tests.openai_server import OpenAIServer
 
 LINE_WAIT_S = 60.0  # only how long a failing run takes to fail
@@ -139,25 +139,14 @@ def test_a_command_coming_first_waits_for_the_whole_first_snapshot(
     work = tmp_path / "big"
     work.mkdir()
     make_tree(work, 1500)
-    real_git = shutil.which("git")
-    assert real_git is not None
-    shim = tmp_path / "bin"
-    shim.mkdir()
     gate = tmp_path / "gate"
-    os.mkfifo(gate)
-    (shim / "git").write_text(
-        "#!/bin/sh\n"
-        f'if [ "$1" = fast-import ]; then cat "{gate}" > /dev/null; fi\n'
-        f'exec "{real_git}" "$@"\n'
-    )
-    (shim / "git").chmod(0o755)
+    shim = held_git(tmp_path, gate)
     env = {**cli_env, "PATH": f"{shim}{os.pathsep}{cli_env['PATH']}"}
     openai_server.agent_commands = [COMMAND]
-    with started(prompt_args(openai_server), work, env) as (proc, lines):
+    with opened_at_last(gate), started(prompt_args(openai_server), work, env) as (proc, lines):
         _, seen = await_line(lines, "waits for the workspace record")
         assert any("recording the workspace (1,500 files)" in line for line in seen), seen
-        with open(gate, "w"):
-            pass  # the snapshot's fast-import goes on
+        gate.touch()  # the snapshot's fast-import goes on
         assert proc.wait(timeout=60) == 0
     files = first_result(cli_env)["files"]
     assert {c["path"]: c["kind"] for c in files["changes"]} == {
