@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tools.snapshots import stubs
 from tools.snapshots.bulk import BULK_FROM
+from tools.snapshots.packing import LOOSE_MAX
 from tools.snapshots.shadow import ShadowRepo
 
 
@@ -84,3 +85,21 @@ def test_a_large_first_snapshot_records_every_kind_of_file_in_one_pack(tmp_path:
     assert repo.snapshot() == tree
     (work / "pkg1" / "m61.py").write_text("value = 'changed'\n")
     assert repo.snapshot() != tree
+
+
+def test_loose_objects_of_later_snapshots_are_packed_once_they_pile_up(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    repo = ShadowRepo(tmp_path / "home", work)
+    repo.snapshot()
+    for batch in range(6):  # each fewer than BULK_FROM files: stored loose, the usual way
+        for n in range(BULK_FROM - 200):
+            (work / f"b{batch}-{n}.txt").write_text(f"{batch} {n}\n")
+        repo.snapshot()
+    counted = dict(
+        line.split(": ") for line in git(repo, "count-objects", "-v").decode().splitlines()
+    )
+    assert int(counted["packs"]) >= 1, counted
+    assert int(counted["count"]) < LOOSE_MAX, counted  # 1,800 written, most packed
+    assert int(counted["in-pack"]) + int(counted["count"]) >= 6 * (BULK_FROM - 200)
+    assert git(repo, "fsck", "--no-dangling", "--connectivity-only") == b""

@@ -7,8 +7,9 @@ watch on the tree (:mod:`tools.snapshots.watch`) saw nothing change since that s
 When it saw a few paths change (at most :data:`~tools.snapshots.watch.MAX_PATHS`), only
 those are looked at, by the same rules as a scan, and the result is the tree a full scan
 would record. Otherwise (too many paths, a folder moved, a ``.gitignore`` edited, no watch
-to be had, any error) the tree is scanned as always. The scan after a command is always
-a full one.
+to be had, any error) the tree is scanned as always. The scan after a command is a full
+one, except in a tree of :data:`NARROW_FROM` files or more, where it looks only at what the
+watch saw change since the last scan began, when it knows.
 
 The first snapshot of a session is taken in the background from the session's start
 (:meth:`Recorder.start`): in a large tree it takes seconds, which a command coming first

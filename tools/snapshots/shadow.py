@@ -215,11 +215,6 @@ class ShadowRepo:
                 gone.append(path)
             else:
                 paths.append(path)
-        if unhash:
-            self.git.run(
-                ["update-index", "-z", "--no-assume-unchanged", "--stdin"],
-                stdin=_nul(unhash),
-            )
         paths = [p for p in paths if not p.endswith("/")]  # a nested repository: not ours
         text: set[str] = set()
         if len(paths) >= bulk.BULK_FROM:  # a first snapshot: into one pack, each read once
@@ -244,6 +239,11 @@ class ShadowRepo:
                 to_stub[path] = st
             else:
                 to_add.append(path)
+        if unhash:
+            self.git.run(
+                ["update-index", "-z", "--no-assume-unchanged", "--stdin"],
+                stdin=_nul(unhash),
+            )
         if to_add:
             self._add(to_add)
         if gone:
