@@ -34,22 +34,25 @@ def make_tree(root: Path, files: int) -> None:
 
 @contextmanager
 def started(
-    args: list[str], cwd: Path, env: dict[str, str]
+    args: list[str], cwd: Path, env: dict[str, str], *, plain: bool = False
 ) -> Iterator[tuple[subprocess.Popen[str], queue.Queue[str | None]]]:
-    """``reefline`` running, its stderr lines on a queue (None: it closed)."""
+    """``reefline`` running, its stderr lines on a queue (None: it closed); ``plain``: its
+    stdout and stderr together, and its stdin a pipe."""
     proc = subprocess.Popen(
         [REEFLINE, *args],
         cwd=cwd,
         env=env,
+        stdin=subprocess.PIPE if plain else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=subprocess.STDOUT if plain else subprocess.PIPE,
         text=True,
     )
     lines: queue.Queue[str | None] = queue.Queue()
 
     def pump() -> None:
-        assert proc.stderr is not None
-        for line in proc.stderr:
+        stream = proc.stdout if plain else proc.stderr
+        assert stream is not None
+        for line in stream:
             lines.put(line)
         lines.put(None)
 
@@ -155,3 +158,28 @@ def test_a_command_coming_first_waits_for_the_whole_first_snapshot(
     }
     before = shadow_git(cli_env, "ls-tree", "-r", "--name-only", files["before"]).split()
     assert len(before) == 1500 and "pkg0/new.txt" not in before
+
+
+def test_plain_says_the_first_snapshot_while_it_runs(
+    openai_server: OpenAIServer, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    work = tmp_path / "big"
+    work.mkdir()
+    make_tree(work, 1500)
+    gate = tmp_path / "gate"
+    env = {**cli_env, "PATH": f"{held_git(tmp_path, gate)}{os.pathsep}{cli_env['PATH']}"}
+    args = ["--plain", "--base-url", openai_server.base_url, "--model", "m", "--approve", "auto"]
+    with (
+        opened_at_last(gate),
+        started([*args, "--sandbox", "off"], work, env, plain=True) as (
+            proc,
+            lines,
+        ),
+    ):
+        await_line(lines, "recording the workspace (1,500 files)")  # held: still running
+        gate.touch()
+        await_line(lines, "workspace recorded (1,500 files")
+        assert proc.stdin is not None
+        proc.stdin.write("/quit\n")
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
