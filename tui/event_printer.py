@@ -15,13 +15,11 @@ from agent.formatting import fmt_duration, fmt_tokens
 from agent.log.events import Event
 from agent.replies import Notice, StreamEvent, ToolOutputDelta
 from compact.wording import compaction_news, describe, progress_text, start_line
-from tools.snapshots.recording import FirstRecord
 from tools.terminal import json_safe
 from tui.runtime import Runtime
 from tui.text import clean
 from tui.view.fold import LogView
 from tui.view.items import RetryPlanned, ToolRun, ViewItem
-from tui.view.workspace import RecordLines
 
 DENIED_HINT = (
     "reefline: a bash command was not run because headless mode denies commands by default; "
@@ -46,7 +44,6 @@ class EventPrinter:
         """Called once when that happens (the run stops: nobody reads its output)."""
         self.view = LogView()
         self.view.feed_all(runtime.session.events)
-        self._record_lines = RecordLines()
 
     def start(self) -> None:
         """Before the run: with ``--json``, the session's ``session/start`` (its id, for a
@@ -149,12 +146,6 @@ class EventPrinter:
         elif isinstance(item, ToolOutputDelta) and self.json_mode:
             line = {"type": "tool/output", "call_id": item.call_id, "text": item.text}
             self._out(json_safe(json.dumps(line, ensure_ascii=False)))
-
-    def workspace(self, record: FirstRecord) -> None:
-        """The first snapshot of the workspace, running in the background: that it runs,
-        that the first command waits for it, that it is done (a large one only)."""
-        for line in self._record_lines.lines(record):
-            self.say(f"reefline: {line}")
 
     def say(self, line: str) -> None:
         """One line on stderr, through the terminal-safety filter (provider error bodies,

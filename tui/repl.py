@@ -25,7 +25,6 @@ from compact.contract import CompactNotice
 from compact.wording import compaction_news, describe, progress_text, start_line
 from tools.base import ApprovalDecision
 from tools.footer import output_lines
-from tools.snapshots.recording import FirstRecord
 from tools.terminal import visible
 from tui.commands import parse_slash, run
 from tui.effect_lines import effect_lines, gauge_line
@@ -88,7 +87,6 @@ class PlainRepl:
         # Prune batches (by first seq) not said yet: each is said once complete (numbered
         # as the timeline numbers it).
         self._prunes: set[int] = set()
-        self._record_lines = RecordLines()
         self.hanging_up: asyncio.Future[None] | None = None
         self.tty_before = terminal_state() if interactive else None
         """The terminal's settings before any prompt took it (put back on SIGHUP)."""
@@ -191,10 +189,6 @@ class PlainRepl:
         elif isinstance(item, ToolOutputDelta):
             self._live_output(item)
 
-    def _on_workspace(self, record: FirstRecord) -> None:
-        for line in self._record_lines.lines(record):
-            self.say(f"… {line}")
-
     def _live_output(self, item: ToolOutputDelta) -> None:
         """A running command's output, line by line as it comes, up to :data:`LIVE_LINES`
         lines a command (the result line follows; the full output is in the log)."""
@@ -212,13 +206,12 @@ class PlainRepl:
         self.detach()
         self.runtime = runtime
         self.view = LogView()
-        self._record_lines = RecordLines()
         self.view.feed_all(runtime.session.events)
         if self.interactive:
             runtime.bash.approver = self._approve
         self._detach = [
             runtime.observe(self._on_event, self._on_stream, self._on_notice),
-            runtime.observe_workspace(self._on_workspace),
+            runtime.observe_workspace(RecordLines(lambda line: self.say(f"… {line}"))),
         ]
 
     def detach(self) -> None:

@@ -116,6 +116,11 @@ class Runtime:
         return recorder.listen(hop)
 
     @property
+    def first_record(self) -> FirstRecord | None:
+        """Where the workspace's first snapshot is (None: no snapshots here)."""
+        return None if self.bash.snapshots is None else self.bash.snapshots.first
+
+    @property
     def busy(self) -> bool:
         """A turn is open or ``/compact`` runs: what a command that replaces or condenses the
         session waits for."""

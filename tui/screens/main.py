@@ -55,7 +55,6 @@ from tui.text import sandbox_label
 from tui.view.changes import summary
 from tui.view.fold import LogView
 from tui.view.status import StatusFold
-from tui.view.workspace import running_words
 from tui.widgets.card_files import DiffRequested
 from tui.widgets.gauge import ZONE_TEXT, TokenGauge
 from tui.widgets.header import AppHeader
@@ -260,11 +259,8 @@ class MainScreen(Screen[None]):
             return
         now = time.time()
         runtime = self.runtime
-        recorder = runtime.bash.snapshots if runtime else None
-        self.status.tick(
-            runtime.compaction.background if runtime else None,
-            running_words(recorder.first) if recorder else None,
-        )
+        background = runtime.compaction.background if runtime else None
+        self.status.tick(background, runtime.first_record if runtime else None)
         for card in self.transcript.running_cards():
             card.tick(now)
         if any(r.status == "running" for r in self.timeline.records):

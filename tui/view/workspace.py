@@ -5,6 +5,8 @@ line, ``--plain`` and ``-p``'s stderr. Only a large one is said
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from agent.formatting import fmt_duration
 from tools.snapshots.recording import FirstRecord
 
@@ -19,16 +21,17 @@ def running_words(record: FirstRecord) -> str | None:
 
 
 class RecordLines:
-    """The lines a front end prints as the first snapshot goes on, each once: that it
-    runs, that a command waits for it, that it is done."""
+    """Says, through ``say``, the lines a front end prints as the first snapshot goes on,
+    each once: that it runs, that a command waits for it, that it is done. Called with each
+    :class:`FirstRecord` (a listener of :meth:`tui.runtime.Runtime.observe_workspace`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, say: Callable[[str], None]) -> None:
+        self._say = say
         self._said: set[str] = set()
 
-    def lines(self, record: FirstRecord) -> list[str]:
-        """The lines ``record`` brings that were not said yet."""
+    def __call__(self, record: FirstRecord) -> None:
         if not record.worth_saying:
-            return []
+            return
         files = f"{record.files:,} files"
         due: list[tuple[str, str]] = []
         if not record.done:
@@ -38,6 +41,7 @@ class RecordLines:
         if record.done:
             took = fmt_duration(record.seconds)
             due.append(("done", f"workspace recorded ({files} in {took})"))
-        fresh = [line for key, line in due if key not in self._said]
-        self._said.update(key for key, _ in due)
-        return fresh
+        for key, line in due:
+            if key not in self._said:
+                self._said.add(key)
+                self._say(line)

@@ -11,7 +11,9 @@ from textual.widget import Widget
 
 from agent.formatting import fmt_duration
 from compact.contract import Background
+from tools.snapshots.recording import FirstRecord
 from tui.view.status import Activity, StatusReading
+from tui.view.workspace import running_words
 
 _LOOK: dict[Activity, tuple[str, str, str]] = {
     "idle": ("○", "ready", "$text-muted"),
@@ -61,10 +63,11 @@ class StatusLine(Widget):
         self.activity = reading.activity  # last: a watcher of it sees the whole new state
         self.refresh()
 
-    def tick(self, background: Background | None = None, workspace: str | None = None) -> None:
+    def tick(self, background: Background | None = None, first: FirstRecord | None = None) -> None:
         """Refresh the elapsed times; ``background``: the compaction work running now (read
         from the runtime on each tick: nothing waits for it, and the log says it only once
-        it lands); ``workspace``: what the first snapshot, if running, says (read likewise)."""
+        it lands); ``first``: where the workspace's first snapshot is (read likewise)."""
+        workspace = None if first is None else running_words(first)
         changed = background != self.background or workspace != self.workspace
         self.background = background
         self.workspace = workspace
