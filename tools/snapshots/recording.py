@@ -19,6 +19,7 @@ say."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -175,7 +176,6 @@ class Recorder:
                 generation = self._generation
                 self._arm()
             tree = self.repo.snapshot(on_listed=self._listed, stop=self._stop)
-            self._narrow = self.repo.tracked() >= NARROW_FROM
         except SnapshotUnavailable as exc:
             if not self._stop.is_set():
                 self.unavailable = self.unavailable or str(exc)
@@ -183,6 +183,9 @@ class Recorder:
         with self._state:
             if self._watch is not None and self._generation == generation:
                 self._clean = tree
+        self._first_done.set()  # what a command waits for; the rest is for the next ones
+        with contextlib.suppress(SnapshotUnavailable):  # in doubt: full scans
+            self._narrow = self.repo.tracked() >= NARROW_FROM
 
     def _listed(self, files: int) -> None:
         self._tell(lambda f: replace(f, files=files))
