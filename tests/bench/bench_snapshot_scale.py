@@ -5,6 +5,8 @@ folders (about 2 MB of text), no ``.git``, as a checkout of a large project or a
   answers at once, so the command comes as early as it can): its time from ``tool/start`` to
   ``tool/result`` in the log, the first snapshot being taken in the background since the
   session started. Beside it, the same command through the bash tool, unrecorded.
+* The first command coming a second after the session opened, as a model's first reply
+  would (through the bash tool): it waits only for what is left of the first snapshot.
 * The worst case: a command arriving the moment the first snapshot starts waits for all of
   it (through the bash tool; no target, the figure says what the background saves).
 * Later commands, each editing one file: median time, beside the same command unrecorded.
@@ -37,6 +39,8 @@ FILES = FOLDERS * PER_FOLDER
 RUNS = 3
 LATER = 20
 TARGET_FIRST_ADDED_S = 1.0
+REPLY_S = 1.0
+"""When a command comes as a model's first reply: a second after the session opened."""
 TARGET_LATER_ADDED_MS = 100.0
 TARGET_SIZE_RATIO = 3.0
 REEFLINE = Path(sys.executable).with_name("reefline")
@@ -110,6 +114,17 @@ async def _measure(root: Path, base: Path) -> dict[str, float]:
         start = time.perf_counter()
         await bare.run({"command": "true"})
         unrecorded.append(time.perf_counter() - start)
+    # A command coming as a model's first reply may, a second after the session opened.
+    later_home = base / "home-later"
+    recorder = Recorder(ShadowRepo(later_home, root))
+    snap = BashTool(cwd=root, spill_dir=base / "s3", policy="auto", snapshots=recorder)
+    recorder.start()
+    await asyncio.sleep(REPLY_S)
+    start = time.perf_counter()
+    assert (await snap.run({"command": "true"})).files is not None
+    after_reply = time.perf_counter() - start
+    snap.close()
+    shutil.rmtree(later_home)
     # The worst case: the command comes the moment the first snapshot starts.
     home = base / "home-worst"
     recorder = Recorder(ShadowRepo(home, root))
@@ -145,6 +160,7 @@ async def _measure(root: Path, base: Path) -> dict[str, float]:
     return {
         "unrecorded_s": statistics.median(unrecorded),
         "at_start_s": at_start,
+        "after_reply_s": after_reply,
         "first_seconds": recorder.first.seconds or 0.0,
         "shadow_bytes": size,
         "loose": float(counted["count"]),
@@ -183,6 +199,18 @@ def run() -> list[Figure]:
             baseline_value=bare,
             target=f"≤ {TARGET_FIRST_ADDED_S:g} s added (added: {first_added:.2f} s)",
             ok=first_added <= TARGET_FIRST_ADDED_S,
+        ),
+        Figure(
+            group=GROUP,
+            name=f"the first command coming {REPLY_S:g} s after the session opened (a "
+            "model's first reply; through the bash tool)",
+            value=measured["after_reply_s"],
+            unit="s",
+            baseline_name="the same command, unrecorded",
+            baseline_value=bare,
+            target=f"≤ {TARGET_FIRST_ADDED_S:g} s added "
+            f"(added: {measured['after_reply_s'] - bare:.2f} s)",
+            ok=measured["after_reply_s"] - bare <= TARGET_FIRST_ADDED_S,
         ),
         Figure(
             group=GROUP,
