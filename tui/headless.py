@@ -28,6 +28,7 @@ from tui.event_printer import EventPrinter
 from tui.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from tui.runtime import Runtime
 from tui.text import clean
+from tui.view.workspace import RecordLines
 
 
 async def run_prompt(
@@ -55,6 +56,8 @@ async def run_prompt(
     detach = runtime.observe(
         printer, printer.stream, lambda notice: printer.say(f"reefline: {notice.text}")
     )
+    say = RecordLines(lambda line: printer.say(f"reefline: {line}"))
+    stop_workspace = runtime.observe_workspace(say)  # the first snapshot, while it runs
     task = asyncio.ensure_future(runtime.agent.run_turn(prompt))
     printer.on_stdout_closed = task.cancel  # nobody reads the run any more: stop it
     # A quarter of a summary call's time budget: a stalled call is reported a few times.
@@ -72,6 +75,7 @@ async def run_prompt(
         finally:
             beat.cancel()
             detach()
+            stop_workspace()
     if not json_mode and result.text:
         out.write(clean(result.text.rstrip("\n")) + "\n")
         out.flush()

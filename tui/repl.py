@@ -44,6 +44,7 @@ from tui.view import items as view_items
 from tui.view.changes import plain_lines
 from tui.view.fold import Change, LogView
 from tui.view.items import Answer, CommandOutcome, Prompt, RetryPlanned, ToolRun, TurnClosed
+from tui.view.workspace import RecordLines
 
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 """The signals that end the REPL (SIGINT interrupts a turn; at a prompt ctrl+c is a key)."""
@@ -208,7 +209,10 @@ class PlainRepl:
         self.view.feed_all(runtime.session.events)
         if self.interactive:
             runtime.bash.approver = self._approve
-        self._detach = [runtime.observe(self._on_event, self._on_stream, self._on_notice)]
+        self._detach = [
+            runtime.observe(self._on_event, self._on_stream, self._on_notice),
+            runtime.observe_workspace(RecordLines(lambda line: self.say(f"… {line}"))),
+        ]
 
     def detach(self) -> None:
         while self._detach:

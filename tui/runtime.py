@@ -8,6 +8,7 @@ approval policy's logged changes, and closing everything on exit.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import uuid
@@ -32,6 +33,7 @@ from compact.contract import CompactService, NoticeListener
 from compact.forecast import compacting_soon
 from tools.base import ApprovalPolicy
 from tools.bash import BashTool
+from tools.snapshots.recording import FirstRecord
 from tui.usage_reading import UsageReading
 
 
@@ -97,6 +99,26 @@ class Runtime:
                 stops.pop()()
 
         return detach
+
+    def observe_workspace(self, on_record: Callable[[FirstRecord], None]) -> Callable[[], None]:
+        """Hear where the workspace's first snapshot is (it runs in the background from the
+        session's start), on the running event loop (call this from it), the current state
+        first. Returns the function that stops it."""
+        recorder = self.bash.snapshots
+        if recorder is None:
+            return lambda: None
+        loop = asyncio.get_running_loop()
+
+        def hop(record: FirstRecord) -> None:  # on the snapshot's thread
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody listens
+                loop.call_soon_threadsafe(on_record, record)
+
+        return recorder.listen(hop)
+
+    @property
+    def first_record(self) -> FirstRecord | None:
+        """Where the workspace's first snapshot is (None: no snapshots here)."""
+        return None if self.bash.snapshots is None else self.bash.snapshots.first
 
     @property
     def busy(self) -> bool:

@@ -314,6 +314,10 @@ def _build(
     )
     if carried.cwd is not None and (moved := bash.resume_in(carried.cwd)) is not None:
         notices.append(moved)
+    if bash.snapshots is not None and bash.policy != "deny":
+        # From the start, in the background: a large tree's first snapshot takes seconds,
+        # which the first command then waits for only in part (README: Snapshots).
+        bash.snapshots.start()
     if carried.policy == "auto" and not settings.approve:
         notices.append(
             "Commands run without asking in this session: you chose that earlier "

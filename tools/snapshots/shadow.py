@@ -31,11 +31,11 @@ import json
 import os
 import stat
 import threading
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.snapshots import stubs
+from tools.snapshots import bulk, packing, stubs
 from tools.snapshots.changes import DIFF_ARGS, Change, changes, parse_changes
 from tools.snapshots.git import Git, GitError
 from tools.snapshots.stopping import Stopped
@@ -125,12 +125,37 @@ class ShadowRepo:
     def hashed_file(self) -> Path:
         return self.git_dir / "reefline-hashed.json"
 
-    def snapshot(self, only: Collection[str] | None = None) -> str:
+    def prepare(self) -> None:
+        """Make the repository if there is none yet (what a watch's git calls need).
+
+        Raises:
+            SnapshotUnavailable: git is missing or failed, or the directory is reefline's
+                home (or inside it).
+            tools.snapshots.stopping.Stopped: this thread's stop was set meanwhile.
+        """
+        if (why := inside_home(self._home, self.work_tree)) is not None:
+            raise SnapshotUnavailable(why)
+        with self._lock:
+            try:
+                self._prepare()
+            except GitError as exc:
+                raise SnapshotUnavailable(str(exc)) from exc
+            except OSError as exc:
+                raise SnapshotUnavailable(f"cannot keep snapshots: {exc}") from exc
+
+    def snapshot(
+        self,
+        only: Collection[str] | None = None,
+        *,
+        on_listed: Callable[[int], None] | None = None,
+    ) -> str:
         """Record the working directory now; the snapshot's id (a git tree id).
 
         ``only``: the paths (files or folders, relative) that may have changed since the
         last snapshot; only they are looked at, by the same rules, so the id is the one a
         full scan would give when nothing changed elsewhere (what the watch promises).
+        ``on_listed`` hears how many paths are to be recorded, once they are listed (on this
+        thread).
 
         Raises:
             SnapshotUnavailable: git is missing or failed, the directory is too large, or
@@ -139,18 +164,20 @@ class ShadowRepo:
         """
         with self._lock:
             try:
-                return self._snapshot(only=only)[0]
+                return self._snapshot(only=only, on_listed=on_listed)[0]
             except GitError as exc:
                 raise SnapshotUnavailable(str(exc)) from exc
             except OSError as exc:
                 raise SnapshotUnavailable(f"cannot keep snapshots: {exc}") from exc
 
-    def snapshot_since(self, before: str) -> tuple[str, list[Change]]:
+    def snapshot_since(
+        self, before: str, only: Collection[str] | None = None
+    ) -> tuple[str, list[Change]]:
         """Like :meth:`snapshot`, with what changed since snapshot ``before`` (worked out
         while the new snapshot is being named)."""
         with self._lock:
             try:
-                tree, diff = self._snapshot(before)
+                tree, diff = self._snapshot(before, only=only)
                 return tree, parse_changes(diff) if diff is not None else changes(
                     self.git, before, tree
                 )
@@ -159,16 +186,42 @@ class ShadowRepo:
             except OSError as exc:
                 raise SnapshotUnavailable(f"cannot keep snapshots: {exc}") from exc
 
+    def tracked(self) -> int:
+        """How many files the last snapshot holds (one listing of the index).
+
+        Raises:
+            SnapshotUnavailable: git failed.
+        """
+        with self._lock:
+            try:
+                return self.git.run(["ls-files", "-z"]).count(b"\0")
+            except GitError as exc:
+                raise SnapshotUnavailable(str(exc)) from exc
+
+    def _prepare(self) -> bool:
+        """Make or tune the repository as needed; whether it was made now (its excludes are
+        the last thing made: one stopped half-way is made again)."""
+        first = not (self.git_dir / "info" / "exclude").exists()
+        if first:
+            self._create()
+            self._tuned = True
+        elif not self._tuned:
+            self._tune()
+        return first
+
     def _snapshot(
-        self, before: str | None = None, only: Collection[str] | None = None
+        self,
+        before: str | None = None,
+        only: Collection[str] | None = None,
+        on_listed: Callable[[int], None] | None = None,
     ) -> tuple[str, bytes | None]:
         """The snapshot's id, and (given ``before``) the raw diff from it when one was
-        needed and worked out on the way (None: not worked out); ``only`` as in
+        needed and worked out on the way (None: not worked out); the rest as in
         :meth:`snapshot`."""
         if (why := inside_home(self._home, self.work_tree)) is not None:
             raise SnapshotUnavailable(why)
         try:
-            return self._scan(before, only)
+            return self._scan(before, only, on_listed)
         except (GitError, OSError, Stopped, SnapshotUnavailable):
             # Cut short: what is known of the files recorded by hash is read again from
             # the list last saved (the shadow index is always at least that far).
@@ -176,14 +229,13 @@ class ShadowRepo:
             self._last = None
             raise
 
-    def _scan(self, before: str | None, only: Collection[str] | None) -> tuple[str, bytes | None]:
-        # Its excludes are the last thing made: one stopped half-way is made again.
-        first = not (self.git_dir / "info" / "exclude").exists()
-        if first:
-            self._create()
-            self._tuned = True
-        elif not self._tuned:
-            self._tune()
+    def _scan(
+        self,
+        before: str | None,
+        only: Collection[str] | None,
+        on_listed: Callable[[int], None] | None,
+    ) -> tuple[str, bytes | None]:
+        first = self._prepare() or not (self.git_dir / "index").exists()
         if only is None:
             # The two halves of a scan at once: new files (a walk of the folders) and
             # changed or deleted ones (an lstat of each known file, against the stat cache).
@@ -203,6 +255,8 @@ class ShadowRepo:
             raise SnapshotUnavailable(
                 f"{self.work_tree} holds more than {MAX_FILES} files; no snapshots are taken"
             )
+        if on_listed is not None:
+            on_listed(len(paths))
         hashed = self._load_hashed()
         to_add: list[str] = []
         to_stub: dict[str, os.stat_result] = {}
@@ -218,10 +272,19 @@ class ShadowRepo:
                 gone.append(path)
             else:
                 paths.append(path)
+        paths = [p for p in paths if not p.endswith("/")]  # a nested repository: not ours
+        text: set[str] = set()
+        if len(paths) >= bulk.BULK_FROM:  # a first snapshot: into one pack, each read once
+            stored = bulk.store(self.git, self.work_tree, paths)
+            text = stored.text
+            to_stub.update(stored.by_hash)
+            paths = [p for p in paths if p not in stored.by_hash]
+        folders: dict[str, bool | None] = {}
         for path in paths:
-            if path.endswith("/"):  # a nested repository: not ours to record
+            if path in text:  # read a moment ago through its folders, none of them a link
+                to_add.append(path)
                 continue
-            if _beyond_link(self.work_tree, path):  # its folder is a link (or file) now
+            if _beyond_link(self.work_tree, path, folders):  # its folder is a link now
                 gone.append(path)
                 continue
             st = _lstat(self.work_tree / path)
@@ -262,6 +325,8 @@ class ShadowRepo:
             calls.append(["diff-index", "--cached", *DIFF_ARGS, before])
         named = self.git.run_together(calls)
         tree = named[0].decode().strip()
+        if packing.crowded(self.git_dir):
+            packing.pack_loose(self.git)
         index = _lstat(self.git_dir / "index")
         mark = None if index is None else (index.st_mtime_ns, index.st_size, index.st_ino)
         self._last = (tree, mark)
@@ -348,15 +413,19 @@ def _lstat(path: Path) -> os.stat_result | None:
         return None
 
 
-def _beyond_link(top: Path, path: str) -> bool:
+def _beyond_link(top: Path, path: str, seen: dict[str, bool | None] | None = None) -> bool:
     """Whether a folder on the way to ``path`` is not a real folder (a symlink: git must
-    neither follow it nor be asked to)."""
-    here = top
-    for part in path.split("/")[:-1]:
-        here = here / part
-        st = _lstat(here)
-        if st is None or not stat.S_ISDIR(st.st_mode):
-            return st is not None
+    neither follow it nor be asked to). ``seen``: what the folders looked at in this scan
+    were (True a folder, False something else, None missing), so each is looked at once."""
+    known = {} if seen is None else seen
+    parts = path.split("/")[:-1]
+    for depth in range(1, len(parts) + 1):
+        folder = "/".join(parts[:depth])
+        if folder not in known:
+            st = _lstat(top / folder)
+            known[folder] = None if st is None else stat.S_ISDIR(st.st_mode)
+        if known[folder] is not True:
+            return known[folder] is False
     return False
 
 

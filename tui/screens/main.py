@@ -258,7 +258,9 @@ class MainScreen(Screen[None]):
         if not self.live:
             return
         now = time.time()
-        self.status.tick(self.runtime.compaction.background if self.runtime else None)
+        runtime = self.runtime
+        background = runtime.compaction.background if runtime else None
+        self.status.tick(background, runtime.first_record if runtime else None)
         for card in self.transcript.running_cards():
             card.tick(now)
         if any(r.status == "running" for r in self.timeline.records):

@@ -11,7 +11,9 @@ from textual.widget import Widget
 
 from agent.formatting import fmt_duration
 from compact.contract import Background
+from tools.snapshots.recording import FirstRecord
 from tui.view.status import Activity, StatusReading
+from tui.view.workspace import running_words
 
 _LOOK: dict[Activity, tuple[str, str, str]] = {
     "idle": ("○", "ready", "$text-muted"),
@@ -47,6 +49,8 @@ class StatusLine(Widget):
         """What the next command runs under (:func:`tui.text.sandbox_label`): always said."""
         self.background: Background | None = None
         """Compaction work nobody waits for (a summary written ahead): said quietly."""
+        self.workspace: str | None = None
+        """The workspace's first snapshot running (:func:`tui.view.workspace.running_words`)."""
 
     def show(self, reading: StatusReading, *, policy: str, sandbox: str) -> None:
         """Show ``reading`` (:class:`tui.view.status.StatusFold`'s) with the approval policy
@@ -59,12 +63,14 @@ class StatusLine(Widget):
         self.activity = reading.activity  # last: a watcher of it sees the whole new state
         self.refresh()
 
-    def tick(self, background: Background | None = None) -> None:
+    def tick(self, background: Background | None = None, first: FirstRecord | None = None) -> None:
         """Refresh the elapsed times; ``background``: the compaction work running now (read
         from the runtime on each tick: nothing waits for it, and the log says it only once
-        it lands)."""
-        changed = background != self.background
+        it lands); ``first``: where the workspace's first snapshot is (read likewise)."""
+        workspace = None if first is None else running_words(first)
+        changed = background != self.background or workspace != self.workspace
         self.background = background
+        self.workspace = workspace
         if self.activity != "idle" or changed or background is not None:
             self.refresh()
 
@@ -90,6 +96,8 @@ class StatusLine(Widget):
                 else f"{work.label} {fmt_duration(time.monotonic() - work.since)}"
             )
             parts.append((f" · {said}", "$text-muted"))
+        if self.workspace is not None:
+            parts.append((f" · {self.workspace}", "$text-muted"))
         if self.policy == "auto":
             parts.append(("  · commands run without asking", "$text-warning"))
         elif self.policy == "deny":

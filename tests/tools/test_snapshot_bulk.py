@@ -1,0 +1,105 @@
+"""A first snapshot of many files (stored through ``git fast-import`` into one pack):
+every kind of file recorded as a snapshot of a few files records it, the repository holds a
+pack and no loose object per file, and the next scan finds nothing changed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from tools.snapshots import stubs
+from tools.snapshots.bulk import BULK_FROM
+from tools.snapshots.packing import LOOSE_MAX
+from tools.snapshots.shadow import ShadowRepo
+
+
+def git(repo: ShadowRepo, *args: str) -> bytes:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    cmd = ["git", f"--git-dir={repo.git_dir}", f"--work-tree={repo.work_tree}", *args]
+    return subprocess.run(cmd, env=env, capture_output=True, check=True, cwd=repo.work_tree).stdout
+
+
+def entries(repo: ShadowRepo, tree: str) -> dict[str, tuple[str, str]]:
+    """path: (mode, object id) of every file in ``tree``."""
+    out: dict[str, tuple[str, str]] = {}
+    for item in git(repo, "ls-tree", "-r", "-z", tree).split(b"\0"):
+        if item:
+            meta, path = item.split(b"\t", 1)
+            mode, _kind, oid = meta.decode().split()
+            out[os.fsdecode(path)] = (mode, oid)
+    return out
+
+
+def blob(repo: ShadowRepo, oid: str) -> bytes:
+    return git(repo, "cat-file", "blob", oid)
+
+
+def test_a_large_first_snapshot_records_every_kind_of_file_in_one_pack(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    for n in range(BULK_FROM + 100):
+        folder = work / f"pkg{n // 60}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"m{n}.py").write_text(f"value = {n}\n")
+    (work / "run.sh").write_text("echo hi\n")
+    (work / "run.sh").chmod(0o755)
+    (work / "empty.txt").write_text("")
+    (work / "pic.bin").write_bytes(b"\x89PNG\0\0data")
+    (work / "big.txt").write_text("x" * (stubs.SIZE_CAP + 1))
+    (work / "odd").mkdir()
+    for name in ('"quoted.txt', "new\nline.txt", "sp ace é.txt"):
+        (work / "odd" / name).write_text(f"{name}\n")
+    (work / "link.txt").symlink_to("run.sh")
+    (work / "linked-folder").symlink_to("pkg0")
+    (work / "crlf.txt").write_bytes(b"one\r\ntwo\r\n")
+    (work / ".gitattributes").write_text("crlf.txt text eol=lf\n")
+    (work / "build").mkdir()
+    (work / "build" / "out.o").write_text("ignored\n")
+    (work / ".gitignore").write_text("build/\n")
+    subprocess.run(["git", "init", "-q", str(work / "nested")], check=True)
+    (work / "nested" / "inside.txt").write_text("not ours\n")
+    repo = ShadowRepo(tmp_path / "home", work)
+    tree = repo.snapshot()
+    files = entries(repo, tree)
+    assert files["pkg3/m200.py"][0] == "100644"
+    assert blob(repo, files["pkg3/m200.py"][1]) == b"value = 200\n"
+    assert files["run.sh"][0] == "100755"
+    assert blob(repo, files["empty.txt"][1]) == b""
+    assert stubs.is_stand_in(blob(repo, files["pic.bin"][1]))
+    assert stubs.is_stand_in(blob(repo, files["big.txt"][1]))
+    for name in ('"quoted.txt', "new\nline.txt", "sp ace é.txt"):
+        assert blob(repo, files[f"odd/{name}"][1]) == f"{name}\n".encode()
+    assert files["link.txt"][0] == "120000" and blob(repo, files["link.txt"][1]) == b"run.sh"
+    assert files["linked-folder"][0] == "120000"
+    assert blob(repo, files["crlf.txt"][1]) == b"one\ntwo\n"  # as git itself stores it
+    assert not [p for p in files if p.startswith(("build/", "nested/", "linked-folder/"))]
+    assert len(files) == BULK_FROM + 100 + 12
+    counted = dict(
+        line.split(": ") for line in git(repo, "count-objects", "-v").decode().splitlines()
+    )
+    assert int(counted["packs"]) >= 1 and int(counted["in-pack"]) >= BULK_FROM + 100
+    assert int(counted["count"]) < 20, counted  # not one loose object per file
+    assert not git(repo, "for-each-ref").strip()  # the import's own ref is gone
+    # Each file's stat is in the index: the next scan finds nothing to look at again.
+    assert git(repo, "diff-files", "--name-only") == b""
+    assert repo.snapshot() == tree
+    (work / "pkg1" / "m61.py").write_text("value = 'changed'\n")
+    assert repo.snapshot() != tree
+
+
+def test_loose_objects_of_later_snapshots_are_packed_once_they_pile_up(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    repo = ShadowRepo(tmp_path / "home", work)
+    repo.snapshot()
+    for batch in range(6):  # each fewer than BULK_FROM files: stored loose, the usual way
+        for n in range(BULK_FROM - 200):
+            (work / f"b{batch}-{n}.txt").write_text(f"{batch} {n}\n")
+        repo.snapshot()
+    counted = dict(
+        line.split(": ") for line in git(repo, "count-objects", "-v").decode().splitlines()
+    )
+    assert int(counted["packs"]) >= 1, counted
+    assert int(counted["count"]) < LOOSE_MAX, counted  # 1,800 written, most packed
+    assert int(counted["in-pack"]) + int(counted["count"]) >= 6 * (BULK_FROM - 200)
+    assert git(repo, "fsck", "--no-dangling", "--connectivity-only") == b""

@@ -1,0 +1,203 @@
+"""Many files into the shadow repository at once, written straight into one pack.
+
+``git update-index --add`` writes each new file as a loose object: one file of the
+repository, a 4 KiB block on disk, per file of the working directory, and most of the time
+of a first snapshot goes to making them. Here the files are read once (which also tells a
+text file from one recorded by hash), their contents streamed to ``git fast-import`` with
+the folders' trees (one pack). The caller then adds them to the index the usual way:
+``update-index --add`` finds every object already made and writes none (a file changed
+since it was read, or one ``.gitattributes`` converts, is written as it is then, loose).
+
+Only regular files are taken: a symlink, a folder, a FIFO, a file gone or unreadable is
+left to the caller's usual way (:meth:`tools.snapshots.shadow.ShadowRepo`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import stat
+import subprocess
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tools.snapshots import stopping, stubs
+from tools.snapshots.git import Git, GitError
+
+BULK_FROM = 500
+"""Fewer files than this to store go the usual way (their few loose objects are packed with
+the rest later: :mod:`tools.snapshots.packing`)."""
+
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_REF = "refs/reefline/bulk"
+_PIPE_BYTES = 1 << 20
+
+
+@dataclass
+class Sorted:
+    """What became of the paths given to :func:`store`."""
+
+    text: set[str] = field(default_factory=set)
+    """Regular text files whose content (and folders' trees) is now in the pack."""
+    by_hash: dict[str, os.stat_result] = field(default_factory=dict)
+    """Regular files to record by hash (binary, or over :data:`stubs.SIZE_CAP`)."""
+
+
+def store(git: Git, work_tree: Path, paths: Iterable[str]) -> Sorted:
+    """Store the regular text files among ``paths`` (relative) in one pack, with their
+    folders' trees; say which they were and which are to be recorded by hash. Adding them
+    to the index is the caller's (``update-index --add`` finds each object made, and
+    writes none again).
+
+    Raises:
+        GitError: git failed.
+        tools.snapshots.stopping.Stopped: this thread's stop was set meanwhile (nothing
+            half-done stays in the index; the import is killed).
+    """
+    found = Sorted()
+    entries: list[tuple[bytes, str]] = []  # mode, path; the blob of entry n is mark n + 1
+    stop = stopping.current()
+    importer = _start_import(git)
+    if stop is not None:
+        stop.adopt(importer)
+    folders = _Folders(work_tree)
+    try:
+        assert importer.stdin is not None
+        send = importer.stdin.write
+        for path in paths:
+            if stop is not None:
+                stop.check()
+            read = folders.read(path)
+            if read is None:
+                continue  # a link, gone, not regular: the usual way takes it
+            st, data = read
+            if data is None or data.find(b"\0", 0, stubs.SNIFF) >= 0:  # by_hash's rule
+                found.by_hash[path] = st
+                continue
+            entries.append((b"100755" if st.st_mode & stat.S_IXUSR else b"100644", path))
+            send(b"blob\nmark :%d\ndata %d\n" % (len(entries), len(data)))
+            send(data)
+            send(b"\n")
+        if entries:
+            # The trees too, in the same pack: a commit on a ref of our own, dropped after.
+            send(b"commit %b\ncommitter reefline <> 0 +0000\ndata 0\n" % _REF.encode())
+            send(
+                b"".join(
+                    b"M %b :%d %b\n" % (mode, mark, _quoted(os.fsencode(path)))
+                    for mark, (mode, path) in enumerate(entries, 1)
+                )
+            )
+            send(b"\n")
+    finally:
+        folders.close()
+        try:
+            _finish_import(importer)
+        except GitError:
+            if stop is not None:
+                stop.check()  # killed by the stop: say so, not that git failed
+            raise
+        finally:
+            if stop is not None:
+                stop.release(importer)
+    if entries:
+        git.run(["update-ref", "-d", _REF])
+        found.text = {path for _, path in entries}
+    return found
+
+
+class _Folders:
+    """Files of ``top`` read through descriptors of their folders, each opened without
+    following a link (a folder swapped for a link is not gone through), the folders of
+    the last path kept open (listed paths come folder by folder)."""
+
+    def __init__(self, top: Path) -> None:
+        self._top = top
+        self._top_fd: int | None = None
+        self._open: list[tuple[str, int]] = []  # the folders of the last path, outermost first
+        self._last: tuple[str, int] | None = None  # the last path's folder and its descriptor
+
+    def read(self, path: str) -> tuple[os.stat_result, bytes | None] | None:
+        """A regular file's stat and content (None: over the size cap, recorded by hash);
+        None for anything else (a link, a FIFO, gone, unreadable)."""
+        where, _, name = path.rpartition("/")
+        try:
+            if self._last is None or self._last[0] != where:  # the next folder
+                self._last = (where, self._folder(where.split("/") if where else []))
+            fd = os.open(name, _READ_FLAGS, dir_fd=self._last[1])
+        except OSError:
+            return None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            if st.st_size > stubs.SIZE_CAP:
+                return st, None
+            data = os.read(fd, st.st_size + 1)
+            # Grown while read: the usual way takes it as it is then.
+            return None if len(data) > st.st_size else (st, data)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+
+    def _folder(self, parts: list[str]) -> int:
+        if self._top_fd is None:
+            self._top_fd = os.open(self._top, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        keep = 0
+        while keep < min(len(self._open), len(parts)) and self._open[keep][0] == parts[keep]:
+            keep += 1
+        while len(self._open) > keep:
+            os.close(self._open.pop()[1])
+        for part in parts[keep:]:
+            parent = self._open[-1][1] if self._open else self._top_fd
+            self._open.append((part, os.open(part, _DIR_FLAGS, dir_fd=parent)))
+        return self._open[-1][1] if self._open else self._top_fd
+
+    def close(self) -> None:
+        self._last = None
+        while self._open:
+            os.close(self._open.pop()[1])
+        if self._top_fd is not None:
+            os.close(self._top_fd)
+            self._top_fd = None
+
+
+def _quoted(path: bytes) -> bytes:
+    """``path`` as fast-import reads it: C-quoted when it would be misread raw."""
+    if b"\n" not in path and not path.startswith(b'"'):
+        return path
+    escaped = path.replace(b"\\", b"\\\\").replace(b'"', b'\\"').replace(b"\n", b"\\n")
+    return b'"' + escaped + b'"'
+
+
+def _start_import(git: Git) -> subprocess.Popen[bytes]:
+    try:
+        importer = subprocess.Popen(
+            ["git", "fast-import", "--quiet", "--force"],
+            bufsize=_PIPE_BYTES,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            cwd=git.work_tree,
+            env=git.env,
+        )
+    except OSError as exc:
+        raise GitError(f"git fast-import could not run: {exc}") from exc
+    assert importer.stdin is not None
+    with contextlib.suppress(OSError, AttributeError):  # fewer switches between the two
+        fcntl.fcntl(importer.stdin.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+    return importer
+
+
+def _finish_import(importer: subprocess.Popen[bytes]) -> None:
+    """End the stream (what was sent so far is packed, even when stopped) and wait."""
+    assert importer.stdin is not None and importer.stderr is not None
+    with contextlib.suppress(OSError):  # it died: its status says why
+        importer.stdin.close()
+    err = importer.stderr.read()
+    if importer.wait() != 0:
+        said = err.decode(errors="replace").strip().splitlines()
+        raise GitError(f"git fast-import failed: {said[-1] if said else importer.returncode}")
