@@ -3,7 +3,8 @@
 On a terminal it reads with a prompt-toolkit ``PromptSession`` (slash-command completion,
 history shared with the app); when stdin is not a terminal it reads lines from stdin. Tool
 calls print as ``$ command`` lines, each reply as text, and every turn ends with a one-line
-token gauge. Ctrl+C interrupts a running turn; Ctrl+D or ``/quit`` leaves.
+token gauge. Ctrl+C interrupts a running turn or ``/compact`` (the REPL owns SIGINT for as long
+as it runs; no prompt takes it over); Ctrl+D or ``/quit`` leaves.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable
-from typing import TextIO
+from typing import Any, TextIO
 
 from agent.formatting import fmt_duration, plural
 from agent.log.events import Event, ToolResultData
@@ -26,10 +27,12 @@ from compact.wording import compaction_news, describe, progress_text, start_line
 from tools.base import ApprovalDecision
 from tools.footer import output_lines
 from tools.terminal import visible
+from tui.command_registry import COMMANDS
 from tui.commands import parse_slash, run
 from tui.effect_lines import effect_lines, gauge_line
 from tui.effects import Adopt, Choose, Effect, Quit
 from tui.line_input import (
+    ReadInterrupted,
     ReadLine,
     TypedAhead,
     make_session,
@@ -47,6 +50,17 @@ from tui.view.items import Answer, CommandOutcome, Prompt, RetryPlanned, ToolRun
 
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 """The signals that end the REPL (SIGINT interrupts a turn; at a prompt ctrl+c is a key)."""
+
+ANSWERS: dict[str, ApprovalDecision] = {
+    "y": "once",
+    "yes": "once",
+    "always": "always",
+    "n": "deny",
+    "no": "deny",
+}
+"""The lines that answer the approval question, and nothing else (case aside): an empty line,
+or a sentence that holds one of them, is no answer."""
+QUESTION = "[y] once  [always] this session  [n] deny › "
 
 RECAP_ENTRIES = 6
 """How many of the last prompts, commands and answers a resumed session shows first."""
@@ -81,6 +95,8 @@ class PlainRepl:
         """``/quit`` ran: leave once the line is handled."""
         """A termination signal came: leave after the current turn is closed."""
         self.current_turn: asyncio.Future[TurnResult] | None = None
+        self.interruptible: asyncio.Future[Any] | None = None
+        """What Ctrl+C stops now: the running turn or ``/compact``."""
         self._live_lines: dict[str, int] = {}
         """Live output lines printed per call."""
         # Prune batches (by first seq) not said yet: each is said once complete (numbered
@@ -226,38 +242,60 @@ class PlainRepl:
 
     async def _approve(self, command: str) -> ApprovalDecision:
         """Ask on the terminal. The command is shown byte for byte (escapes written out,
-        every line numbered); "always" must be typed in full. Only a line typed after the
-        question is shown answers it: lines typed before (while the agent worked, for the
-        agent) are kept as steering, whatever they say — a "yes" typed ahead approves
-        nothing. A later line that is no answer is kept as steering too, and the question
-        asked again."""
+        every line numbered). Only a line that is exactly an answer (:data:`ANSWERS`: ``y``,
+        ``yes``, ``always``, ``n``, ``no``), typed after the question is shown, answers it:
+        lines typed before (while the agent worked, for the agent) are kept as steering,
+        whatever they say, so a "yes" typed ahead approves nothing; the line being typed when
+        the question came stays on its input line and goes to the agent once finished, never
+        an answer, whatever its end ("then say yes"); any other line is kept as steering too,
+        and an empty one is no answer; the question is asked again after each. Ctrl+C
+        interrupts the turn (the command never ran); the end of input denies."""
         shape = command_shape(command)
         jail = self.runtime.sandbox_words
         self.say(f"Run this command, {jail}?" + (f"  ({shape})" if shape else ""))
         self._show_command(command)
-        early = self.ahead() if self.ahead is not None else []
-        for line in early:
+        early = self.ahead() if self.ahead is not None else None
+        typing = early.unfinished.strip() if early is not None else ""
+        for line in early.lines if early is not None else []:
             self.runtime.agent.steer(line.strip())
-        if early:
+        if early is not None and early.lines:
             self.say(
-                f"(typed before this question, so no answer to it: {plural(len(early), 'line')} "
-                "kept as a message for the agent)"
+                f"(typed before this question, so no answer to it: "
+                f"{plural(len(early.lines), 'line')} kept as a message for the agent)"
             )
+        if typing:
+            self.say("(what you were typing stays on the line below: finished, it goes to the "
+                     "agent as a message, not as an answer)")  # fmt: skip
         while True:
-            answer = await self.read("[y] once  [always] this session  [N] deny › ")
-            choice = (answer or "").strip().lower()
-            if choice in ("y", "yes"):
-                return "once"
+            try:
+                answer = await self.read(QUESTION)
+            except ReadInterrupted:
+                await self._interrupt_turn()
+                return "deny"  # not reached: the turn is cancelled
+            if answer is None:
+                return "deny"
+            line = answer.strip()
+            began, typing = typing, ""
+            choice = None if began and line.startswith(began) else ANSWERS.get(line.lower())
             if choice == "always":
                 self.say(
                     "From now on commands run without asking, for the rest of this session; "
                     f"this one {jail}, the next ones {self.runtime.bash.sandbox.describe('auto')}."
                 )
-                return "always"
-            if choice in ("", "n", "no") or answer is None:
-                return "deny"
-            self.runtime.agent.steer(answer.strip())
+            if choice is not None:
+                return choice
+            if not line:
+                self.say("(an empty line is no answer: type y, always or n)")
+                continue
+            self.runtime.agent.steer(line)
             self.say("(kept as a message for the agent; answer y, always or n)")
+
+    async def _interrupt_turn(self) -> None:
+        """Ctrl+C at the question: the turn is cancelled here, as Ctrl+C anywhere in it."""
+        task = self.current_turn
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.sleep(0)  # the cancellation lands at this await
 
     async def run(self) -> int:
         """Read and handle lines until ``/quit`` or the end of input; returns the exit code."""
@@ -270,9 +308,15 @@ class PlainRepl:
         self._recap()
         self.say(f"Commands run {runtime.sandbox_words}; /context says more.")
         self.say("/help lists the commands; ctrl+d or /quit leaves.")
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signal.SIGINT, self._on_sigint)
         try:
             while True:
-                line = await self.read("› ")
+                try:
+                    line = await self.read("› ")
+                except ReadInterrupted:
+                    continue
                 if line is None:
                     return 0
                 if not line.strip():
@@ -280,7 +324,16 @@ class PlainRepl:
                 if not await self.handle(line):
                     return 0
         finally:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.remove_signal_handler(signal.SIGINT)
             self.detach()
+
+    def _on_sigint(self) -> None:
+        """Ctrl+C (SIGINT: the terminal is in line mode while work runs) stops the running
+        turn or ``/compact``; with nothing running there is nothing to stop."""
+        work = self.interruptible
+        if work is not None and not work.done():
+            work.cancel()
 
     async def handle(self, line: str) -> bool:
         """Handle one line; False to quit."""
@@ -288,9 +341,30 @@ class PlainRepl:
         if slash is None:
             await self.turn(line)
             return True
-        async for effect in run(self.runtime, *slash):
-            await self.apply(effect)
+        command = COMMANDS.get(slash[0])
+        if command is not None and command.background:
+            await self._background(*slash)
+        else:
+            await self._command(*slash)
         return not self.leaving
+
+    async def _command(self, name: str, args: str) -> None:
+        async for effect in run(self.runtime, name, args):
+            await self.apply(effect)
+
+    async def _background(self, name: str, args: str) -> None:
+        """A command that runs a while (``/compact``): Ctrl+C stops it, as Esc does in the
+        app."""
+        task = asyncio.ensure_future(self._command(name, args))
+        self.interruptible = task
+        try:
+            await task
+        except asyncio.CancelledError:
+            if self.terminating or not task.cancelled():
+                raise
+            self.say(f"! interrupted; /{name} stopped")
+        finally:
+            self.interruptible = None
 
     async def apply(self, effect: Effect) -> None:
         """Do what a command asks (:mod:`tui.effects`): most are lines to print."""
@@ -299,7 +373,10 @@ class PlainRepl:
         elif isinstance(effect, Choose):
             keys = effect.keys or [str(n) for n in range(1, len(effect.answers) + 1)]
             asked = "  ".join(f"[{k}] {a}" for k, a in zip(keys, effect.answers, strict=True))
-            answer = await self.read(f"{effect.question} {asked} › ")
+            try:
+                answer = await self.read(f"{effect.question} {asked} › ")
+            except ReadInterrupted:
+                answer = ""
             await self.handle(effect.commands[effect.pick(answer or "")])
         elif isinstance(effect, Adopt):
             old = self.runtime
@@ -326,10 +403,7 @@ class PlainRepl:
     async def turn(self, prompt: str) -> None:
         runtime = self.runtime
         task = asyncio.ensure_future(runtime.agent.run_turn(prompt))
-        self.current_turn = task
-        loop = asyncio.get_running_loop()
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signal.SIGINT, task.cancel)
+        self.current_turn = self.interruptible = task
         try:
             await task
         except TurnCancelled:
@@ -343,8 +417,7 @@ class PlainRepl:
                 "your message again; nothing already saved is lost."
             )
         finally:
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(signal.SIGINT)
+            self.interruptible = None
         self.say(gauge_line(self.runtime))
 
 
