@@ -167,3 +167,35 @@ def test_plain_ctrl_c_stops_compact_after_a_question_was_answered(
     finally:
         summarizing.set()
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+
+
+def test_plain_ctrl_c_at_the_question_interrupts_the_turn(
+    openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
+) -> None:
+    """Ctrl+C at the question (a key there: the prompt has the terminal raw) interrupts the
+    turn, as it does anywhere in a turn; the command never ran, and the log says so. The
+    REPL takes lines again."""
+    openai_server.push(
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "touch RAN"}}]},
+        {"text": "still here"},
+    )
+    name = f"plainq-{os.getpid()}"
+    tmux_session(name, cli_env, workdir, "--plain", "--approve", "ask", "--base-url",
+                 openai_server.base_url, "--model", "m")  # fmt: skip
+    try:
+        _wait_screen(name, "/quit leaves")
+        send_line(name, "go")
+        _wait_screen(name, QUESTION)
+        subprocess.run(["tmux", "send-keys", "-t", name, "C-c"], check=True)
+        _wait_screen(name, "interrupted; the turn was closed")
+        send_line(name, "hello again")
+        _wait_screen(name, "still here")
+        send_line(name, "/quit")
+        _wait_screen(name, "EXITED 0")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+    assert not (workdir / "RAN").exists()
+    events = [json.loads(line) for line in only_session(cli_env).read_text().splitlines()]
+    [result] = [e["data"] for e in events if e["type"] == "tool/result"]
+    assert "not run" in result["content"]
+    assert any(e["type"] == "turn/end" and e["data"]["reason"] == "cancelled" for e in events)
