@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import os
 import termios
+import threading
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,10 +101,37 @@ def prompt_reader(session: PromptSession[str]) -> ReadLine:
 
 def stream_reader(stream: TextIO) -> ReadLine:
     async def read(prompt: str) -> str | None:
-        line = await asyncio.to_thread(stream.readline)
+        line = await _in_daemon_thread(stream.readline)
         return None if line == "" else line.rstrip("\n")
 
     return read
+
+
+async def _in_daemon_thread(call: Callable[[], str]) -> str:
+    """``call()`` in a thread of its own that nothing waits for at exit: a REPL ended by a
+    signal while it waits for a line from a pipe leaves at once (``asyncio.to_thread``'s
+    thread would be joined first, until the pipe gave a line or closed)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[str] = loop.create_future()
+
+    def settle(result: str | None, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result or "")
+
+    def run() -> None:
+        try:
+            result, error = call(), None
+        except Exception as exc:
+            result, error = None, exc
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+            loop.call_soon_threadsafe(settle, result, error)
+
+    threading.Thread(target=run, name="stdin-line", daemon=True).start()
+    return await future
 
 
 def typed_ahead(session: PromptSession[str]) -> Ahead:

@@ -97,6 +97,8 @@ class PlainRepl:
         self.current_turn: asyncio.Future[TurnResult] | None = None
         self.interruptible: asyncio.Future[Any] | None = None
         """What Ctrl+C stops now: the running turn or ``/compact``."""
+        self.idle_interrupt: Callable[[], object] | None = None
+        """What SIGINT does with nothing running (None: nothing)."""
         self._live_lines: dict[str, int] = {}
         """Live output lines printed per call."""
         # Prune batches (by first seq) not said yet: each is said once complete (numbered
@@ -299,19 +301,19 @@ class PlainRepl:
 
     async def run(self) -> int:
         """Read and handle lines until ``/quit`` or the end of input; returns the exit code."""
-        self.attach(self.runtime)
-        runtime = self.runtime
-        label = " (offline demo model)" if runtime.is_demo else ""
-        self.say(f"reefline · {runtime.model_name}{label} · session {runtime.session.id}")
-        for notice in runtime.notices:
-            self.say(f"! {notice}")
-        self._recap()
-        self.say(f"Commands run {runtime.sandbox_words}; /context says more.")
-        self.say("/help lists the commands; ctrl+d or /quit leaves.")
         loop = asyncio.get_running_loop()
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(signal.SIGINT, self._on_sigint)
         try:
+            self.attach(self.runtime)
+            runtime = self.runtime
+            label = " (offline demo model)" if runtime.is_demo else ""
+            self.say(f"reefline · {runtime.model_name}{label} · session {runtime.session.id}")
+            for notice in runtime.notices:
+                self.say(f"! {notice}")
+            self._recap()
+            self.say(f"Commands run {runtime.sandbox_words}; /context says more.")
+            self.say("/help lists the commands; ctrl+d or /quit leaves.")
             while True:
                 try:
                     line = await self.read("› ")
@@ -330,10 +332,13 @@ class PlainRepl:
 
     def _on_sigint(self) -> None:
         """Ctrl+C (SIGINT: the terminal is in line mode while work runs) stops the running
-        turn or ``/compact``; with nothing running there is nothing to stop."""
+        turn or ``/compact``; with nothing running, :attr:`idle_interrupt` (leaving, when
+        the lines come from a pipe: there Ctrl+C is no key a prompt reads)."""
         work = self.interruptible
         if work is not None and not work.done():
             work.cancel()
+        elif self.idle_interrupt is not None:
+            self.idle_interrupt()
 
     async def handle(self, line: str) -> bool:
         """Handle one line; False to quit."""
@@ -439,9 +444,10 @@ async def run_repl(
     ended_by: list[int] = []
 
     def terminate(sig: int) -> None:
-        # SIGTERM, SIGQUIT, or SIGHUP when the terminal closes: close the turn as Ctrl+C
-        # does (the bash group is killed, the log closes the turn), then leave; a prompt
-        # that is cancelled puts the terminal back itself.
+        # SIGTERM, SIGQUIT, or SIGHUP when the terminal closes (or SIGINT with nothing
+        # running, lines from a pipe): close the turn as Ctrl+C does (the bash group is
+        # killed, the log closes the turn), then leave; a prompt that is cancelled puts the
+        # terminal back itself.
         repl.terminating = True
         ended_by.append(sig)
         if sig == signal.SIGHUP:
@@ -450,6 +456,8 @@ async def run_repl(
         else:
             main.cancel()
 
+    if not interactive:
+        repl.idle_interrupt = lambda: terminate(signal.SIGINT)
     loop = asyncio.get_running_loop()
     for sig in ENDING_SIGNALS:
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import threading
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 
 from tests.openai_server import OpenAIServer
 from tests.reliability import test_hardening
-from tests.reliability.conftest import only_session
+from tests.reliability.conftest import REEFLINE, only_session
 from tests.reliability.test_hardening import _wait_screen, sleepers, wait_for
 from tests.reliability.test_hardening_frontends import screen_lines, send_line, tmux_session
 
@@ -199,3 +200,25 @@ def test_plain_ctrl_c_at_the_question_interrupts_the_turn(
     [result] = [e["data"] for e in events if e["type"] == "tool/result"]
     assert "not run" in result["content"]
     assert any(e["type"] == "turn/end" and e["data"]["reason"] == "cancelled" for e in events)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)
+def test_plain_on_a_pipe_leaves_on_a_signal_with_nothing_running(
+    cli_env: dict[str, str], workdir: Path, sig: int
+) -> None:
+    """Lines from a pipe that stays open, nothing running: SIGINT (Ctrl+C on the terminal,
+    which no prompt reads there) and SIGTERM end the REPL at once, the exit code naming the
+    signal (it used to wait for the pipe to give a line or close)."""
+    proc = subprocess.Popen(
+        [REEFLINE, "--plain", "--demo"], cwd=workdir, env=cli_env, stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        while "/quit leaves" not in proc.stdout.readline():
+            pass
+        proc.send_signal(sig)
+        assert proc.wait(timeout=20) == 128 + sig
+    finally:
+        proc.kill()
+        proc.communicate()
