@@ -380,3 +380,32 @@ async def test_resume_takes_the_resumed_sessions_policy_not_the_current_one(ui: 
         await ui.send(pilot, f"/resume {auto_id}")
         assert app.runtime.session.id == auto_id
         assert app.runtime.bash.policy == "auto"
+
+
+async def test_a_lone_letter_answers_at_once_with_enter_and_can_be_taken_back(
+    ui: UI, openai_server: OpenAIServer, workdir: Path
+) -> None:
+    """After a quiet moment ``y`` waits for the quiet moment after it; Backspace takes it
+    back (nothing reaches the prompt), and ``n`` then Enter denies at once."""
+    (workdir / "notes.txt").write_text("use grep\n")
+    app = ui.app(sed_runtime(ui, openai_server))
+    clock = app.approval_clock = Clock()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.type(pilot, "tidy the notes")
+        await ui.until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        clock.pause()
+        await ui.until(pilot, lambda: asking(app))
+        dialog = app.screen
+        await pilot.press("y")
+        assert "y: allow once" in dialog.query_one(".hint").render().plain
+        await pilot.press("backspace")
+        clock.pause()
+        await pilot.pause()
+        assert app.screen is dialog and results(app) == []
+        assert app.query_one(PromptArea).text == ""
+        await pilot.press("n", "enter")  # the clock stands still: Enter answers, not time
+        await ui.until(pilot, lambda: len(results(app)) == 1)
+        assert results(app)[0].data.is_error and "declined" in results(app)[0].data.content
+        await ui.settle(pilot)
+    assert (workdir / "notes.txt").read_text() == "use grep\n"
+    assert steering(app) == []
