@@ -30,11 +30,9 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import ClassVar
 
 from textual import events, on
 from textual.app import ComposeResult
-from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
@@ -68,13 +66,17 @@ PENDING_HINT = {
     "deny": "n: deny, unless more typing follows (Enter: now)",
 }
 MOVE_KEYS = {"tab": 1, "right": 1, "shift+tab": -1, "left": -1}
+"""Keys that move the focus between the buttons."""
+SCROLL_KEYS = {"up": -1, "down": 1}
+"""Keys that scroll a command too long for its box."""
+OWN_KEYS = {*MOVE_KEYS, *SCROLL_KEYS, "escape", "enter", "ctrl+a", "backspace"}
+"""The keys besides typing that the dialog keeps (others, ctrl+q say, go on to the app)."""
 
 
 class ApprovalScreen(ModalScreen[ApprovalDecision]):
     """Dismisses with ``once``, ``always`` or ``deny``."""
 
-    AUTO_FOCUS = ""
-    BINDINGS: ClassVar[list[BindingType]] = []
+    AUTO_FOCUS = ""  # no button focused: Enter presses one only after Tab chose it
 
     def __init__(
         self,
@@ -169,7 +171,7 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         the app."""
         key = event.key
         typing = event.is_printable and bool(event.character)
-        if not typing and key not in (*MOVE_KEYS, "escape", "enter", "ctrl+a", "backspace"):
+        if not typing and key not in OWN_KEYS:
             return
         event.stop()
         event.prevent_default()
@@ -178,6 +180,10 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
             self._decide("deny")
         elif key in MOVE_KEYS:
             self._move(MOVE_KEYS[key])
+        elif key in SCROLL_KEYS:
+            self.query_one(".command-box", VerticalScroll).scroll_relative(
+                y=SCROLL_KEYS[key], animate=False
+            )
         elif key == "enter":
             self._enter(now)
         elif key == "ctrl+a":
