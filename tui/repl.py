@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import signal
 import sys
@@ -24,9 +25,8 @@ from agent.replies import Notice, StreamEvent, ToolOutputDelta
 from agent.turns import TurnCancelled, TurnResult
 from compact.contract import CompactNotice
 from compact.wording import compaction_news, describe, progress_text, start_line
-from tools.base import ApprovalDecision
 from tools.footer import output_lines
-from tools.terminal import visible
+from tui import plain_question
 from tui.command_registry import COMMANDS
 from tui.commands import parse_slash, run
 from tui.effect_lines import effect_lines, gauge_line
@@ -42,7 +42,7 @@ from tui.line_input import (
 )
 from tui.runtime import Runtime
 from tui.terminal_state import LEAVE_PROMPT, restore_terminal, terminal_state
-from tui.text import clean, command_rows, command_shape, first_line, resume_hint
+from tui.text import clean, command_lines, first_line, resume_hint
 from tui.view import items as view_items
 from tui.view.changes import plain_lines
 from tui.view.fold import Change, LogView
@@ -50,17 +50,6 @@ from tui.view.items import Answer, CommandOutcome, Prompt, RetryPlanned, ToolRun
 
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 """The signals that end the REPL (SIGINT interrupts a turn; at a prompt ctrl+c is a key)."""
-
-ANSWERS: dict[str, ApprovalDecision] = {
-    "y": "once",
-    "yes": "once",
-    "always": "always",
-    "n": "deny",
-    "no": "deny",
-}
-"""The lines that answer the approval question, and nothing else (case aside): an empty line,
-or a sentence that holds one of them, is no answer."""
-QUESTION = "[y] once  [always] this session  [n] deny › "
 
 RECAP_ENTRIES = 6
 """How many of the last prompts, commands and answers a resumed session shows first."""
@@ -91,9 +80,9 @@ class PlainRepl:
         self.view = LogView()
         self._detach: list[Callable[[], object]] = []
         self.terminating = False
+        """A termination signal came: leave after the current turn is closed."""
         self.leaving = False
         """``/quit`` ran: leave once the line is handled."""
-        """A termination signal came: leave after the current turn is closed."""
         self.current_turn: asyncio.Future[TurnResult] | None = None
         self.interruptible: asyncio.Future[Any] | None = None
         """What Ctrl+C stops now: the running turn or ``/compact``."""
@@ -149,7 +138,7 @@ class PlainRepl:
             self._prunes.add(item.seq)
         elif isinstance(item, ToolRun):
             if change.new:
-                self._show_command(item.command, indent="")
+                self.show_command(item.command, indent="")
             if item.result is not None and not item.pruned:
                 self._tool_result(item.result)
         elif isinstance(item, Answer):
@@ -177,7 +166,7 @@ class PlainRepl:
             if isinstance(item, Prompt):
                 self.say(f"› {first_line(item.text, 200)}")
             elif isinstance(item, ToolRun):
-                self._show_command(item.command, indent="")
+                self.show_command(item.command, indent="")
                 if item.result is not None and not item.pruned:
                     self._tool_result(item.result)
             elif isinstance(item, Answer):
@@ -225,79 +214,17 @@ class PlainRepl:
         self.view = LogView()
         self.view.feed_all(runtime.session.events)
         if self.interactive:
-            runtime.bash.approver = self._approve
+            runtime.bash.approver = functools.partial(plain_question.ask, self)
         self._detach = [runtime.observe(self._on_event, self._on_stream, self._on_notice)]
 
     def detach(self) -> None:
         while self._detach:
             self._detach.pop()()
 
-    def _show_command(self, command: str, indent: str = "  ") -> None:
-        """Every line of ``command``, written out (numbered when there are several; a run
-        of blank lines is one numbered row saying how many: :func:`command_rows`)."""
-        if "\n" not in command:
-            self.say(f"{indent}$ {visible(command)}")
-            return
-        width = len(str(command.count("\n") + 1))
-        for number, line, _run in command_rows(command):
-            self.say(f"{indent}{number:>{width}} │ {visible(line)}")
-
-    async def _approve(self, command: str) -> ApprovalDecision:
-        """Ask on the terminal. The command is shown byte for byte (escapes written out,
-        every line numbered). Only a line that is exactly an answer (:data:`ANSWERS`: ``y``,
-        ``yes``, ``always``, ``n``, ``no``), typed after the question is shown, answers it:
-        lines typed before (while the agent worked, for the agent) are kept as steering,
-        whatever they say, so a "yes" typed ahead approves nothing; the line being typed when
-        the question came stays on its input line and goes to the agent once finished, never
-        an answer, whatever its end ("then say yes"); any other line is kept as steering too,
-        and an empty one is no answer; the question is asked again after each. Ctrl+C
-        interrupts the turn (the command never ran); the end of input denies."""
-        shape = command_shape(command)
-        jail = self.runtime.sandbox_words
-        self.say(f"Run this command, {jail}?" + (f"  ({shape})" if shape else ""))
-        self._show_command(command)
-        early = self.ahead() if self.ahead is not None else None
-        typing = early.unfinished.strip() if early is not None else ""
-        for line in early.lines if early is not None else []:
-            self.runtime.agent.steer(line.strip())
-        if early is not None and early.lines:
-            self.say(
-                f"(typed before this question, so no answer to it: "
-                f"{plural(len(early.lines), 'line')} kept as a message for the agent)"
-            )
-        if typing:
-            self.say("(what you were typing stays on the line below: finished, it goes to the "
-                     "agent as a message, not as an answer)")  # fmt: skip
-        while True:
-            try:
-                answer = await self.read(QUESTION)
-            except ReadInterrupted:
-                await self._interrupt_turn()
-                return "deny"  # not reached: the turn is cancelled
-            if answer is None:
-                return "deny"
-            line = answer.strip()
-            began, typing = typing, ""
-            choice = None if began and line.startswith(began) else ANSWERS.get(line.lower())
-            if choice == "always":
-                self.say(
-                    "From now on commands run without asking, for the rest of this session; "
-                    f"this one {jail}, the next ones {self.runtime.bash.sandbox.describe('auto')}."
-                )
-            if choice is not None:
-                return choice
-            if not line:
-                self.say("(an empty line is no answer: type y, always or n)")
-                continue
-            self.runtime.agent.steer(line)
-            self.say("(kept as a message for the agent; answer y, always or n)")
-
-    async def _interrupt_turn(self) -> None:
-        """Ctrl+C at the question: the turn is cancelled here, as Ctrl+C anywhere in it."""
-        task = self.current_turn
-        if task is not None and not task.done():
-            task.cancel()
-            await asyncio.sleep(0)  # the cancellation lands at this await
+    def show_command(self, command: str, indent: str = "  ") -> None:
+        """Every line of ``command``, written out (:func:`tui.text.command_lines`)."""
+        for line in command_lines(command, indent):
+            self.say(line)
 
     async def run(self) -> int:
         """Read and handle lines until ``/quit`` or the end of input; returns the exit code."""
@@ -331,9 +258,8 @@ class PlainRepl:
             self.detach()
 
     def _on_sigint(self) -> None:
-        """Ctrl+C (SIGINT: the terminal is in line mode while work runs) stops the running
-        turn or ``/compact``; with nothing running, :attr:`idle_interrupt` (leaving, when
-        the lines come from a pipe: there Ctrl+C is no key a prompt reads)."""
+        """Ctrl+C (SIGINT: the terminal is in line mode while work runs) stops the turn or
+        ``/compact``; with nothing running, :attr:`idle_interrupt` (on a pipe: leave)."""
         work = self.interruptible
         if work is not None and not work.done():
             work.cancel()
@@ -358,8 +284,7 @@ class PlainRepl:
             await self.apply(effect)
 
     async def _background(self, name: str, args: str) -> None:
-        """A command that runs a while (``/compact``): Ctrl+C stops it, as Esc does in the
-        app."""
+        """A command that runs a while (``/compact``): Ctrl+C stops it (Esc in the app)."""
         task = asyncio.ensure_future(self._command(name, args))
         self.interruptible = task
         try:
