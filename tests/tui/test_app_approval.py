@@ -409,3 +409,26 @@ async def test_a_lone_letter_answers_at_once_with_enter_and_can_be_taken_back(
         await ui.settle(pilot)
     assert (workdir / "notes.txt").read_text() == "use grep\n"
     assert steering(app) == []
+
+
+async def test_the_typing_hint_keeps_the_buttons_in_view_at_80x24(
+    ui: UI, openai_server: OpenAIServer
+) -> None:
+    """A command that fills its box, at 80×24: once typing shows the hint, the buttons and
+    the hint are still all on screen."""
+    app = ui.app(hostile_runtime(ui, openai_server, "\n" * 80 + "touch X" + "\nls -la" * 12))
+    clock = app.approval_clock = Clock()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ui.type(pilot, "go")
+        await ui.until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        clock.pause()
+        await ui.until(pilot, lambda: asking(app))
+        await pilot.press(*"why not")
+        await pilot.pause()
+        hint = app.screen.query_one(".hint")
+        assert "Typing goes to the prompt" in hint.render().plain
+        for widget in [hint, *app.screen.query(Button)]:
+            region = widget.region
+            assert region.height > 0 and region.right <= 80 and region.bottom <= 24, widget
+        await pilot.press("escape")
+        await ui.settle(pilot)

@@ -60,7 +60,8 @@ Forward = Callable[[str], None]
 LETTERS: dict[str, ApprovalDecision] = {"y": "once", "n": "deny"}
 """The letters that answer on their own (either case)."""
 
-TYPING_HINT = "Typing goes to the prompt. To answer: y or n on its own after a pause, or a click."
+TYPING_HINT = "Typing goes to the prompt; press y or n after a pause, or click"
+"""Said once typing was seen (one line at 80 columns: the buttons stay in view)."""
 PENDING_HINT = {
     "once": "y: allow once, unless more typing follows (Enter: now)",
     "deny": "n: deny, unless more typing follows (Enter: now)",
