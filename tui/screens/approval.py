@@ -155,6 +155,8 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         return self._enabled and self.pending is None and self._quiet(self.clock())
 
     def _tick(self) -> None:
+        if self.app.screen is not self:
+            return  # another modal over it (the palette): it answers when it is on top again
         now = self.clock()
         if self.pending is not None and now - self.pending[2] >= self.quiet_s:
             self._decide(self.pending[0])
