@@ -146,10 +146,10 @@ def typed_ahead(session: PromptSession[str]) -> Ahead:
         if os.isatty(fd):
             text += _drain(fd)
     *lines, unfinished = text.replace("\r", "\n").split("\n")
-    if not unfinished.strip():
-        unfinished = ""
-    elif unfinished:
+    if unfinished.strip():
         store_typeahead(session.input, _keys(unfinished))
+    else:
+        unfinished = ""
     return Ahead([line for line in lines if line.strip()], unfinished)
 
 
