@@ -36,6 +36,7 @@ from tui.effects import (
 )
 from tui.history import PromptHistory, history_path
 from tui.runtime import Runtime
+from tui.screens.approval import Clock
 from tui.screens.choice import ChoiceScreen
 from tui.screens.main import MainScreen
 from tui.screens.rewind import RewindScreen
@@ -121,13 +122,14 @@ class ReeflineApp(App[None]):
         return self.main.status
 
     @property
-    def approval_arm_s(self) -> float:
-        """How long the approval dialog ignores keys (typed-ahead text goes to the prompt)."""
-        return self.approver.arm_s
+    def approval_clock(self) -> Clock:
+        """The approval dialog's time (monotonic seconds): what its quiet moment is measured
+        on (:mod:`tui.screens.approval`); tests set it."""
+        return self.approver.clock
 
-    @approval_arm_s.setter
-    def approval_arm_s(self, seconds: float) -> None:
-        self.approver.arm_s = seconds
+    @approval_clock.setter
+    def approval_clock(self, clock: Clock) -> None:
+        self.approver.clock = clock
 
     def _compacting(self) -> bool:
         return self.compact_worker is not None and not self.compact_worker.is_finished

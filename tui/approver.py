@@ -1,16 +1,18 @@
 """The app's bash approver: a modal the turn waits on, showing byte for byte what will run
 (:class:`~tui.screens.approval.ApprovalScreen`), over the main screen.
 
-Keys typed in the moment the dialog opens were meant for the prompt (steering typed ahead):
-they go on there instead of answering a question the person has not read.
+Keys typed at the dialog that are no deliberate answer (steering typed ahead, a sentence)
+were meant for the prompt: they go on there (:meth:`ModalApprover.type_ahead`) instead of
+answering a question the person has not read.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 
 from tools.base import ApprovalDecision
-from tui.screens.approval import ARM_S, ApprovalScreen
+from tui.screens.approval import QUIET_S, ApprovalScreen, Clock
 from tui.screens.main import MainScreen
 
 ALWAYS_NOTICE = (
@@ -25,8 +27,10 @@ class ModalApprover:
 
     def __init__(self, screen: MainScreen) -> None:
         self.screen = screen
-        self.arm_s = ARM_S
-        """How long the dialog ignores keys (typed-ahead text goes to the prompt)."""
+        self.quiet_s = QUIET_S
+        """The dialog's quiet moment (see :mod:`tui.screens.approval`)."""
+        self.clock: Clock = time.monotonic
+        """The dialog's time (tests set it rather than wait)."""
 
     async def __call__(self, command: str) -> ApprovalDecision:
         """Ask in a modal; the turn waits for the answer (deny when the app goes away)."""
@@ -43,8 +47,9 @@ class ModalApprover:
             command,
             cwd=str(runtime.bash.cwd),
             forward=self.type_ahead,
-            arm_s=self.arm_s,
+            quiet_s=self.quiet_s,
             sandbox=runtime.sandbox_words,
+            clock=self.clock,
         )
         main.approving = True
         for card in main.transcript.running_cards():
@@ -69,8 +74,8 @@ class ModalApprover:
         return decision
 
     def type_ahead(self, text: str) -> None:
-        """Keys typed while the dialog was not yet taking them: they were meant for the
-        prompt, so they go on there (Enter sends, as it would have)."""
+        """Keys typed at the dialog that answer nothing: they were meant for the prompt, so
+        they go on there (Enter sends, as it would have: steering for the turn)."""
         prompt = self.screen.prompt
         if text == "\n":
             prompt.submit()

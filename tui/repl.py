@@ -3,18 +3,20 @@
 On a terminal it reads with a prompt-toolkit ``PromptSession`` (slash-command completion,
 history shared with the app); when stdin is not a terminal it reads lines from stdin. Tool
 calls print as ``$ command`` lines, each reply as text, and every turn ends with a one-line
-token gauge. Ctrl+C interrupts a running turn; Ctrl+D or ``/quit`` leaves.
+token gauge. Ctrl+C interrupts a running turn or ``/compact`` (the REPL owns SIGINT for as long
+as it runs; no prompt takes it over); Ctrl+D or ``/quit`` leaves.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import signal
 import sys
 from collections.abc import Callable
-from typing import TextIO
+from typing import Any, TextIO
 
 from agent.formatting import fmt_duration, plural
 from agent.log.events import Event, ToolResultData
@@ -23,13 +25,14 @@ from agent.replies import Notice, StreamEvent, ToolOutputDelta
 from agent.turns import TurnCancelled, TurnResult
 from compact.contract import CompactNotice
 from compact.wording import compaction_news, describe, progress_text, start_line
-from tools.base import ApprovalDecision
 from tools.footer import output_lines
-from tools.terminal import visible
+from tui import plain_question
+from tui.command_registry import COMMANDS
 from tui.commands import parse_slash, run
 from tui.effect_lines import effect_lines, gauge_line
 from tui.effects import Adopt, Choose, Effect, Quit
 from tui.line_input import (
+    ReadInterrupted,
     ReadLine,
     TypedAhead,
     make_session,
@@ -39,7 +42,7 @@ from tui.line_input import (
 )
 from tui.runtime import Runtime
 from tui.terminal_state import LEAVE_PROMPT, restore_terminal, terminal_state
-from tui.text import clean, command_rows, command_shape, first_line, resume_hint
+from tui.text import clean, command_lines, first_line, resume_hint
 from tui.view import items as view_items
 from tui.view.changes import plain_lines
 from tui.view.fold import Change, LogView
@@ -78,10 +81,14 @@ class PlainRepl:
         self.view = LogView()
         self._detach: list[Callable[[], object]] = []
         self.terminating = False
+        """A termination signal came: leave after the current turn is closed."""
         self.leaving = False
         """``/quit`` ran: leave once the line is handled."""
-        """A termination signal came: leave after the current turn is closed."""
         self.current_turn: asyncio.Future[TurnResult] | None = None
+        self.interruptible: asyncio.Future[Any] | None = None
+        """What Ctrl+C stops now: the running turn or ``/compact``."""
+        self.idle_interrupt: Callable[[], object] | None = None
+        """What SIGINT does with nothing running (None: nothing)."""
         self._live_lines: dict[str, int] = {}
         """Live output lines printed per call."""
         # Prune batches (by first seq) not said yet: each is said once complete (numbered
@@ -132,7 +139,7 @@ class PlainRepl:
             self._prunes.add(item.seq)
         elif isinstance(item, ToolRun):
             if change.new:
-                self._show_command(item.command, indent="")
+                self.show_command(item.command, indent="")
             if item.result is not None and not item.pruned:
                 self._tool_result(item.result)
         elif isinstance(item, Answer):
@@ -160,7 +167,7 @@ class PlainRepl:
             if isinstance(item, Prompt):
                 self.say(f"› {first_line(item.text, 200)}")
             elif isinstance(item, ToolRun):
-                self._show_command(item.command, indent="")
+                self.show_command(item.command, indent="")
                 if item.result is not None and not item.pruned:
                     self._tool_result(item.result)
             elif isinstance(item, Answer):
@@ -208,7 +215,7 @@ class PlainRepl:
         self.view = LogView()
         self.view.feed_all(runtime.session.events)
         if self.interactive:
-            runtime.bash.approver = self._approve
+            runtime.bash.approver = functools.partial(plain_question.ask, self)
         self._detach = [
             runtime.observe(self._on_event, self._on_stream, self._on_notice),
             runtime.observe_workspace(RecordLines(lambda line: self.say(f"… {line}"))),
@@ -218,65 +225,31 @@ class PlainRepl:
         while self._detach:
             self._detach.pop()()
 
-    def _show_command(self, command: str, indent: str = "  ") -> None:
-        """Every line of ``command``, written out (numbered when there are several; a run
-        of blank lines is one numbered row saying how many: :func:`command_rows`)."""
-        if "\n" not in command:
-            self.say(f"{indent}$ {visible(command)}")
-            return
-        width = len(str(command.count("\n") + 1))
-        for number, line, _run in command_rows(command):
-            self.say(f"{indent}{number:>{width}} │ {visible(line)}")
-
-    async def _approve(self, command: str) -> ApprovalDecision:
-        """Ask on the terminal. The command is shown byte for byte (escapes written out,
-        every line numbered); "always" must be typed in full. Only a line typed after the
-        question is shown answers it: lines typed before (while the agent worked, for the
-        agent) are kept as steering, whatever they say — a "yes" typed ahead approves
-        nothing. A later line that is no answer is kept as steering too, and the question
-        asked again."""
-        shape = command_shape(command)
-        jail = self.runtime.sandbox_words
-        self.say(f"Run this command, {jail}?" + (f"  ({shape})" if shape else ""))
-        self._show_command(command)
-        early = self.ahead() if self.ahead is not None else []
-        for line in early:
-            self.runtime.agent.steer(line.strip())
-        if early:
-            self.say(
-                f"(typed before this question, so no answer to it: {plural(len(early), 'line')} "
-                "kept as a message for the agent)"
-            )
-        while True:
-            answer = await self.read("[y] once  [always] this session  [N] deny › ")
-            choice = (answer or "").strip().lower()
-            if choice in ("y", "yes"):
-                return "once"
-            if choice == "always":
-                self.say(
-                    "From now on commands run without asking, for the rest of this session; "
-                    f"this one {jail}, the next ones {self.runtime.bash.sandbox.describe('auto')}."
-                )
-                return "always"
-            if choice in ("", "n", "no") or answer is None:
-                return "deny"
-            self.runtime.agent.steer(answer.strip())
-            self.say("(kept as a message for the agent; answer y, always or n)")
+    def show_command(self, command: str, indent: str = "  ") -> None:
+        """Every line of ``command``, written out (:func:`tui.text.command_lines`)."""
+        for line in command_lines(command, indent):
+            self.say(line)
 
     async def run(self) -> int:
         """Read and handle lines until ``/quit`` or the end of input; returns the exit code."""
-        self.attach(self.runtime)
-        runtime = self.runtime
-        label = " (offline demo model)" if runtime.is_demo else ""
-        self.say(f"reefline · {runtime.model_name}{label} · session {runtime.session.id}")
-        for notice in runtime.notices:
-            self.say(f"! {notice}")
-        self._recap()
-        self.say(f"Commands run {runtime.sandbox_words}; /context says more.")
-        self.say("/help lists the commands; ctrl+d or /quit leaves.")
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signal.SIGINT, self._on_sigint)
         try:
+            self.attach(self.runtime)
+            runtime = self.runtime
+            label = " (offline demo model)" if runtime.is_demo else ""
+            self.say(f"reefline · {runtime.model_name}{label} · session {runtime.session.id}")
+            for notice in runtime.notices:
+                self.say(f"! {notice}")
+            self._recap()
+            self.say(f"Commands run {runtime.sandbox_words}; /context says more.")
+            self.say("/help lists the commands; ctrl+d or /quit leaves.")
             while True:
-                line = await self.read("› ")
+                try:
+                    line = await self.read("› ")
+                except ReadInterrupted:
+                    continue
                 if line is None:
                     return 0
                 if not line.strip():
@@ -284,7 +257,18 @@ class PlainRepl:
                 if not await self.handle(line):
                     return 0
         finally:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.remove_signal_handler(signal.SIGINT)
             self.detach()
+
+    def _on_sigint(self) -> None:
+        """Ctrl+C (SIGINT: the terminal is in line mode while work runs) stops the turn or
+        ``/compact``; with nothing running, :attr:`idle_interrupt` (on a pipe: leave)."""
+        work = self.interruptible
+        if work is not None and not work.done():
+            work.cancel()
+        elif self.idle_interrupt is not None:
+            self.idle_interrupt()
 
     async def handle(self, line: str) -> bool:
         """Handle one line; False to quit."""
@@ -292,9 +276,29 @@ class PlainRepl:
         if slash is None:
             await self.turn(line)
             return True
-        async for effect in run(self.runtime, *slash):
-            await self.apply(effect)
+        command = COMMANDS.get(slash[0])
+        if command is not None and command.background:
+            await self._background(*slash)
+        else:
+            await self._command(*slash)
         return not self.leaving
+
+    async def _command(self, name: str, args: str) -> None:
+        async for effect in run(self.runtime, name, args):
+            await self.apply(effect)
+
+    async def _background(self, name: str, args: str) -> None:
+        """A command that runs a while (``/compact``): Ctrl+C stops it (Esc in the app)."""
+        task = asyncio.ensure_future(self._command(name, args))
+        self.interruptible = task
+        try:
+            await task
+        except asyncio.CancelledError:
+            if self.terminating or not task.cancelled():
+                raise
+            self.say(f"! interrupted; /{name} stopped")
+        finally:
+            self.interruptible = None
 
     async def apply(self, effect: Effect) -> None:
         """Do what a command asks (:mod:`tui.effects`): most are lines to print."""
@@ -303,7 +307,10 @@ class PlainRepl:
         elif isinstance(effect, Choose):
             keys = effect.keys or [str(n) for n in range(1, len(effect.answers) + 1)]
             asked = "  ".join(f"[{k}] {a}" for k, a in zip(keys, effect.answers, strict=True))
-            answer = await self.read(f"{effect.question} {asked} › ")
+            try:
+                answer = await self.read(f"{effect.question} {asked} › ")
+            except ReadInterrupted:
+                answer = ""
             await self.handle(effect.commands[effect.pick(answer or "")])
         elif isinstance(effect, Adopt):
             old = self.runtime
@@ -330,10 +337,7 @@ class PlainRepl:
     async def turn(self, prompt: str) -> None:
         runtime = self.runtime
         task = asyncio.ensure_future(runtime.agent.run_turn(prompt))
-        self.current_turn = task
-        loop = asyncio.get_running_loop()
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signal.SIGINT, task.cancel)
+        self.current_turn = self.interruptible = task
         try:
             await task
         except TurnCancelled:
@@ -347,8 +351,7 @@ class PlainRepl:
                 "your message again; nothing already saved is lost."
             )
         finally:
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(signal.SIGINT)
+            self.interruptible = None
         self.say(gauge_line(self.runtime))
 
 
@@ -370,9 +373,10 @@ async def run_repl(
     ended_by: list[int] = []
 
     def terminate(sig: int) -> None:
-        # SIGTERM, SIGQUIT, or SIGHUP when the terminal closes: close the turn as Ctrl+C
-        # does (the bash group is killed, the log closes the turn), then leave; a prompt
-        # that is cancelled puts the terminal back itself.
+        # SIGTERM, SIGQUIT, or SIGHUP when the terminal closes (or SIGINT with nothing
+        # running, lines from a pipe): close the turn as Ctrl+C does (the bash group is
+        # killed, the log closes the turn), then leave; a prompt that is cancelled puts the
+        # terminal back itself.
         repl.terminating = True
         ended_by.append(sig)
         if sig == signal.SIGHUP:
@@ -381,6 +385,8 @@ async def run_repl(
         else:
             main.cancel()
 
+    if not interactive:
+        repl.idle_interrupt = lambda: terminate(signal.SIGINT)
     loop = asyncio.get_running_loop()
     for sig in ENDING_SIGNALS:
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):

@@ -73,6 +73,17 @@ def command_rows(command: str) -> list[tuple[int, str, int]]:
     return rows
 
 
+def command_lines(command: str, indent: str = "  ") -> list[str]:
+    """``command`` as the line front ends print it: ``$ command`` with its escapes written
+    out, or, when it has several lines, one numbered row each (:func:`command_rows`)."""
+    if "\n" not in command:
+        return [f"{indent}$ {visible(command)}"]
+    width = len(str(command.count("\n") + 1))
+    return [
+        f"{indent}{number:>{width}} │ {visible(line)}" for number, line, _ in command_rows(command)
+    ]
+
+
 def sandbox_label(bash: BashTool) -> str:
     """The status line's words for the sandbox the next command runs under:
     ``sandbox workspace-write``, ``sandbox read-only + network``, ``sandbox off``, or

@@ -12,7 +12,7 @@ from textual.widgets import Button
 from agent.log.events import ToolResult, ToolStart
 from tests.openai_server import OpenAIServer
 from tests.tui.conftest import UI
-from tui.screens.approval import ARM_S, ApprovalScreen
+from tui.screens.approval import ApprovalScreen
 from tui.widgets.prompt import PromptArea
 from tui.widgets.tool_card import ToolCard
 
@@ -24,6 +24,27 @@ def results(app) -> list[ToolResult]:
 def asking(app) -> bool:
     """The approval dialog is up and taking keys."""
     return isinstance(app.screen, ApprovalScreen) and app.screen.armed
+
+
+class Clock:
+    """The approval dialog's time, moved by the test (nothing here waits on real time)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def pause(self, seconds: float = 1.0) -> None:
+        """The person stops typing for ``seconds``."""
+        self.now += seconds
+
+
+def steering(app) -> list[str]:
+    """What was sent as steering: still queued, or delivered (in the log)."""
+    queued = list(app.runtime.agent.pending_steering)
+    logged = [e.data.content for e in app.runtime.session.events if e.type == "steering/message"]
+    return logged + queued
 
 
 async def test_allow_once_runs_the_command_and_asks_again(ui: UI) -> None:
@@ -56,9 +77,11 @@ async def test_always_switches_the_session_to_auto(ui: UI) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await ui.type(pilot, "what is here in README.md")
         await ui.until(pilot, lambda: asking(app))
-        await pilot.press("a")  # not a deliberate key for "always"
+        await pilot.press("a")  # not a deliberate key for "always": typing, for the prompt
         await pilot.pause(0.1)
         assert isinstance(app.screen, ApprovalScreen) and app.runtime.bash.policy == "ask"
+        assert app.query_one(PromptArea).text == "a"
+        await ui.until(pilot, lambda: asking(app))  # a quiet moment after the typing
         await pilot.press("ctrl+a")
         await ui.settle(pilot)
         assert app.runtime.bash.policy == "auto"
@@ -175,7 +198,7 @@ async def test_typing_ahead_goes_to_the_prompt_not_to_the_dialog(ui: UI) -> None
     """Steering typed while the agent works keeps going into the prompt when the dialog
     opens: the "a" of "also" is not "always", "y" is not "yes", Enter sends the steering."""
     app = ui.app(ui.runtime(approve="ask"))
-    app.approval_arm_s = 3.0  # room for a loaded machine: the keys below come before arming
+    clock = app.approval_clock = Clock()  # the dialog has just opened, until the test says
     async with app.run_test(size=(120, 40)) as pilot:
         await ui.type(pilot, "hi there")
         await ui.until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
@@ -186,20 +209,105 @@ async def test_typing_ahead_goes_to_the_prompt_not_to_the_dialog(ui: UI) -> None
         assert app.runtime.bash.policy == "ask" and results(app) == []
         await pilot.press("o", "enter")
         assert prompt.text == ""
+        clock.pause()
         await ui.until(pilot, lambda: asking(app))
-        app.approval_arm_s = ARM_S  # the later dialogs need no such room
         await pilot.press("n")
+        clock.pause()
         await ui.until(pilot, lambda: len(results(app)) >= 1)
         assert results(app)[0].data.is_error  # denied, not approved by the typing
-        assert any("yes also" in t for t in app.runtime.agent.pending_steering) or any(
-            e.type == "steering/message" and e.data.content == "yes also"
-            for e in app.runtime.session.events
-        )
-        while isinstance(app.screen, ApprovalScreen) or app.busy:
-            if asking(app):
-                await pilot.press("n")
-            await pilot.pause(0.05)
+        assert "yes also" in steering(app)
+        await pilot.press("ctrl+c")  # the rest of the turn is not this test's
+        await ui.settle(pilot)
         assert app.runtime.bash.policy == "ask"
+
+
+SED = "sed -i s/grep/rg/ notes.txt"
+"""What the model asks to run (it edits a file: an answer that counts)."""
+
+
+def sed_runtime(ui: UI, server: OpenAIServer):
+    server.push({"tool_calls": [{"name": "bash", "arguments": {"command": SED}}]})
+    server.push({"text": "done"})
+    return ui.runtime(
+        base_url=server.base_url, model="m", demo=False, context_window=32_000, approve="ask"
+    )
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["why not rg", "use this instead", "no, use rg", "yes but check it first", "always rg"],
+    ids=["y-in-why", "n-in-instead", "no-first", "yes-first", "always-first"],
+)
+async def test_prose_typed_at_the_dialog_never_answers_it(
+    ui: UI, openai_server: OpenAIServer, workdir: Path, sentence: str
+) -> None:
+    """The dialog has been up a while and is taking keys; the person types a sentence for
+    the agent (its first letter after a pause), pauses, and presses Enter. None of it
+    answers the dialog: the sentence shows in the prompt, and Enter sends it from there as a
+    queued message. Only then, after a quiet moment, ``y`` on its own approves."""
+    (workdir / "notes.txt").write_text("use grep\n")
+    app = ui.app(sed_runtime(ui, openai_server))
+    clock = app.approval_clock = Clock()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.type(pilot, "tidy the notes")
+        await ui.until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        clock.pause()  # the dialog has been up a second
+        await ui.until(pilot, lambda: asking(app))
+        dialog = app.screen
+        await pilot.press(*sentence)
+        clock.pause()  # and then a pause, before Enter
+        await pilot.pause()
+        prompt = app.query_one(PromptArea)
+        assert app.screen is dialog and results(app) == []
+        assert prompt.text == sentence  # in the prompt, where it shows
+        assert "Typing goes to the prompt" in dialog.query_one(".hint").render().plain
+        await pilot.press("enter")  # from the prompt: a queued message
+        await ui.until(pilot, lambda: steering(app) == [sentence])
+        assert prompt.text == "" and app.runtime.bash.policy == "ask"
+        assert app.screen is dialog and results(app) == []
+        clock.pause()
+        await ui.until(pilot, lambda: asking(app))
+        await pilot.press("y")
+        await pilot.pause()
+        assert app.screen is dialog  # a lone "y" acts once nothing followed it
+        clock.pause()
+        await ui.until(pilot, lambda: len(results(app)) == 1)
+        assert results(app)[0].data.exit_code == 0
+        await ui.settle(pilot)
+    assert (workdir / "notes.txt").read_text() == "use rg\n"
+
+
+async def test_enter_ending_a_sentence_does_not_press_the_focused_button(
+    ui: UI, openai_server: OpenAIServer, workdir: Path
+) -> None:
+    """A button is focused (Tab, deliberately); the person then types a sentence for the
+    agent and ends it with Enter: the Enter sends the sentence, it presses nothing. After a
+    quiet moment, Enter on the focused button answers."""
+    (workdir / "notes.txt").write_text("use grep\n")
+    app = ui.app(sed_runtime(ui, openai_server))
+    clock = app.approval_clock = Clock()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.type(pilot, "tidy the notes")
+        await ui.until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        clock.pause()
+        await ui.until(pilot, lambda: asking(app))
+        dialog = app.screen
+        for _ in range(5):  # Tab, to "Allow once"
+            await pilot.press("tab")
+            if isinstance(dialog.focused, Button) and dialog.focused.id == "once":
+                break
+        assert isinstance(dialog.focused, Button) and dialog.focused.id == "once"
+        await pilot.press(*"the tests pass", "enter")
+        assert app.screen is dialog and results(app) == []
+        await ui.until(pilot, lambda: steering(app) == ["the tests pass"])
+        assert app.query_one(PromptArea).text == ""
+        clock.pause()
+        await pilot.press("enter")  # now deliberate: the focused button
+        await ui.until(pilot, lambda: len(results(app)) == 1)
+        assert results(app)[0].data.exit_code == 0
+        await ui.settle(pilot)
+    assert app.runtime.bash.policy == "ask"
+    assert (workdir / "notes.txt").read_text() == "use rg\n"
 
 
 INVISIBLE = "\u202e\u200b\u00ad\U000e0041\u180e\u3164"
@@ -272,3 +380,55 @@ async def test_resume_takes_the_resumed_sessions_policy_not_the_current_one(ui: 
         await ui.send(pilot, f"/resume {auto_id}")
         assert app.runtime.session.id == auto_id
         assert app.runtime.bash.policy == "auto"
+
+
+async def test_a_lone_letter_answers_at_once_with_enter_and_can_be_taken_back(
+    ui: UI, openai_server: OpenAIServer, workdir: Path
+) -> None:
+    """After a quiet moment ``y`` waits for the quiet moment after it; Backspace takes it
+    back (nothing reaches the prompt), and ``n`` then Enter denies at once."""
+    (workdir / "notes.txt").write_text("use grep\n")
+    app = ui.app(sed_runtime(ui, openai_server))
+    clock = app.approval_clock = Clock()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.type(pilot, "tidy the notes")
+        await ui.until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        clock.pause()
+        await ui.until(pilot, lambda: asking(app))
+        dialog = app.screen
+        await pilot.press("y")
+        assert "y: allow once" in dialog.query_one(".hint").render().plain
+        await pilot.press("backspace")
+        clock.pause()
+        await pilot.pause()
+        assert app.screen is dialog and results(app) == []
+        assert app.query_one(PromptArea).text == ""
+        await pilot.press("n", "enter")  # the clock stands still: Enter answers, not time
+        await ui.until(pilot, lambda: len(results(app)) == 1)
+        assert results(app)[0].data.is_error and "declined" in results(app)[0].data.content
+        await ui.settle(pilot)
+    assert (workdir / "notes.txt").read_text() == "use grep\n"
+    assert steering(app) == []
+
+
+async def test_the_typing_hint_keeps_the_buttons_in_view_at_80x24(
+    ui: UI, openai_server: OpenAIServer
+) -> None:
+    """A command that fills its box, at 80×24: once typing shows the hint, the buttons and
+    the hint are still all on screen."""
+    app = ui.app(hostile_runtime(ui, openai_server, "\n" * 80 + "touch X" + "\nls -la" * 12))
+    clock = app.approval_clock = Clock()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ui.type(pilot, "go")
+        await ui.until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        clock.pause()
+        await ui.until(pilot, lambda: asking(app))
+        await pilot.press(*"why not")
+        await pilot.pause()
+        hint = app.screen.query_one(".hint")
+        assert "Typing goes to the prompt" in hint.render().plain
+        for widget in [hint, *app.screen.query(Button)]:
+            region = widget.region
+            assert region.height > 0 and region.right <= 80 and region.bottom <= 24, widget
+        await pilot.press("escape")
+        await ui.settle(pilot)
