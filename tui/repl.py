@@ -41,7 +41,7 @@ from tui.line_input import (
     typed_ahead,
 )
 from tui.runtime import Runtime
-from tui.terminal_state import LEAVE_PROMPT, restore_terminal, terminal_state
+from tui.terminal_state import LEAVE_PROMPT, owning_sigint, restore_terminal, terminal_state
 from tui.text import clean, command_lines, first_line, resume_hint
 from tui.view import items as view_items
 from tui.view.changes import plain_lines
@@ -232,34 +232,30 @@ class PlainRepl:
 
     async def run(self) -> int:
         """Read and handle lines until ``/quit`` or the end of input; returns the exit code."""
-        loop = asyncio.get_running_loop()
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(signal.SIGINT, self._on_sigint)
-        try:
-            self.attach(self.runtime)
-            runtime = self.runtime
-            label = " (offline demo model)" if runtime.is_demo else ""
-            self.say(f"reefline · {runtime.model_name}{label} · session {runtime.session.id}")
-            for notice in runtime.notices:
-                self.say(f"! {notice}")
-            self._recap()
-            self.say(f"Commands run {runtime.sandbox_words}; /context says more.")
-            self.say("/help lists the commands; ctrl+d or /quit leaves.")
-            while True:
-                try:
-                    line = await self.read("› ")
-                except ReadInterrupted:
-                    continue
-                if line is None:
-                    return 0
-                if not line.strip():
-                    continue
-                if not await self.handle(line):
-                    return 0
-        finally:
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.remove_signal_handler(signal.SIGINT)
-            self.detach()
+        with owning_sigint(asyncio.get_running_loop(), self._on_sigint):
+            try:
+                self.attach(self.runtime)
+                runtime = self.runtime
+                label = " (offline demo model)" if runtime.is_demo else ""
+                self.say(f"reefline · {runtime.model_name}{label} · session {runtime.session.id}")
+                for notice in runtime.notices:
+                    self.say(f"! {notice}")
+                self._recap()
+                self.say(f"Commands run {runtime.sandbox_words}; /context says more.")
+                self.say("/help lists the commands; ctrl+d or /quit leaves.")
+                while True:
+                    try:
+                        line = await self.read("› ")
+                    except ReadInterrupted:
+                        continue
+                    if line is None:
+                        return 0
+                    if not line.strip():
+                        continue
+                    if not await self.handle(line):
+                        return 0
+            finally:
+                self.detach()
 
     def _on_sigint(self) -> None:
         """Ctrl+C (SIGINT: the terminal is in line mode while work runs) stops the turn or

@@ -4,12 +4,15 @@ SIGHUP the terminal may be gone, and writing to it the usual way can wedge the e
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import select
+import signal
 import sys
 import termios
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 LEAVE_APPLICATION_MODE = (
@@ -76,3 +79,18 @@ def _write_within(fd: int, data: bytes, deadline: float) -> None:
             if left <= 0:
                 return
             select.select([], [fd], [], left)
+
+
+@contextlib.contextmanager
+def owning_sigint(loop: asyncio.AbstractEventLoop, handler: Callable[[], None]) -> Iterator[None]:
+    """``handler`` hears SIGINT on ``loop`` for as long as the block runs. The front end owns
+    it throughout: a prompt-toolkit prompt read with its own SIGINT handling removes the
+    loop's entry when it ends, after which Ctrl+C reached no one (prompts are read with
+    ``handle_sigint=False``)."""
+    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+        loop.add_signal_handler(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.remove_signal_handler(signal.SIGINT)

@@ -258,9 +258,8 @@ class MainScreen(Screen[None]):
         if not self.live:
             return
         now = time.time()
-        runtime = self.runtime
-        background = runtime.compaction.background if runtime else None
-        self.status.tick(background, runtime.first_record if runtime else None)
+        rt = self.runtime
+        self.status.tick(rt and rt.compaction.background, rt and rt.first_record)
         for card in self.transcript.running_cards():
             card.tick(now)
         if any(r.status == "running" for r in self.timeline.records):
