@@ -160,6 +160,36 @@ def read_regular(folder_fd: int, name: str, limit: int) -> bytes | None:
         os.close(fd)
 
 
+@contextlib.contextmanager
+def regular_beneath(root: str | Path, parts: Sequence[str]) -> Iterator[IO[bytes] | None]:
+    """The regular file ``root/parts…`` open for reading (the caller bounds what it reads),
+    no component followed through a link, opened without blocking; None when anything on
+    the way is missing, a link, not a folder, or the file is not a regular file."""
+    try:
+        top = open_root(root)
+    except OSError:
+        yield None
+        return
+    fd: int | None = None
+    try:
+        with folder(top, parts[:-1]) as here:
+            fd = os.open(plain(parts[-1]), _READ, dir_fd=here)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            fd = None
+    except (OSError, ValueError, IndexError):
+        if fd is not None:
+            os.close(fd)
+        fd = None
+    finally:
+        os.close(top)
+    if fd is None:
+        yield None
+        return
+    with os.fdopen(fd, "rb") as f:
+        yield f
+
+
 def read_beneath(root: str | Path, parts: Sequence[str], limit: int) -> bytes | None:
     """At most ``limit`` bytes of the regular file ``root/parts…``, no component followed
     through a link; None when anything on the way is missing, a link, not a folder, or the

@@ -69,3 +69,24 @@ def test_names_with_a_slash_or_dots_are_refused(root: int) -> None:
     for bad in ("", ".", "..", "a/b"):
         with pytest.raises(ValueError):
             beneath.create(root, bad)
+
+
+def test_a_file_opened_for_streaming_is_regular_and_reached_through_no_link(
+    root: int, tmp_path: Path
+) -> None:
+    from tools.snapshots import stubs
+
+    work = tmp_path / "work"
+    (work / "a" / "data.bin").write_bytes(b"\0data")
+    (tmp_path / "outside" / "secret.bin").write_bytes(b"\0private")
+    os.mkfifo(work / "fifo")
+    with beneath.regular_beneath(work, ["a", "data.bin"]) as f:
+        assert f is not None and f.read() == b"\0data"
+    for parts in (["to-outside", "secret.bin"], ["fifo"], ["a", "missing"], []):
+        with beneath.regular_beneath(work, parts) as f:
+            assert f is None, parts
+    # Hashing a file recorded by hash goes the same way: never through a folder swapped for
+    # a link to somewhere else.
+    assert stubs.file_sha256(work / "a" / "data.bin") is not None
+    assert stubs.file_sha256(work / "to-outside" / "secret.bin") is None
+    assert stubs.file_sha256(work / "fifo") is None

@@ -20,10 +20,11 @@ import hashlib
 import os
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
+from tools import beneath
 from tools.snapshots import stopping
 from tools.snapshots.git import Git
 
@@ -134,14 +135,9 @@ def hide(git: Git, paths: Iterable[str]) -> None:
     git.run(["update-index", "-z", "--assume-unchanged", "--stdin"], stdin=listed)
 
 
-@contextlib.contextmanager
-def _open_regular(path: Path) -> Iterator[BinaryIO | None]:
-    """``path`` open for reading when it is a regular file (not a link, FIFO or device:
-    opened without following or blocking, then checked); None otherwise."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    except OSError:
-        yield None
-        return
-    with os.fdopen(fd, "rb") as f:
-        yield f if stat.S_ISREG(os.fstat(fd).st_mode) else None
+def _open_regular(path: Path) -> contextlib.AbstractContextManager[IO[bytes] | None]:
+    """The file at absolute ``path`` open for reading when it is a regular file, reached
+    from ``/`` without following a link on the way (a folder of the working directory
+    swapped for one mid-snapshot is not gone through: the working directory is a real
+    path) and opened without blocking; None otherwise (:mod:`tools.beneath`)."""
+    return beneath.regular_beneath(path.parent, [path.name])
