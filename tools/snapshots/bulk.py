@@ -4,9 +4,13 @@
 repository, a 4 KiB block on disk, per file of the working directory, and most of the time
 of a first snapshot goes to making them. Here the files are read once (which also tells a
 text file from one recorded by hash), their contents streamed to ``git fast-import`` with
-the folders' trees (one pack). The caller then adds them to the index the usual way:
-``update-index --add`` finds every object already made and writes none (a file changed
-since it was read, or one ``.gitattributes`` converts, is written as it is then, loose).
+the folders' trees (one pack). When the repository has no index yet (a first snapshot),
+the index is written here too, from each file's stat and blob id
+(:mod:`tools.snapshots.index_file`), except for the files ``.gitattributes`` converts
+(``git check-attr`` says which, while the files are read): the caller adds those the usual
+way. Otherwise the caller adds them all: ``update-index --add`` finds every object already
+made and writes none (a file changed since it was read, or one ``.gitattributes`` converts,
+is written as it is then, loose), reading each file a second time.
 
 Only regular files are taken: a symlink, a folder, a FIFO, a file gone or unreadable is
 left to the caller's usual way (:meth:`tools.snapshots.shadow.ShadowRepo`).
@@ -19,11 +23,12 @@ import fcntl
 import os
 import stat
 import subprocess
-from collections.abc import Iterable
+import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tools.snapshots import stopping, stubs
+from tools.snapshots import index_file, stopping, stubs
 from tools.snapshots.git import Git, GitError
 
 BULK_FROM = 500
@@ -33,7 +38,12 @@ the rest later: :mod:`tools.snapshots.packing`)."""
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _REF = "refs/reefline/bulk"
+_FS_ENCODING = sys.getfilesystemencoding()
+_FS_ERRORS = sys.getfilesystemencodeerrors()
 _PIPE_BYTES = 1 << 20
+_CONVERTING = frozenset({b"text", b"eol", b"crlf", b"filter", b"ident", b"working-tree-encoding"})
+"""Attributes under which what git stores may differ from the file's bytes (any mention,
+even "unset", counts: those files go git's way)."""
 
 
 @dataclass
@@ -44,68 +54,168 @@ class Sorted:
     """Regular text files whose content (and folders' trees) is now in the pack."""
     by_hash: dict[str, os.stat_result] = field(default_factory=dict)
     """Regular files to record by hash (binary, or over :data:`stubs.SIZE_CAP`)."""
+    indexed: set[str] = field(default_factory=set)
+    """Those of :attr:`text` now in the index too, with their stat (``index=True`` only)."""
 
 
-def store(git: Git, work_tree: Path, paths: Iterable[str]) -> Sorted:
+def store(git: Git, work_tree: Path, paths: list[str], *, index: bool = False) -> Sorted:
     """Store the regular text files among ``paths`` (relative) in one pack, with their
-    folders' trees; say which they were and which are to be recorded by hash. Adding them
-    to the index is the caller's (``update-index --add`` finds each object made, and
-    writes none again).
+    folders' trees; say which they were and which are to be recorded by hash. ``index``
+    (only when the repository has no index yet): write one holding those of them no
+    ``.gitattributes`` converts (:attr:`Sorted.indexed`). Adding the others to the index
+    is the caller's (``update-index --add`` finds each object made, and writes none again).
 
     Raises:
         GitError: git failed.
+        OSError: the index could not be written.
         tools.snapshots.stopping.Stopped: this thread's stop was set meanwhile (nothing
             half-done stays in the index; the import is killed).
     """
     found = Sorted()
     entries: list[tuple[bytes, str]] = []  # mode, path; the blob of entry n is mark n + 1
+    read: list[index_file.Entry] | None = [] if index else None
     stop = stopping.current()
-    importer = _start_import(git)
-    if stop is not None:
-        stop.adopt(importer)
+    converting = _Attributes(git, paths) if index else None
+    try:
+        importer = _start_import(git)
+        if stop is not None:
+            stop.adopt(importer)
+        try:
+            try:
+                _send(importer, work_tree, paths, found, entries, read)
+            finally:
+                assert importer.stdin is not None
+                with contextlib.suppress(OSError):  # it died: its status says why
+                    importer.stdin.close()  # what was sent so far is packed
+            encoded = None
+            if converting is not None and read is not None:
+                # Made while git still writes the trees.
+                converted = converting.result()
+                names = {p.encode(_FS_ENCODING, _FS_ERRORS) for p in converted}
+                kept = [e for e in read if e[0] not in names] if names else read
+                encoded = index_file.encode(kept)
+                found.indexed = {p for _, p in entries}.difference(converted)
+        finally:
+            try:
+                _finish_import(importer)
+            except GitError:
+                if stop is not None:
+                    stop.check()  # killed by the stop: say so, not that git failed
+                raise
+            finally:
+                if stop is not None:
+                    stop.release(importer)
+        if encoded is not None:
+            if stop is not None:
+                stop.check()
+            index_file.write(git.git_dir, encoded)
+    finally:
+        if converting is not None:
+            converting.close()
+    if entries:
+        git.run(["update-ref", "-d", _REF])
+        found.text = {path for _, path in entries}
+    return found
+
+
+def _send(
+    importer: subprocess.Popen[bytes],
+    work_tree: Path,
+    paths: list[str],
+    found: Sorted,
+    entries: list[tuple[bytes, str]],
+    read: list[index_file.Entry] | None,
+) -> None:
+    """Stream the text files among ``paths`` and their trees to ``importer``; note each in
+    ``entries`` (and, given ``read``, its index entry), the others in ``found``."""
+    stop = stopping.current()
     folders = _Folders(work_tree)
+    lines: list[bytes] = []  # the trees' lines
     try:
         assert importer.stdin is not None
         send = importer.stdin.write
         for path in paths:
             if stop is not None:
                 stop.check()
-            read = folders.read(path)
-            if read is None:
+            got = folders.read(path)
+            if got is None:
                 continue  # a link, gone, not regular: the usual way takes it
-            st, data = read
+            st, data = got
             if data is None or data.find(b"\0", 0, stubs.SNIFF) >= 0:  # by_hash's rule
                 found.by_hash[path] = st
                 continue
-            entries.append((b"100755" if st.st_mode & stat.S_IXUSR else b"100644", path))
+            mode = b"100755" if st.st_mode & stat.S_IXUSR else b"100644"
+            entries.append((mode, path))
+            name = path.encode(_FS_ENCODING, _FS_ERRORS)  # os.fsencode, without its cost
+            if read is not None:
+                read.append((name, index_file.packed(name, st, index_file.blob_id(data))))
             send(b"blob\nmark :%d\ndata %d\n" % (len(entries), len(data)))
             send(data)
             send(b"\n")
+            lines.append(b"M %b :%d %b\n" % (mode, len(entries), _quoted(name)))
         if entries:
             # The trees too, in the same pack: a commit on a ref of our own, dropped after.
             send(b"commit %b\ncommitter reefline <> 0 +0000\ndata 0\n" % _REF.encode())
-            send(
-                b"".join(
-                    b"M %b :%d %b\n" % (mode, mark, _quoted(os.fsencode(path)))
-                    for mark, (mode, path) in enumerate(entries, 1)
-                )
-            )
+            send(b"".join(lines))
             send(b"\n")
     finally:
         folders.close()
+
+
+class _Attributes:
+    """Which of ``paths`` some attribute converts on the way into git: ``git check-attr``
+    started at once, fed and read by a thread of its own (killed with this thread's stop)."""
+
+    def __init__(self, git: Git, paths: list[str]) -> None:
+        self._stop = stopping.current()
         try:
-            _finish_import(importer)
-        except GitError:
-            if stop is not None:
-                stop.check()  # killed by the stop: say so, not that git failed
-            raise
-        finally:
-            if stop is not None:
-                stop.release(importer)
-    if entries:
-        git.run(["update-ref", "-d", _REF])
-        found.text = {path for _, path in entries}
-    return found
+            self._proc = subprocess.Popen(
+                ["git", "check-attr", "-z", "--stdin", "-a"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=git.work_tree,
+                env=git.env,
+            )
+        except OSError as exc:
+            raise GitError(f"git check-attr could not run: {exc}") from exc
+        if self._stop is not None:
+            self._stop.adopt(self._proc)
+        listed = ("\0".join(paths) + "\0").encode(_FS_ENCODING, _FS_ERRORS) if paths else b""
+        self._out: tuple[bytes, bytes] | None = None
+        self._thread = threading.Thread(target=self._talk, args=(listed,), daemon=True)
+        self._thread.start()
+
+    def _talk(self, listed: bytes) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self._out = self._proc.communicate(listed)
+
+    def result(self) -> set[str]:
+        """The paths converted (their files then go git's way).
+
+        Raises:
+            GitError: git failed.
+            tools.snapshots.stopping.Stopped: this thread's stop was set meanwhile.
+        """
+        self._thread.join()
+        if self._stop is not None:
+            self._stop.check()
+        if self._out is None or self._proc.returncode != 0:
+            said = (self._out[1] if self._out else b"").decode(errors="replace").strip()
+            raise GitError(f"git check-attr failed: {said or self._proc.returncode}")
+        fields = self._out[0].split(b"\0")
+        return {
+            os.fsdecode(fields[n])
+            for n in range(0, len(fields) - 2, 3)
+            if fields[n + 1] in _CONVERTING
+        }
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.kill()
+        self._thread.join()
+        if self._stop is not None:
+            self._stop.release(self._proc)
 
 
 class _Folders:
@@ -193,7 +303,7 @@ def _start_import(git: Git) -> subprocess.Popen[bytes]:
 
 
 def _finish_import(importer: subprocess.Popen[bytes]) -> None:
-    """End the stream (what was sent so far is packed, even when stopped) and wait."""
+    """End the stream if still open (what was sent so far is packed) and wait."""
     assert importer.stdin is not None and importer.stderr is not None
     with contextlib.suppress(OSError):  # it died: its status says why
         importer.stdin.close()

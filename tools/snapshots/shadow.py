@@ -275,10 +275,12 @@ class ShadowRepo:
         paths = [p for p in paths if not p.endswith("/")]  # a nested repository: not ours
         text: set[str] = set()
         if len(paths) >= bulk.BULK_FROM:  # a first snapshot: into one pack, each read once
-            stored = bulk.store(self.git, self.work_tree, paths)
+            # No index yet: the one written there holds them (no second read).
+            fresh = not (self.git_dir / "index").exists()
+            stored = bulk.store(self.git, self.work_tree, paths, index=fresh)
             text = stored.text
             to_stub.update(stored.by_hash)
-            paths = [p for p in paths if p not in stored.by_hash]
+            paths = [p for p in paths if p not in stored.by_hash and p not in stored.indexed]
         folders: dict[str, bool | None] = {}
         for path in paths:
             if path in text:  # read a moment ago through its folders, none of them a link
