@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tools.snapshots import stubs
-from tools.snapshots.bulk import BULK_FROM
+from tools.snapshots.bulk import BULK_FROM, TREES_EVERY
 from tools.snapshots.packing import LOOSE_MAX
 from tools.snapshots.shadow import TUNING, ShadowRepo
 from tools.snapshots.stopping import Stop, Stopped, stoppable
@@ -183,3 +183,22 @@ def test_a_first_snapshot_stopped_in_the_middle_leaves_no_index_half_made(
     theirs = subprocess.run([*plain, "write-tree"], env=env, capture_output=True, check=True)
     assert tree == theirs.stdout.decode().strip()
     assert git(repo, "diff-files", "--name-only") == b""
+
+
+def test_a_first_snapshot_of_thousands_of_files_names_the_tree_git_would(tmp_path: Path) -> None:
+    """More files than one commit of the import takes (its trees are built a part at a
+    time, folders cut between two parts included): the same tree as git's own."""
+    work = tmp_path / "work"
+    for n in range(2 * TREES_EVERY + 300):
+        folder = work / f"a{n // 2000}" / f"b{n // 70}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"f{n}.txt").write_text(f"{n}\n")
+    repo = ShadowRepo(tmp_path / "home", work)
+    tree = repo.snapshot()
+    plain = _plain_repo(tmp_path, work)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    theirs = subprocess.run([*plain, "write-tree"], env=env, capture_output=True, check=True)
+    assert tree == theirs.stdout.decode().strip()
+    assert git(repo, "diff-files", "--name-only") == b""
+    assert git(repo, "fsck", "--no-dangling", "--connectivity-only") == b""
+    assert not git(repo, "for-each-ref").strip()

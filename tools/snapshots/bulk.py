@@ -25,6 +25,7 @@ import stat
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,12 +36,16 @@ BULK_FROM = 500
 """Fewer files than this to store go the usual way (their few loose objects are packed with
 the rest later: :mod:`tools.snapshots.packing`)."""
 
+_open, _fstat, _read, _close, _is_regular = os.open, os.fstat, os.read, os.close, stat.S_ISREG
+_SIZE_CAP = stubs.SIZE_CAP
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _REF = "refs/reefline/bulk"
 _FS_ENCODING = sys.getfilesystemencoding()
 _FS_ERRORS = sys.getfilesystemencodeerrors()
 _PIPE_BYTES = 1 << 20
+TREES_EVERY = 5_000
+"""Files to a commit of the import (the trees built so far): a few dozen in a large tree."""
 _CONVERTING = frozenset({b"text", b"eol", b"crlf", b"filter", b"ident", b"working-tree-encoding"})
 """Attributes under which what git stores may differ from the file's bytes (any mention,
 even "unset", counts: those files go git's way)."""
@@ -130,14 +135,15 @@ def _send(
     ``entries`` (and, given ``read``, its index entry), the others in ``found``."""
     stop = stopping.current()
     folders = _Folders(work_tree)
-    lines: list[bytes] = []  # the trees' lines
+    lines: list[bytes] = []  # the trees' lines since the last commit
     try:
         assert importer.stdin is not None
         send = importer.stdin.write
+        file_read, blob_id, packed = folders.read, index_file.blob_id, index_file.packed
         for path in paths:
             if stop is not None:
                 stop.check()
-            got = folders.read(path)
+            got = file_read(path)
             if got is None:
                 continue  # a link, gone, not regular: the usual way takes it
             st, data = got
@@ -148,16 +154,15 @@ def _send(
             entries.append((mode, path))
             name = path.encode(_FS_ENCODING, _FS_ERRORS)  # os.fsencode, without its cost
             if read is not None:
-                read.append((name, index_file.packed(name, st, index_file.blob_id(data))))
-            send(b"blob\nmark :%d\ndata %d\n" % (len(entries), len(data)))
-            send(data)
-            send(b"\n")
-            lines.append(b"M %b :%d %b\n" % (mode, len(entries), _quoted(name)))
-        if entries:
-            # The trees too, in the same pack: a commit on a ref of our own, dropped after.
-            send(b"commit %b\ncommitter reefline <> 0 +0000\ndata 0\n" % _REF.encode())
-            send(b"".join(lines))
-            send(b"\n")
+                read.append((name, packed(name, st, blob_id(data))))
+            mark = len(entries)
+            send(b"blob\nmark :%d\ndata %d\n%b\n" % (mark, len(data), data))
+            if b"\n" in name or name[:1] == b'"':
+                name = _quoted(name)
+            lines.append(b"M %b :%d %b\n" % (mode, mark, name))
+            if len(lines) >= TREES_EVERY:
+                _commit(send, lines)
+        _commit(send, lines)
     finally:
         folders.close()
 
@@ -233,25 +238,27 @@ class _Folders:
         """A regular file's stat and content (None: over the size cap, recorded by hash);
         None for anything else (a link, a FIFO, gone, unreadable)."""
         where, _, name = path.rpartition("/")
+        last = self._last
         try:
-            if self._last is None or self._last[0] != where:  # the next folder
-                self._last = (where, self._folder(where.split("/") if where else []))
-            fd = os.open(name, _READ_FLAGS, dir_fd=self._last[1])
+            if last is None or last[0] != where:  # the next folder
+                last = self._last = (where, self._folder(where.split("/") if where else []))
+            fd = _open(name, _READ_FLAGS, dir_fd=last[1])
         except OSError:
             return None
         try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
+            st = _fstat(fd)
+            size = st.st_size
+            if not _is_regular(st.st_mode):
                 return None
-            if st.st_size > stubs.SIZE_CAP:
+            if size > _SIZE_CAP:
                 return st, None
-            data = os.read(fd, st.st_size + 1)
-            # Grown while read: the usual way takes it as it is then.
-            return None if len(data) > st.st_size else (st, data)
+            data = _read(fd, size + 1)
         except OSError:
             return None
         finally:
-            os.close(fd)
+            _close(fd)
+        # Grown while read: the usual way takes it as it is then.
+        return None if len(data) > size else (st, data)
 
     def _folder(self, parts: list[str]) -> int:
         if self._top_fd is None:
@@ -273,6 +280,16 @@ class _Folders:
         if self._top_fd is not None:
             os.close(self._top_fd)
             self._top_fd = None
+
+
+def _commit(send: Callable[[bytes], object], lines: list[bytes]) -> None:
+    """The folders' trees as ``lines`` leave them, in the same pack: a commit on a ref of
+    our own (dropped after), each continuing the last (git builds them while the next
+    files are read, not all at the end; a folder cut in two leaves one tree unused)."""
+    if lines:
+        send(b"commit %b\ncommitter reefline <> 0 +0000\ndata 0\n" % _REF.encode())
+        send(b"".join(lines) + b"\n")
+        lines.clear()
 
 
 def _quoted(path: bytes) -> bytes:
