@@ -77,7 +77,7 @@ def store(git: Git, work_tree: Path, paths: list[str], *, index: bool = False) -
             half-done stays in the index; the import is killed).
     """
     found = Sorted()
-    entries: list[tuple[bytes, str]] = []  # mode, path; the blob of entry n is mark n + 1
+    entries: list[tuple[bytes, str]] = []  # mode, path; the blob of entry n is mark n
     read: list[index_file.Entry] | None = [] if index else None
     stop = stopping.current()
     converting = _Attributes(git, paths) if index else None
@@ -92,6 +92,7 @@ def store(git: Git, work_tree: Path, paths: list[str], *, index: bool = False) -
                 assert importer.stdin is not None
                 with contextlib.suppress(OSError):  # it died: its status says why
                     importer.stdin.close()  # what was sent so far is packed
+            found.text = {path for _, path in entries}
             encoded = None
             if converting is not None and read is not None:
                 # Made while git still writes the trees.
@@ -99,7 +100,7 @@ def store(git: Git, work_tree: Path, paths: list[str], *, index: bool = False) -
                 names = {p.encode(_FS_ENCODING, _FS_ERRORS) for p in converted}
                 kept = [e for e in read if e[0] not in names] if names else read
                 encoded = index_file.encode(kept)
-                found.indexed = {p for _, p in entries}.difference(converted)
+                found.indexed = found.text.difference(converted)
         finally:
             try:
                 _finish_import(importer)
@@ -117,9 +118,6 @@ def store(git: Git, work_tree: Path, paths: list[str], *, index: bool = False) -
     finally:
         if converting is not None:
             converting.close()
-    if entries:
-        git.run(["update-ref", "-d", _REF])
-        found.text = {path for _, path in entries}
     return found
 
 
@@ -163,6 +161,8 @@ def _send(
             if len(lines) >= TREES_EVERY:
                 _commit(send, lines)
         _commit(send, lines)
+        if entries:  # the import's ref dropped (its trees and files stay in the pack)
+            send(b"reset %b\nfrom %b\n\n" % (_REF.encode(), b"0" * 40))
     finally:
         folders.close()
 
@@ -284,8 +284,9 @@ class _Folders:
 
 def _commit(send: Callable[[bytes], object], lines: list[bytes]) -> None:
     """The folders' trees as ``lines`` leave them, in the same pack: a commit on a ref of
-    our own (dropped after), each continuing the last (git builds them while the next
-    files are read, not all at the end; a folder cut in two leaves one tree unused)."""
+    our own (dropped at the end of the import), each continuing the last (git builds them
+    while the next files are read, not all at the end; a folder cut in two leaves one tree
+    unused)."""
     if lines:
         send(b"commit %b\ncommitter reefline <> 0 +0000\ndata 0\n" % _REF.encode())
         send(b"".join(lines) + b"\n")
