@@ -250,7 +250,7 @@ class ShadowRepo:
             # and lstats no more than them.
             scope = ["ls-files", "-z", "-o", "-m", "-d", "--exclude-standard", "--"]
             listed = [self.git.run([*scope, *sorted(only)])] if only else []
-        paths = sorted({p for out in listed for p in os.fsdecode(out).split("\0") if p})
+        paths = _listed(listed)
         if first and len(paths) > MAX_FILES:
             raise SnapshotUnavailable(
                 f"{self.work_tree} holds more than {MAX_FILES} files; no snapshots are taken"
@@ -355,15 +355,22 @@ class ShadowRepo:
         os.chmod(self.git_dir.parent, 0o700)
         self.git_dir.mkdir(mode=0o700, exist_ok=True)
         self.git.run(["init", "-q", "--shared=0600", "--template="])  # no sample hooks
-        for key, value in (
+        settings = (
             *TUNING,
             ("core.autocrlf", "false"),
             ("core.symlinks", "true"),
             ("core.fileMode", "true"),
             ("core.quotePath", "false"),
             ("gc.auto", "0"),
-        ):
-            self.git.run(["config", key, value])
+        )
+        # Added to the config init wrote in one write, not one git call each (ten processes
+        # at the start of the first snapshot); a section named again is git's own syntax.
+        sections: dict[str, list[str]] = {}
+        for key, value in settings:
+            section, name = key.split(".")
+            sections.setdefault(section, []).append(f"\t{name} = {value}\n")
+        with (self.git_dir / "config").open("a") as config:
+            config.write("".join(f"[{k}]\n" + "".join(v) for k, v in sections.items()))
         excludes = [".git"]
         if self.work_tree in self._home.parents:  # (the home itself gets no snapshots)
             excludes.append("/" + _pattern(self._home.relative_to(self.work_tree)))
@@ -435,6 +442,21 @@ def _special(st: os.stat_result) -> bool:
     """Neither a file, a link nor a folder: never opened, never recorded (nor listed by
     ``git ls-files``)."""
     return not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode) or stat.S_ISDIR(st.st_mode))
+
+
+def _listed(outputs: list[bytes]) -> list[str]:
+    """The paths git listed in ``outputs`` (NUL-terminated), each once, sorted (one output:
+    in git's order, folder by folder)."""
+    found = [out for out in outputs if out]
+    if len(found) == 1:  # a first scan's: 100,000 paths not sorted again
+        listed = dict.fromkeys(os.fsdecode(found[0]).split("\0"))  # -m -d: a path twice
+        listed.pop("", None)
+        return list(listed)
+    paths: set[str] = set()
+    for out in found:
+        paths.update(os.fsdecode(out).split("\0"))
+    paths.discard("")
+    return sorted(paths)
 
 
 def _nul(paths: list[str]) -> bytes:
