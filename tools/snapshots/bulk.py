@@ -44,6 +44,10 @@ _REF = "refs/reefline/bulk"
 _FS_ENCODING = sys.getfilesystemencoding()
 _FS_ERRORS = sys.getfilesystemencodeerrors()
 _PIPE_BYTES = 1 << 20
+_BUFFER_BYTES = 64 << 10
+"""Written to the import this many bytes at a time: it works while the next files are
+read (a buffer the pipe's size held back a quarter of the files of a first snapshot of
+small files, for the import to store after the last was read)."""
 TREES_EVERY = 5_000
 """Files to a commit of the import (the trees built so far): a few dozen in a large tree."""
 _CONVERTING = frozenset({b"text", b"eol", b"crlf", b"filter", b"ident", b"working-tree-encoding"})
@@ -305,7 +309,7 @@ def _start_import(git: Git) -> subprocess.Popen[bytes]:
     try:
         importer = subprocess.Popen(
             ["git", "fast-import", "--quiet", "--force"],
-            bufsize=_PIPE_BYTES,
+            bufsize=_BUFFER_BYTES,
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
