@@ -24,10 +24,11 @@ import os
 import stat
 import subprocess
 import sys
-import threading
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from tools.snapshots import index_file, stopping, stubs
 from tools.snapshots.git import Git, GitError
@@ -173,31 +174,33 @@ def _send(
 
 class _Attributes:
     """Which of ``paths`` some attribute converts on the way into git: ``git check-attr``
-    started at once, fed and read by a thread of its own (killed with this thread's stop)."""
+    started at once, reading the paths from an unnamed file in the repository and writing
+    to others (no thread feeds or reads it; killed with this thread's stop)."""
 
     def __init__(self, git: Git, paths: list[str]) -> None:
         self._stop = stopping.current()
+        self._files = contextlib.ExitStack()
         try:
+            listed = self._file(git)
+            listed.write(("\0".join(paths) + "\0").encode(_FS_ENCODING, _FS_ERRORS))
+            listed.seek(0)
+            self._out, self._err = self._file(git), self._file(git)
             self._proc = subprocess.Popen(
                 ["git", "check-attr", "-z", "--stdin", "-a"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
+                stdin=listed,
+                stdout=self._out,
+                stderr=self._err,
                 cwd=git.work_tree,
                 env=git.env,
             )
         except OSError as exc:
+            self._files.close()
             raise GitError(f"git check-attr could not run: {exc}") from exc
         if self._stop is not None:
             self._stop.adopt(self._proc)
-        listed = ("\0".join(paths) + "\0").encode(_FS_ENCODING, _FS_ERRORS) if paths else b""
-        self._out: tuple[bytes, bytes] | None = None
-        self._thread = threading.Thread(target=self._talk, args=(listed,), daemon=True)
-        self._thread.start()
 
-    def _talk(self, listed: bytes) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            self._out = self._proc.communicate(listed)
+    def _file(self, git: Git) -> BinaryIO:
+        return self._files.enter_context(tempfile.TemporaryFile(dir=git.git_dir))
 
     def result(self) -> set[str]:
         """The paths converted (their files then go git's way).
@@ -206,13 +209,15 @@ class _Attributes:
             GitError: git failed.
             tools.snapshots.stopping.Stopped: this thread's stop was set meanwhile.
         """
-        self._thread.join()
+        returned = self._proc.wait()
         if self._stop is not None:
             self._stop.check()
-        if self._out is None or self._proc.returncode != 0:
-            said = (self._out[1] if self._out else b"").decode(errors="replace").strip()
-            raise GitError(f"git check-attr failed: {said or self._proc.returncode}")
-        fields = self._out[0].split(b"\0")
+        if returned != 0:
+            self._err.seek(0)
+            said = self._err.read().decode(errors="replace").strip()
+            raise GitError(f"git check-attr failed: {said or returned}")
+        self._out.seek(0)
+        fields = self._out.read().split(b"\0")
         return {
             os.fsdecode(fields[n])
             for n in range(0, len(fields) - 2, 3)
@@ -222,9 +227,10 @@ class _Attributes:
     def close(self) -> None:
         if self._proc.poll() is None:
             self._proc.kill()
-        self._thread.join()
+            self._proc.wait()
         if self._stop is not None:
             self._stop.release(self._proc)
+        self._files.close()
 
 
 class _Folders:
