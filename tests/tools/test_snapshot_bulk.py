@@ -13,8 +13,9 @@ import pytest
 
 from tools.snapshots import stubs
 from tools.snapshots.bulk import BULK_FROM, TREES_EVERY
+from tools.snapshots.creation import TUNING
 from tools.snapshots.packing import LOOSE_MAX
-from tools.snapshots.shadow import TUNING, ShadowRepo
+from tools.snapshots.shadow import ShadowRepo
 from tools.snapshots.stopping import Stop, Stopped, stoppable
 
 

@@ -37,6 +37,7 @@ BULK_FROM = 500
 """Fewer files than this to store go the usual way (their few loose objects are packed with
 the rest later: :mod:`tools.snapshots.packing`)."""
 
+# Bound once: looked up for each of the (maybe 100,000) files of a first snapshot.
 _open, _fstat, _read, _close, _is_regular = os.open, os.fstat, os.read, os.close, stat.S_ISREG
 _SIZE_CAP = stubs.SIZE_CAP
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK

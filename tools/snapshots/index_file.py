@@ -3,7 +3,7 @@ from the descriptor its content was read through) and its blob's id.
 
 ``git update-index --add`` would read and hash every file again to learn the same, about a
 third of the time of a first snapshot of many small files. The file is what git writes
-(format version 4: paths prefix-compressed, :data:`tools.snapshots.shadow.TUNING`), the stat
+(format version 4: paths prefix-compressed, :data:`tools.snapshots.creation.TUNING`), the stat
 fields filled as git fills them, so a later ``git diff-files`` finds each file unchanged
 without reading it; a file changed since it was read has another stat, and git looks at it
 again (a change within the same clock tick as the index is caught by git's own "racily
