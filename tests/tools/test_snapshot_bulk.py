@@ -5,13 +5,18 @@ pack and no loose object per file, and the next scan finds nothing changed."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tools.snapshots import stubs
-from tools.snapshots.bulk import BULK_FROM
+from tools.snapshots.bulk import BULK_FROM, TREES_EVERY
+from tools.snapshots.creation import TUNING
 from tools.snapshots.packing import LOOSE_MAX
 from tools.snapshots.shadow import ShadowRepo
+from tools.snapshots.stopping import Stop, Stopped, stoppable
 
 
 def git(repo: ShadowRepo, *args: str) -> bytes:
@@ -103,3 +108,98 @@ def test_loose_objects_of_later_snapshots_are_packed_once_they_pile_up(tmp_path:
     assert int(counted["count"]) < LOOSE_MAX, counted  # 1,800 written, most packed
     assert int(counted["in-pack"]) + int(counted["count"]) >= 6 * (BULK_FROM - 200)
     assert git(repo, "fsck", "--no-dangling", "--connectivity-only") == b""
+
+
+def _plain_repo(tmp_path: Path, work: Path) -> list[str]:
+    """The git command line of a plain repository of ``work`` that git itself filled."""
+    cmd = ["git", f"--git-dir={tmp_path / 'plain.git'}", f"--work-tree={work}"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    tuned = [["config", key, value] for key, value in TUNING]
+    for args in (["init", "-q"], *tuned, ["config", "core.autocrlf", "false"], ["add", "-A"]):
+        subprocess.run([*cmd, *args], env=env, check=True, cwd=work, capture_output=True)
+    return cmd
+
+
+def _many_kinds(work: Path) -> None:
+    for n in range(BULK_FROM + 50):
+        folder = work / f"pkg{n // 40}" / ("deep" if n % 3 else "")
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"m{n}.py").write_text(f"value = {n}\n" * (n % 5))
+    (work / "pkg1" / "run.sh").write_text("echo hi\n")
+    (work / "pkg1" / "run.sh").chmod(0o755)
+    for name in ('"quoted.txt', "new\nline.txt", "sp ace é.txt", "a-b.txt", "a.b.txt"):
+        (work / name).write_text(f"{name}\n")
+    (work / os.fsdecode(b"latin-\xe9.txt")).write_text("not UTF-8 in its name\n")
+    (work / ("long-" + "x" * 4200 + ".txt")[:250]).write_text("a long name\n")
+    (work / "conv").mkdir()
+    (work / "conv" / ".gitattributes").write_text("*.txt text\n")
+    for n in range(30):
+        (work / "conv" / f"w{n}.txt").write_bytes(b"windows\r\nline\r\n")
+
+
+def test_the_index_a_first_snapshot_writes_is_the_one_git_writes(tmp_path: Path) -> None:
+    """Written from each file's stat and blob id (no second read): the same entries, stat
+    cache included, and so the same tree, as a plain ``git add`` of the same files."""
+    work = tmp_path / "work"
+    work.mkdir()
+    _many_kinds(work)
+    repo = ShadowRepo(tmp_path / "home", work)
+    tree = repo.snapshot()
+    plain = _plain_repo(tmp_path, work)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+
+    def listing(cmd: list[str]) -> bytes:
+        args = ["ls-files", "-z", "--stage", "--debug"]
+        out = subprocess.run([*cmd, *args], env=env, capture_output=True, check=True).stdout
+        # Without git's in-memory flags (which part of a split index an entry is in).
+        return re.sub(rb"\tflags: [0-9a-f]+", b"", out)
+
+    ours = listing(["git", f"--git-dir={repo.git_dir}", f"--work-tree={work}"])
+    assert ours == listing(plain)  # modes, ids, ctime, mtime, dev, ino, uid, gid, size
+    assert ours.count(b"ctime: 0:0") == 0
+    theirs = subprocess.run([*plain, "write-tree"], env=env, capture_output=True, check=True)
+    assert tree == theirs.stdout.decode().strip()
+    w0 = entries(repo, tree)["conv/w0.txt"][1]
+    assert blob(repo, w0) == b"windows\nline\n"  # as git converts it
+    assert git(repo, "diff-files", "--name-only") == b""
+    assert git(repo, "fsck", "--no-dangling") == b""
+    assert not (repo.git_dir / "index.lock").exists()
+
+
+def test_a_first_snapshot_stopped_in_the_middle_leaves_no_index_half_made(
+    tmp_path: Path,
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    _many_kinds(work)
+    repo = ShadowRepo(tmp_path / "home", work)
+    stop = Stop()
+    with stoppable(stop), pytest.raises(Stopped):
+        repo.snapshot(on_listed=lambda _files: stop.set())  # stopped once listed
+    assert not (repo.git_dir / "index").exists()
+    assert not (repo.git_dir / "index.lock").exists()
+    tree = repo.snapshot()
+    plain = _plain_repo(tmp_path, work)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    theirs = subprocess.run([*plain, "write-tree"], env=env, capture_output=True, check=True)
+    assert tree == theirs.stdout.decode().strip()
+    assert git(repo, "diff-files", "--name-only") == b""
+
+
+def test_a_first_snapshot_of_thousands_of_files_names_the_tree_git_would(tmp_path: Path) -> None:
+    """More files than one commit of the import takes (its trees are built a part at a
+    time, folders cut between two parts included): the same tree as git's own."""
+    work = tmp_path / "work"
+    for n in range(2 * TREES_EVERY + 300):
+        folder = work / f"a{n // 2000}" / f"b{n // 70}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"f{n}.txt").write_text(f"{n}\n")
+    repo = ShadowRepo(tmp_path / "home", work)
+    tree = repo.snapshot()
+    plain = _plain_repo(tmp_path, work)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    theirs = subprocess.run([*plain, "write-tree"], env=env, capture_output=True, check=True)
+    assert tree == theirs.stdout.decode().strip()
+    assert git(repo, "diff-files", "--name-only") == b""
+    assert git(repo, "fsck", "--no-dangling", "--connectivity-only") == b""
+    assert not git(repo, "for-each-ref").strip()

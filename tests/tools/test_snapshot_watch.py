@@ -168,3 +168,24 @@ async def test_too_many_folders_to_watch_scans_every_time(tmp_path: Path, work: 
     assert recorder(watched).unwatched is None
     assert "more than 2 folders" in (recorder(limited).unwatched or "")
     assert costs["limited"] > costs["watched"]  # the scan before each command, as always
+
+
+async def test_every_folder_is_watched_leaves_and_those_holding_folders(tmp_path: Path) -> None:
+    """Folders with no folder in them (their link count says so, where the filesystem
+    keeps it so) are watched without listing their files; those holding folders, at any
+    depth, are listed: a change between commands in each kind is caught."""
+    work = tmp_path / "work"
+    for folder in ("a/b/c/d", "a/b/leaf", "a/other", "top-leaf", "a/b/c/d/e/f/g"):
+        (work / folder).mkdir(parents=True, exist_ok=True)
+        (work / folder / "x.txt").write_text("x\n")
+    (work / "root.txt").write_text("r\n")
+    tool = make(tmp_path / "home", work)
+    last, _ = await run(tool, "true")
+    for folder in ("a/b/c/d/e/f/g", "a/b/leaf", "a/other", "top-leaf", "a/b/c", "a"):
+        (work / folder / "x.txt").write_text("changed\n")  # by the user, between commands
+        changed, _ = await run(tool, "true")
+        assert paths(changed) == set()
+        assert between(tool, last, changed) == {f"{folder}/x.txt"}
+        last = changed
+    assert recorder(tool).unwatched is None
+    tool.close()

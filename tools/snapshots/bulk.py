@@ -4,9 +4,13 @@
 repository, a 4 KiB block on disk, per file of the working directory, and most of the time
 of a first snapshot goes to making them. Here the files are read once (which also tells a
 text file from one recorded by hash), their contents streamed to ``git fast-import`` with
-the folders' trees (one pack). The caller then adds them to the index the usual way:
-``update-index --add`` finds every object already made and writes none (a file changed
-since it was read, or one ``.gitattributes`` converts, is written as it is then, loose).
+the folders' trees (one pack). When the repository has no index yet (a first snapshot),
+the index is written here too, from each file's stat and blob id
+(:mod:`tools.snapshots.index_file`), except for the files ``.gitattributes`` converts
+(``git check-attr`` says which, while the files are read): the caller adds those the usual
+way. Otherwise the caller adds them all: ``update-index --add`` finds every object already
+made and writes none (a file changed since it was read, or one ``.gitattributes`` converts,
+is written as it is then, loose), reading each file a second time.
 
 Only regular files are taken: a symlink, a folder, a FIFO, a file gone or unreadable is
 left to the caller's usual way (:meth:`tools.snapshots.shadow.ShadowRepo`).
@@ -19,21 +23,38 @@ import fcntl
 import os
 import stat
 import subprocess
-from collections.abc import Iterable
+import sys
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
-from tools.snapshots import stopping, stubs
+from tools.snapshots import index_file, stopping, stubs
 from tools.snapshots.git import Git, GitError
 
 BULK_FROM = 500
 """Fewer files than this to store go the usual way (their few loose objects are packed with
 the rest later: :mod:`tools.snapshots.packing`)."""
 
+# Bound once: looked up for each of the (maybe 100,000) files of a first snapshot.
+_open, _fstat, _read, _close, _is_regular = os.open, os.fstat, os.read, os.close, stat.S_ISREG
+_SIZE_CAP = stubs.SIZE_CAP
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _REF = "refs/reefline/bulk"
+_FS_ENCODING = sys.getfilesystemencoding()
+_FS_ERRORS = sys.getfilesystemencodeerrors()
 _PIPE_BYTES = 1 << 20
+_BUFFER_BYTES = 64 << 10
+"""Written to the import this many bytes at a time: it works while the next files are
+read (a buffer the pipe's size held back a quarter of the files of a first snapshot of
+small files, for the import to store after the last was read)."""
+TREES_EVERY = 5_000
+"""Files to a commit of the import (the trees built so far): a few dozen in a large tree."""
+_CONVERTING = frozenset({b"text", b"eol", b"crlf", b"filter", b"ident", b"working-tree-encoding"})
+"""Attributes under which what git stores may differ from the file's bytes (any mention,
+even "unset", counts: those files go git's way)."""
 
 
 @dataclass
@@ -44,68 +65,173 @@ class Sorted:
     """Regular text files whose content (and folders' trees) is now in the pack."""
     by_hash: dict[str, os.stat_result] = field(default_factory=dict)
     """Regular files to record by hash (binary, or over :data:`stubs.SIZE_CAP`)."""
+    indexed: set[str] = field(default_factory=set)
+    """Those of :attr:`text` now in the index too, with their stat (``index=True`` only)."""
 
 
-def store(git: Git, work_tree: Path, paths: Iterable[str]) -> Sorted:
+def store(git: Git, work_tree: Path, paths: list[str], *, index: bool = False) -> Sorted:
     """Store the regular text files among ``paths`` (relative) in one pack, with their
-    folders' trees; say which they were and which are to be recorded by hash. Adding them
-    to the index is the caller's (``update-index --add`` finds each object made, and
-    writes none again).
+    folders' trees; say which they were and which are to be recorded by hash. ``index``
+    (only when the repository has no index yet): write one holding those of them no
+    ``.gitattributes`` converts (:attr:`Sorted.indexed`). Adding the others to the index
+    is the caller's (``update-index --add`` finds each object made, and writes none again).
 
     Raises:
         GitError: git failed.
+        OSError: the index could not be written.
         tools.snapshots.stopping.Stopped: this thread's stop was set meanwhile (nothing
             half-done stays in the index; the import is killed).
     """
     found = Sorted()
-    entries: list[tuple[bytes, str]] = []  # mode, path; the blob of entry n is mark n + 1
+    entries: list[tuple[bytes, str]] = []  # mode, path; the blob of entry n is mark n
+    read: list[index_file.Entry] | None = [] if index else None
     stop = stopping.current()
-    importer = _start_import(git)
-    if stop is not None:
-        stop.adopt(importer)
+    converting = _Attributes(git, paths) if index else None
+    try:
+        importer = _start_import(git)
+        if stop is not None:
+            stop.adopt(importer)
+        try:
+            try:
+                _send(importer, work_tree, paths, found, entries, read)
+            finally:
+                assert importer.stdin is not None
+                with contextlib.suppress(OSError):  # it died: its status says why
+                    importer.stdin.close()  # what was sent so far is packed
+            found.text = {path for _, path in entries}
+            encoded = None
+            if converting is not None and read is not None:
+                # Made while git still writes the trees.
+                converted = converting.result()
+                names = {p.encode(_FS_ENCODING, _FS_ERRORS) for p in converted}
+                kept = [e for e in read if e[0] not in names] if names else read
+                encoded = index_file.encode(kept)
+                found.indexed = found.text.difference(converted)
+        finally:
+            try:
+                _finish_import(importer)
+            except GitError:
+                if stop is not None:
+                    stop.check()  # killed by the stop: say so, not that git failed
+                raise
+            finally:
+                if stop is not None:
+                    stop.release(importer)
+        if encoded is not None:
+            if stop is not None:
+                stop.check()
+            index_file.write(git.git_dir, encoded)
+    finally:
+        if converting is not None:
+            converting.close()
+    return found
+
+
+def _send(
+    importer: subprocess.Popen[bytes],
+    work_tree: Path,
+    paths: list[str],
+    found: Sorted,
+    entries: list[tuple[bytes, str]],
+    read: list[index_file.Entry] | None,
+) -> None:
+    """Stream the text files among ``paths`` and their trees to ``importer``; note each in
+    ``entries`` (and, given ``read``, its index entry), the others in ``found``."""
+    stop = stopping.current()
     folders = _Folders(work_tree)
+    lines: list[bytes] = []  # the trees' lines since the last commit
     try:
         assert importer.stdin is not None
         send = importer.stdin.write
+        file_read, blob_id, packed = folders.read, index_file.blob_id, index_file.packed
         for path in paths:
             if stop is not None:
                 stop.check()
-            read = folders.read(path)
-            if read is None:
+            got = file_read(path)
+            if got is None:
                 continue  # a link, gone, not regular: the usual way takes it
-            st, data = read
+            st, data = got
             if data is None or data.find(b"\0", 0, stubs.SNIFF) >= 0:  # by_hash's rule
                 found.by_hash[path] = st
                 continue
-            entries.append((b"100755" if st.st_mode & stat.S_IXUSR else b"100644", path))
-            send(b"blob\nmark :%d\ndata %d\n" % (len(entries), len(data)))
-            send(data)
-            send(b"\n")
-        if entries:
-            # The trees too, in the same pack: a commit on a ref of our own, dropped after.
-            send(b"commit %b\ncommitter reefline <> 0 +0000\ndata 0\n" % _REF.encode())
-            send(
-                b"".join(
-                    b"M %b :%d %b\n" % (mode, mark, _quoted(os.fsencode(path)))
-                    for mark, (mode, path) in enumerate(entries, 1)
-                )
-            )
-            send(b"\n")
+            mode = b"100755" if st.st_mode & stat.S_IXUSR else b"100644"
+            entries.append((mode, path))
+            name = path.encode(_FS_ENCODING, _FS_ERRORS)  # os.fsencode, without its cost
+            if read is not None:
+                read.append((name, packed(name, st, blob_id(data))))
+            mark = len(entries)
+            send(b"blob\nmark :%d\ndata %d\n%b\n" % (mark, len(data), data))
+            if b"\n" in name or name[:1] == b'"':
+                name = _quoted(name)
+            lines.append(b"M %b :%d %b\n" % (mode, mark, name))
+            if len(lines) >= TREES_EVERY:
+                _commit(send, lines)
+        _commit(send, lines)
+        if entries:  # the import's ref dropped (its trees and files stay in the pack)
+            send(b"reset %b\nfrom %b\n\n" % (_REF.encode(), b"0" * 40))
     finally:
         folders.close()
+
+
+class _Attributes:
+    """Which of ``paths`` some attribute converts on the way into git: ``git check-attr``
+    started at once, reading the paths from an unnamed file in the repository and writing
+    to others (no thread feeds or reads it; killed with this thread's stop)."""
+
+    def __init__(self, git: Git, paths: list[str]) -> None:
+        self._stop = stopping.current()
+        self._files = contextlib.ExitStack()
         try:
-            _finish_import(importer)
-        except GitError:
-            if stop is not None:
-                stop.check()  # killed by the stop: say so, not that git failed
-            raise
-        finally:
-            if stop is not None:
-                stop.release(importer)
-    if entries:
-        git.run(["update-ref", "-d", _REF])
-        found.text = {path for _, path in entries}
-    return found
+            listed = self._file(git)
+            listed.write(("\0".join(paths) + "\0").encode(_FS_ENCODING, _FS_ERRORS))
+            listed.seek(0)
+            self._out, self._err = self._file(git), self._file(git)
+            self._proc = subprocess.Popen(
+                ["git", "check-attr", "-z", "--stdin", "-a"],
+                stdin=listed,
+                stdout=self._out,
+                stderr=self._err,
+                cwd=git.work_tree,
+                env=git.env,
+            )
+        except OSError as exc:
+            self._files.close()
+            raise GitError(f"git check-attr could not run: {exc}") from exc
+        if self._stop is not None:
+            self._stop.adopt(self._proc)
+
+    def _file(self, git: Git) -> BinaryIO:
+        return self._files.enter_context(tempfile.TemporaryFile(dir=git.git_dir))
+
+    def result(self) -> set[str]:
+        """The paths converted (their files then go git's way).
+
+        Raises:
+            GitError: git failed.
+            tools.snapshots.stopping.Stopped: this thread's stop was set meanwhile.
+        """
+        returned = self._proc.wait()
+        if self._stop is not None:
+            self._stop.check()
+        if returned != 0:
+            self._err.seek(0)
+            said = self._err.read().decode(errors="replace").strip()
+            raise GitError(f"git check-attr failed: {said or returned}")
+        self._out.seek(0)
+        fields = self._out.read().split(b"\0")
+        return {
+            os.fsdecode(fields[n])
+            for n in range(0, len(fields) - 2, 3)
+            if fields[n + 1] in _CONVERTING
+        }
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait()
+        if self._stop is not None:
+            self._stop.release(self._proc)
+        self._files.close()
 
 
 class _Folders:
@@ -123,25 +249,27 @@ class _Folders:
         """A regular file's stat and content (None: over the size cap, recorded by hash);
         None for anything else (a link, a FIFO, gone, unreadable)."""
         where, _, name = path.rpartition("/")
+        last = self._last
         try:
-            if self._last is None or self._last[0] != where:  # the next folder
-                self._last = (where, self._folder(where.split("/") if where else []))
-            fd = os.open(name, _READ_FLAGS, dir_fd=self._last[1])
+            if last is None or last[0] != where:  # the next folder
+                last = self._last = (where, self._folder(where.split("/") if where else []))
+            fd = _open(name, _READ_FLAGS, dir_fd=last[1])
         except OSError:
             return None
         try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
+            st = _fstat(fd)
+            size = st.st_size
+            if not _is_regular(st.st_mode):
                 return None
-            if st.st_size > stubs.SIZE_CAP:
+            if size > _SIZE_CAP:
                 return st, None
-            data = os.read(fd, st.st_size + 1)
-            # Grown while read: the usual way takes it as it is then.
-            return None if len(data) > st.st_size else (st, data)
+            data = _read(fd, size + 1)
         except OSError:
             return None
         finally:
-            os.close(fd)
+            _close(fd)
+        # Grown while read: the usual way takes it as it is then.
+        return None if len(data) > size else (st, data)
 
     def _folder(self, parts: list[str]) -> int:
         if self._top_fd is None:
@@ -165,6 +293,17 @@ class _Folders:
             self._top_fd = None
 
 
+def _commit(send: Callable[[bytes], object], lines: list[bytes]) -> None:
+    """The folders' trees as ``lines`` leave them, in the same pack: a commit on a ref of
+    our own (dropped at the end of the import), each continuing the last (git builds them
+    while the next files are read, not all at the end; a folder cut in two leaves one tree
+    unused)."""
+    if lines:
+        send(b"commit %b\ncommitter reefline <> 0 +0000\ndata 0\n" % _REF.encode())
+        send(b"".join(lines) + b"\n")
+        lines.clear()
+
+
 def _quoted(path: bytes) -> bytes:
     """``path`` as fast-import reads it: C-quoted when it would be misread raw."""
     if b"\n" not in path and not path.startswith(b'"'):
@@ -177,7 +316,7 @@ def _start_import(git: Git) -> subprocess.Popen[bytes]:
     try:
         importer = subprocess.Popen(
             ["git", "fast-import", "--quiet", "--force"],
-            bufsize=_PIPE_BYTES,
+            bufsize=_BUFFER_BYTES,
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -193,7 +332,7 @@ def _start_import(git: Git) -> subprocess.Popen[bytes]:
 
 
 def _finish_import(importer: subprocess.Popen[bytes]) -> None:
-    """End the stream (what was sent so far is packed, even when stopped) and wait."""
+    """End the stream if still open (what was sent so far is packed) and wait."""
     assert importer.stdin is not None and importer.stderr is not None
     with contextlib.suppress(OSError):  # it died: its status says why
         importer.stdin.close()

@@ -231,6 +231,10 @@ class Recorder:
         with self._state:
             if self._watch is not None and self._generation == generation:
                 self._clean = tree
+            # A first snapshot that listed this many recorded at least as many: the scan
+            # after a command coming now is narrowed already (the count below may be late).
+            if (self._first.files or 0) >= NARROW_FROM:
+                self._narrow = True
         self._first_done.set()  # what a command waits for; the rest is for the next ones
         with contextlib.suppress(SnapshotUnavailable):  # in doubt: full scans
             self._narrow = self.repo.tracked() >= NARROW_FROM

@@ -25,7 +25,6 @@ can finish.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -35,26 +34,14 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.snapshots import bulk, packing, stubs
+from tools.snapshots import bulk, creation, packing, stubs
 from tools.snapshots.changes import DIFF_ARGS, Change, changes, parse_changes
 from tools.snapshots.git import Git, GitError
 from tools.snapshots.stopping import Stopped
-from tools.snapshots.user_repo import user_excludes
 
 MAX_FILES = 200_000
 """A working directory with more files than this (``$HOME``, ``/``) gets no snapshots: the
 first one would copy all of them."""
-
-
-TUNING = (
-    ("core.untrackedCache", "true"),
-    # A smaller index (paths prefix-compressed), read and written by every git call.
-    ("index.version", "4"),
-    ("core.preloadIndex", "true"),
-    # Each write of the index writes only the entries changed since the shared part: the
-    # snapshot before a command that looked at a few paths rewrites a few entries, not all.
-    ("core.splitIndex", "true"),
-)
 
 
 class SnapshotUnavailable(RuntimeError):
@@ -203,10 +190,11 @@ class ShadowRepo:
         the last thing made: one stopped half-way is made again)."""
         first = not (self.git_dir / "info" / "exclude").exists()
         if first:
-            self._create()
+            creation.create(self.git, self._home, self.work_tree)
             self._tuned = True
         elif not self._tuned:
-            self._tune()
+            self._tuned = True
+            creation.tune(self.git)
         return first
 
     def _snapshot(
@@ -250,7 +238,7 @@ class ShadowRepo:
             # and lstats no more than them.
             scope = ["ls-files", "-z", "-o", "-m", "-d", "--exclude-standard", "--"]
             listed = [self.git.run([*scope, *sorted(only)])] if only else []
-        paths = sorted({p for out in listed for p in os.fsdecode(out).split("\0") if p})
+        paths = _listed(listed)
         if first and len(paths) > MAX_FILES:
             raise SnapshotUnavailable(
                 f"{self.work_tree} holds more than {MAX_FILES} files; no snapshots are taken"
@@ -275,10 +263,12 @@ class ShadowRepo:
         paths = [p for p in paths if not p.endswith("/")]  # a nested repository: not ours
         text: set[str] = set()
         if len(paths) >= bulk.BULK_FROM:  # a first snapshot: into one pack, each read once
-            stored = bulk.store(self.git, self.work_tree, paths)
+            # No index yet: the one written there holds them (no second read).
+            fresh = not (self.git_dir / "index").exists()
+            stored = bulk.store(self.git, self.work_tree, paths, index=fresh)
             text = stored.text
             to_stub.update(stored.by_hash)
-            paths = [p for p in paths if p not in stored.by_hash]
+            paths = [p for p in paths if p not in stored.by_hash and p not in stored.indexed]
         folders: dict[str, bool | None] = {}
         for path in paths:
             if path in text:  # read a moment ago through its folders, none of them a link
@@ -347,41 +337,6 @@ class ShadowRepo:
                 again = ["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"]
                 self.git.run(again, stdin=_nul(there))
 
-    def _create(self) -> None:
-        # Private even under umask 0, like everything else under the home.
-        self.git_dir.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        os.chmod(self.git_dir.parent, 0o700)
-        self.git_dir.mkdir(mode=0o700, exist_ok=True)
-        self.git.run(["init", "-q", "--shared=0600", "--template="])  # no sample hooks
-        for key, value in (
-            *TUNING,
-            ("core.autocrlf", "false"),
-            ("core.symlinks", "true"),
-            ("core.fileMode", "true"),
-            ("core.quotePath", "false"),
-            ("gc.auto", "0"),
-        ):
-            self.git.run(["config", key, value])
-        excludes = [".git"]
-        if self.work_tree in self._home.parents:  # (the home itself gets no snapshots)
-            excludes.append("/" + _pattern(self._home.relative_to(self.work_tree)))
-        excludes.append(user_excludes(self.work_tree))
-        info = self.git_dir / "info"
-        info.mkdir(mode=0o700, exist_ok=True)
-        os.chmod(info, 0o700)
-        _write_private(info / "exclude", "\n".join(excludes) + "\n")
-
-    def _tune(self) -> None:
-        """Bring a repository made before :data:`TUNING` to it (once: its config says)."""
-        self._tuned = True
-        with contextlib.suppress(OSError):
-            config = (self.git_dir / "config").read_text().lower()
-            if all(f"{k.split('.')[-1].lower()} = {v}" in config for k, v in TUNING):
-                return
-        for key, value in TUNING:
-            self.git.run(["config", key, value])
-        self.git.run(["update-index", "--index-version", "4"])
-
     def _load_hashed(self) -> dict[str, Hashed]:
         if self._hashed is None:
             try:
@@ -395,15 +350,8 @@ class ShadowRepo:
     def _save_hashed(self, hashed: dict[str, Hashed]) -> None:
         raw = {p: [h.size, h.mtime_ns, h.ino, h.mode, h.ctime_ns] for p, h in hashed.items()}
         tmp = self.hashed_file.with_suffix(".tmp")
-        _write_private(tmp, json.dumps(raw))
+        creation.write_private(tmp, json.dumps(raw))
         os.replace(tmp, self.hashed_file)
-
-
-def _write_private(path: Path, text: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    os.fchmod(fd, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
 
 
 def _lstat(path: Path) -> os.stat_result | None:
@@ -435,13 +383,14 @@ def _special(st: os.stat_result) -> bool:
     return not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode) or stat.S_ISDIR(st.st_mode))
 
 
+def _listed(outputs: list[bytes]) -> list[str]:
+    """The paths git listed in ``outputs`` (NUL-terminated), each once, sorted (one output:
+    in git's order, folder by folder)."""
+    found = [out for out in outputs if out]
+    if len(found) == 1:  # a first scan's: 100,000 paths not sorted again (-m -d: one twice)
+        return [p for p in dict.fromkeys(os.fsdecode(found[0]).split("\0")) if p]
+    return sorted({p for out in found for p in os.fsdecode(out).split("\0") if p})
+
+
 def _nul(paths: list[str]) -> bytes:
     return b"".join(os.fsencode(p) + b"\0" for p in paths)
-
-
-def _pattern(path: Path) -> str:
-    """``path`` as a gitignore pattern matching only itself."""
-    text = path.as_posix()
-    for special in "\\*?[!#":
-        text = text.replace(special, "\\" + special)
-    return text

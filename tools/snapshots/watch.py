@@ -90,6 +90,10 @@ _LOCAL_FS = {
     0xCA451A4E: "bcachefs",
 }
 
+# Those where a folder's link count is 2 plus its subfolders (so 2: none); others (btrfs:
+# always 1; overlay: 1 for a merged folder; ext4 past 65,000 subfolders: 1) are listed.
+_COUNTS_FOLDERS = frozenset({0xEF53, 0x01021994, 0x58465342})  # ext2/3/4, tmpfs, xfs
+
 
 class WatchUnavailable(RuntimeError):
     """The tree cannot be watched (any more); the message says why."""
@@ -128,6 +132,7 @@ class TreeWatch:
         self._dirty = False
         self._stale = False  # folders moved or .gitignore edited: watch anew at reset
         self._paths: set[str] | None = set()  # None: not known (too many, a folder moved)
+        self._counts_folders: dict[int, bool] = {}  # device: its folders' link counts tell
         self._closer: weakref.finalize[[int], TreeWatch] | None = None
 
     def start(self) -> None:
@@ -205,7 +210,7 @@ class TreeWatch:
         while pending:
             rel = pending.pop()
             try:
-                if not self._add(rel):
+                if not self._add(rel) or not self._may_hold_folders(rel):
                     continue
                 with os.scandir(self.work_tree / rel) as entries:
                     children = [e.name for e in entries if e.is_dir(follow_symlinks=False)]
@@ -226,7 +231,8 @@ class TreeWatch:
         if not stat.S_ISDIR(st.st_mode):
             return False
         if parent is None or parent.st_dev != st.st_dev:  # the top, or a mount point
-            self._check_filesystem(path)
+            kind = self._check_filesystem(path)
+            self._counts_folders[st.st_dev] = kind in _COUNTS_FOLDERS
         wd = self._libc.inotify_add_watch(self._fd, path, _ADD)
         if wd < 0:
             err = ctypes.get_errno()
@@ -236,13 +242,23 @@ class TreeWatch:
         self._dirs[wd] = rel
         return True
 
-    def _check_filesystem(self, path: bytes) -> None:
+    def _may_hold_folders(self, rel: str) -> bool:
+        """Whether folder ``rel``, watched already, may hold folders: not when its
+        filesystem counts them in its link count (:data:`_COUNTS_FOLDERS`) and that says
+        none (no listing of its files needed). Looked at after the watch was added: a
+        folder made since is an event."""
+        st = os.lstat(self.work_tree / rel)
+        return not (self._counts_folders.get(st.st_dev) and st.st_nlink == 2)
+
+    def _check_filesystem(self, path: bytes) -> int:
+        """The filesystem type of ``path``; raises :class:`WatchUnavailable` unless local."""
         buf = ctypes.create_string_buffer(256)  # struct statfs is 120 bytes on x86_64
         if self._libc.statfs(path, buf) != 0:
             raise WatchUnavailable(f"statfs: {os.strerror(ctypes.get_errno())}")
         kind = ctypes.c_long.from_buffer(buf).value & 0xFFFFFFFF
         if kind not in _LOCAL_FS:
             raise WatchUnavailable(f"filesystem type {kind:#x} may change from elsewhere")
+        return kind
 
     def _drain(self) -> None:
         if self._fd < 0:
