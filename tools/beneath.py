@@ -39,7 +39,9 @@ from typing import IO
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 """How every folder on a way is opened: a folder, never through a link."""
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+"""How a file is opened for reading: never through a link, never blocking (then fstat:
+regular files only)."""
 
 
 class NotAFolder(OSError):
@@ -142,7 +144,7 @@ def read_regular(folder_fd: int, name: str, limit: int) -> bytes | None:
     """At most ``limit`` bytes of regular file ``name`` in the folder; None when it is
     missing, unreadable or not a regular file (a symlink, a FIFO, a device)."""
     try:
-        fd = os.open(plain(name), _READ, dir_fd=folder_fd)
+        fd = os.open(plain(name), READ_FLAGS, dir_fd=folder_fd)
     except OSError:
         return None
     try:
@@ -173,7 +175,7 @@ def regular_beneath(root: str | Path, parts: Sequence[str]) -> Iterator[IO[bytes
     fd: int | None = None
     try:
         with folder(top, parts[:-1]) as here:
-            fd = os.open(plain(parts[-1]), _READ, dir_fd=here)
+            fd = os.open(plain(parts[-1]), READ_FLAGS, dir_fd=here)
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
             fd = None

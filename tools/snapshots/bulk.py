@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from tools import beneath
 from tools.snapshots import index_file, stopping, stubs
 from tools.snapshots.git import Git, GitError
 
@@ -40,8 +41,8 @@ the rest later: :mod:`tools.snapshots.packing`)."""
 # Bound once: looked up for each of the (maybe 100,000) files of a first snapshot.
 _open, _fstat, _read, _close, _is_regular = os.open, os.fstat, os.read, os.close, stat.S_ISREG
 _SIZE_CAP = stubs.SIZE_CAP
-_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ_FLAGS = beneath.READ_FLAGS  # the rules of tools.beneath, applied in a hot loop
+_DIR_FLAGS = beneath.DIR_FLAGS
 _REF = "refs/reefline/bulk"
 _FS_ENCODING = sys.getfilesystemencoding()
 _FS_ERRORS = sys.getfilesystemencodeerrors()
@@ -237,7 +238,8 @@ class _Attributes:
 class _Folders:
     """Files of ``top`` read through descriptors of their folders, each opened without
     following a link (a folder swapped for a link is not gone through), the folders of
-    the last path kept open (listed paths come folder by folder)."""
+    the last path kept open (listed paths come folder by folder): :mod:`tools.beneath`'s
+    rules, walked incrementally here because this loop runs once per file."""
 
     def __init__(self, top: Path) -> None:
         self._top = top
@@ -273,7 +275,7 @@ class _Folders:
 
     def _folder(self, parts: list[str]) -> int:
         if self._top_fd is None:
-            self._top_fd = os.open(self._top, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            self._top_fd = beneath.open_root(self._top)
         keep = 0
         while keep < min(len(self._open), len(parts)) and self._open[keep][0] == parts[keep]:
             keep += 1
