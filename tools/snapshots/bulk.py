@@ -187,17 +187,15 @@ class _Attributes:
             listed.write(("\0".join(paths) + "\0").encode(_FS_ENCODING, _FS_ERRORS))
             listed.seek(0)
             self._out, self._err = self._file(git), self._file(git)
-            self._proc = subprocess.Popen(
-                ["git", "check-attr", "-z", "--stdin", "-a"],
+            self._proc = git.popen(
+                ["check-attr", "-z", "--stdin", "-a"],
                 stdin=listed,
                 stdout=self._out,
                 stderr=self._err,
-                cwd=git.work_tree,
-                env=git.env,
             )
-        except OSError as exc:
+        except (OSError, GitError):
             self._files.close()
-            raise GitError(f"git check-attr could not run: {exc}") from exc
+            raise
         if self._stop is not None:
             self._stop.adopt(self._proc)
 
@@ -315,18 +313,9 @@ def _quoted(path: bytes) -> bytes:
 
 
 def _start_import(git: Git) -> subprocess.Popen[bytes]:
-    try:
-        importer = subprocess.Popen(
-            ["git", "fast-import", "--quiet", "--force"],
-            bufsize=_BUFFER_BYTES,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            cwd=git.work_tree,
-            env=git.env,
-        )
-    except OSError as exc:
-        raise GitError(f"git fast-import could not run: {exc}") from exc
+    importer = git.popen(
+        ["fast-import", "--quiet", "--force"], stdout=subprocess.DEVNULL, bufsize=_BUFFER_BYTES
+    )
     assert importer.stdin is not None
     with contextlib.suppress(OSError, AttributeError):  # fewer switches between the two
         fcntl.fcntl(importer.stdin.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
+from typing import IO
 
 from tools.snapshots import stopping
 
@@ -99,13 +100,32 @@ class Git:
                     proc.wait()
 
     def _start(self, args: Sequence[str]) -> subprocess.Popen[bytes]:
+        return self.popen(args)
+
+    def popen(
+        self,
+        args: Sequence[str],
+        *,
+        stdin: int | IO[bytes] = subprocess.PIPE,
+        stdout: int | IO[bytes] = subprocess.PIPE,
+        stderr: int | IO[bytes] = subprocess.PIPE,
+        bufsize: int = -1,
+    ) -> subprocess.Popen[bytes]:
+        """``git args`` started on this repository and working tree, not waited for (the
+        one place a git process of the shadow repository is started; a long one is the
+        caller's to adopt into its :class:`~tools.snapshots.stopping.Stop`).
+
+        Raises:
+            GitError: git could not be started.
+        """
         self.invocations += 1
         try:
             return subprocess.Popen(
                 ["git", *args],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
+                bufsize=bufsize,
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr,
                 cwd=self.work_tree,
                 env=self.env,
             )
