@@ -1,7 +1,7 @@
 """One model reply, streamed: deltas go to the listeners, retries and the reply to the log.
 
 What the person is watching is kept in ``state.partial`` so a turn cancelled mid-reply can
-log what was shown (:func:`agent.log.closing.keep_partial_reply`); a retry starts it over.
+log what was shown (:func:`agent.closing.keep_partial_reply`); a retry starts it over.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from agent.log.bulk_load import without_collector
 from agent.log.events import Event, SessionStart, SessionStartData, SurfaceAppend, SurfaceOp
 from agent.log.load_report import LoadReport, ReentrantAppend, SessionError, SessionLoadError
+from agent.log.messages import ChatMessage, event_message
 from agent.log.registry import EventError, EventRegistry, log_line
 from agent.log.repair import Closer, dangling_call_closers, interrupted_turn_closers
 from agent.log.store import (
@@ -34,7 +35,6 @@ from agent.log.store import (
     validate_session_id,
 )
 from agent.log.surface import Surface, SurfaceError
-from agent.messages import ChatMessage, event_message
 from tools.spill import SpillFolder
 
 Observer = Callable[[Event], None]
