@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import aclosing
 
-from agent.chat import ChatModel, ChatRequest
-from agent.log.session import Session
-from agent.replies import (
+from agent.llm.chat import ChatModel, ChatRequest
+from agent.llm.replies import (
     Began,
     Completed,
     Notice,
@@ -22,6 +21,7 @@ from agent.replies import (
     TextDelta,
     ToolCallDelta,
 )
+from agent.log.session import Session
 from agent.turns import TurnState
 
 
