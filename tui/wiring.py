@@ -47,9 +47,10 @@ from tools.sandbox import (
     detect_soon,
     unavailable_notice,
 )
+from tools.snapshots.creation import inside_home
 from tools.snapshots.git import git_found
 from tools.snapshots.recording import Recorder
-from tools.snapshots.shadow import ShadowRepo, inside_home
+from tools.snapshots.shadow import ShadowRepo
 from tui.demo import DEMO_CONTEXT_WINDOW, ScriptedModel
 from tui.runtime import Runtime, StartupError
 
