@@ -10,8 +10,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from agent.chat import ChatRequest
 from agent.envelope import Envelope
+from agent.llm.chat import ChatRequest
 from agent.llm.errors import ContextOverflow
 
 Prepare = Callable[[], Awaitable[None]]

@@ -32,23 +32,23 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from agent.call_bounds import dropped_note
-from agent.chat import ChatModel
-from agent.envelope import Envelope
-from agent.hooks import Hooks
-from agent.llm.errors import ContextOverflow, LLMError
-from agent.llm.windows import WindowBook
-from agent.log.closing import (
+from agent.closing import (
     answer_pending_calls,
     append_result,
     close_step,
     end_turn,
     keep_partial_reply,
 )
+from agent.envelope import Envelope
+from agent.hooks import Hooks
+from agent.llm.call_bounds import dropped_note
+from agent.llm.chat import ChatModel
+from agent.llm.errors import ContextOverflow, LLMError
+from agent.llm.replies import Notice, Reply, StreamEvent
+from agent.llm.windows import WindowBook
 from agent.log.events import ContextMessage, TurnEndReason
 from agent.log.session import Session
 from agent.loop_settings import LoopSettings
-from agent.replies import Notice, Reply, StreamEvent
 from agent.requests import build_request
 from agent.streaming import stream_reply
 from agent.tool_calls import run_tool_call

@@ -35,9 +35,9 @@ from agent.log.events import (
     ToolResult,
     UserMessage,
 )
+from agent.log.messages import event_message
 from agent.log.session import Session
 from agent.measurement import Measurement
-from agent.messages import event_message
 from agent.tokens import Estimator, tools_json
 from agent.usage_totals import UsageFold, UsageTotals
 

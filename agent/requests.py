@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agent.chat import ChatRequest
 from agent.envelope import Envelope
 from agent.hooks import RequestTransform
+from agent.llm.chat import ChatRequest
 from agent.log.events import RequestHeader, RequestHeaderData
 from agent.log.session import Session
 from agent.loop_settings import default_output_cap

@@ -1,7 +1,7 @@
 """One model reply, streamed: deltas go to the listeners, retries and the reply to the log.
 
 What the person is watching is kept in ``state.partial`` so a turn cancelled mid-reply can
-log what was shown (:func:`agent.log.closing.keep_partial_reply`); a retry starts it over.
+log what was shown (:func:`agent.closing.keep_partial_reply`); a retry starts it over.
 """
 
 from __future__ import annotations
@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import aclosing
 
-from agent.chat import ChatModel, ChatRequest
-from agent.log.session import Session
-from agent.replies import (
+from agent.llm.chat import ChatModel, ChatRequest
+from agent.llm.replies import (
     Began,
     Completed,
     Notice,
@@ -22,6 +21,7 @@ from agent.replies import (
     TextDelta,
     ToolCallDelta,
 )
+from agent.log.session import Session
 from agent.turns import TurnState
 
 

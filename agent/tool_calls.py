@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from agent.call_bounds import parse_arguments
+from agent.llm.call_bounds import parse_arguments
+from agent.llm.replies import StreamEvent, ToolOutputDelta
 from agent.log.events import ToolCall
 from agent.log.session import Session
 from agent.redaction import StreamRedactor
-from agent.replies import StreamEvent, ToolOutputDelta
 from agent.turns import TurnState
 from tools.base import Tool, ToolOutput
 

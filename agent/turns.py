@@ -9,8 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent.llm.replies import StreamEvent
 from agent.log.events import ToolCall, TurnEndReason
-from agent.replies import StreamEvent
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agent.chat import ChatRequest, collect
+from agent.llm.chat import ChatRequest, collect
 from agent.tokens import Estimator
 from tests.bench.economy import CACHE_STEP_TOKENS, MIN_CACHED_TOKENS, Counter, PromptCache
 from tests.bench.fidelity_model import BenchModel, Shape, plant

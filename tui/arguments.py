@@ -158,5 +158,5 @@ def settings_flags(args: argparse.Namespace) -> dict[str, Any]:
 
 def given_flags(args: argparse.Namespace) -> set[str]:
     """The settings the command line gave (a resumed session keeps its own provider unless
-    one of them names another: see :func:`agent.llm.provider.session_settings`)."""
+    one of them names another: see :func:`agent.provider.session_settings`)."""
     return {key for key, value in settings_flags(args).items() if value is not None}

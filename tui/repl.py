@@ -19,9 +19,9 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from agent.formatting import fmt_duration, plural
+from agent.llm.replies import Notice, StreamEvent, ToolOutputDelta
 from agent.log.events import Event, ToolResultData
 from agent.loop_settings import cut_text
-from agent.replies import Notice, StreamEvent, ToolOutputDelta
 from agent.turns import TurnCancelled, TurnResult
 from compact.contract import CompactNotice
 from compact.wording import compaction_news, describe, progress_text, start_line

@@ -16,15 +16,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent.chat import ChatModel
+from agent.llm.chat import ChatModel
 from agent.llm.discovery import WindowAsker
 from agent.llm.prices import PriceOf, price_book
-from agent.llm.provider import Provider
 from agent.llm.windows import WindowBook
 from agent.log.session import Observer, Session
 from agent.loop import Agent
 from agent.measurement import Measurement
 from agent.meter import TokenMeter
+from agent.provider import Provider
 from agent.settings import Settings
 from agent.tokens import Estimator
 from agent.turns import StreamListener

@@ -210,7 +210,7 @@ def _configured_prices() -> dict[str, ModelPrice]:
 def _compact(args: argparse.Namespace) -> int:
     import asyncio
 
-    from agent.llm.provider import PROVIDER_SETTINGS
+    from agent.provider import PROVIDER_SETTINGS
     from agent.settings import load_settings
     from compact.dry_run import report
     from compact.policy import load_compaction_settings

@@ -11,16 +11,9 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 
 from agent.carryover import CarriedOver, carried_over
-from agent.chat import ChatModel
 from agent.hooks import Prepare
+from agent.llm.chat import ChatModel
 from agent.llm.discovery import WindowAsker
-from agent.llm.provider import (
-    PROVIDER_SETTINGS,
-    Provider,
-    resolve_provider,
-    session_settings,
-    where,
-)
 from agent.llm.retry import RetryPolicy
 from agent.llm.windows import WindowBook
 from agent.log.events import ProviderData
@@ -30,6 +23,13 @@ from agent.log.store import SessionBusy, default_home, list_sessions
 from agent.loop import Agent
 from agent.loop_settings import LoopSettings
 from agent.meter import TokenMeter
+from agent.provider import (
+    PROVIDER_SETTINGS,
+    Provider,
+    resolve_provider,
+    session_settings,
+    where,
+)
 from agent.settings import Settings, SettingsError, config_dir, config_path, load_config_file
 from agent.tokens import Estimator
 from compact.basic import AheadCompactService, Pruner
@@ -47,9 +47,10 @@ from tools.sandbox import (
     detect_soon,
     unavailable_notice,
 )
+from tools.snapshots.creation import inside_home
 from tools.snapshots.git import git_found
 from tools.snapshots.recording import Recorder
-from tools.snapshots.shadow import ShadowRepo, inside_home
+from tools.snapshots.shadow import ShadowRepo
 from tui.demo import DEMO_CONTEXT_WINDOW, ScriptedModel
 from tui.runtime import Runtime, StartupError
 
@@ -152,7 +153,7 @@ def session_provider(
     recorded: ProviderData | None,
     chosen: Collection[str],
 ) -> tuple[Provider, str | None]:
-    """The provider a session's requests go to (:func:`agent.llm.provider.session_settings`),
+    """The provider a session's requests go to (:func:`agent.provider.session_settings`),
     and a sentence when a flag moved a resumed session elsewhere. A change is logged, and
     so is the provider of a log older than the record, so the next resume finds it."""
     try:

@@ -25,7 +25,7 @@ from openai.types.chat import ChatCompletionChunk
 if TYPE_CHECKING:
     from openai._types import RequestOptions
 
-from agent.chat import ChatRequest, collect
+from agent.llm.chat import ChatRequest, collect
 from agent.llm.errors import (
     AuthError,
     BadRequest,
@@ -43,12 +43,7 @@ from agent.llm.errors import (
     error_in_body,
     is_context_overflow,
 )
-from agent.llm.retry import RetryPolicy
-from agent.llm.sdk_errors import from_sdk_error
-from agent.llm.window_table import KNOWN_CONTEXT_WINDOWS, known_context_window
-from agent.log.events import ToolCall, Usage
-from agent.redaction import clip
-from agent.replies import (
+from agent.llm.replies import (
     Began,
     Completed,
     Notice,
@@ -61,6 +56,11 @@ from agent.replies import (
     ToolCallDelta,
     whole_as_chunk,
 )
+from agent.llm.retry import RetryPolicy
+from agent.llm.sdk_errors import from_sdk_error
+from agent.llm.window_table import KNOWN_CONTEXT_WINDOWS, known_context_window
+from agent.log.events import ToolCall, Usage
+from agent.redaction import clip
 from agent.secret import Secret
 
 __all__ = [

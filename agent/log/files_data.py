@@ -3,11 +3,10 @@ the ``files/restore`` event a rewind that put files back logs (:mod:`tools.snaps
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import Field
 
 from agent.log.event_data import Data
+from tools.modes import ChangeKind
 
 
 class FileChangeData(Data):
@@ -15,7 +14,7 @@ class FileChangeData(Data):
     ``removed`` count lines; None for a file recorded by hash (binary, too large)."""
 
     path: str
-    kind: Literal["added", "modified", "deleted", "renamed", "mode", "type"]
+    kind: ChangeKind
     added: int | None = None
     removed: int | None = None
     old_path: str | None = None

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from agent.log.bulk_load import without_collector
 from agent.log.events import Event, SessionStart, SessionStartData, SurfaceAppend, SurfaceOp
 from agent.log.load_report import LoadReport, ReentrantAppend, SessionError, SessionLoadError
+from agent.log.messages import ChatMessage, SurfaceMessages
 from agent.log.registry import EventError, EventRegistry, log_line
 from agent.log.repair import Closer, dangling_call_closers, interrupted_turn_closers
 from agent.log.store import (
@@ -34,7 +35,6 @@ from agent.log.store import (
     validate_session_id,
 )
 from agent.log.surface import Surface, SurfaceError
-from agent.messages import ChatMessage, event_message
 from tools.spill import SpillFolder
 
 Observer = Callable[[Event], None]
@@ -72,9 +72,7 @@ class Session:
         self._surface = Surface()
         self._observers: list[Observer] = []
         self._notifying = False
-        self._messages: list[ChatMessage] = []
-        self._derived_nodes = 0
-        self._derived_generation = 0
+        self._messages = SurfaceMessages()
         self._last_resume: int | None = None
         self._open_turn: int | None = None
 
@@ -295,17 +293,7 @@ class Session:
         Cached: extends with appended nodes; any replace rebuilds. The returned list is new;
         the message dicts are shared and must not be mutated.
         """
-        nodes = self._surface.nodes
-        if self._derived_generation != self._surface.generation:
-            self._messages = []
-            self._derived_nodes = 0
-            self._derived_generation = self._surface.generation
-        for seq in nodes[self._derived_nodes :]:
-            message = event_message(self._events[seq])
-            if message is not None:
-                self._messages.append(message)
-        self._derived_nodes = len(nodes)
-        return list(self._messages)
+        return self._messages.read(self._surface, self._events)
 
     # --- writing ------------------------------------------------------------------------------
 

@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from agent.formatting import fmt_duration
 from agent.log.events import ContextMessage, Usage
-from agent.messages import ChatMessage
+from agent.log.messages import ChatMessage
 from compact.basic import summarizers
 from compact.basic.reading import RangeReader, Unit, plan_chunks
 from compact.basic.suffix import Continuation, continuation

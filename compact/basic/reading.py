@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from agent.log.events import AssistantMessage, Event, ToolResult
+from agent.log.messages import ChatMessage, event_message
 from agent.log.session import Session
-from agent.messages import ChatMessage, event_message
 from agent.tokens import Estimator
 from compact.originals import KEEP_HEAD, KEEP_TAIL, ensure_spill, head_tail, original
 

@@ -45,9 +45,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from agent.chat import ChatModel
 from agent.envelope import Envelope
 from agent.hooks import Hooks
+from agent.llm.chat import ChatModel
 from agent.llm.errors import ContextOverflow
 from agent.log.session import Session
 from agent.meter import TokenMeter

@@ -24,8 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agent.log.events import AssistantMessage, ToolResult
+from agent.log.messages import ChatMessage, event_message
 from agent.log.session import Session
-from agent.messages import ChatMessage, event_message
 from compact.basic.reading import RangeReader
 from compact.basic.selection import newest_step
 from compact.events import CompactPrune

@@ -26,10 +26,10 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from agent.chat import ChatModel, ChatRequest, collect
 from agent.formatting import one_line
+from agent.llm.chat import ChatModel, ChatRequest, collect
 from agent.llm.errors import BadRequest, LLMError
-from agent.replies import Reply, Retrying
+from agent.llm.replies import Reply, Retrying
 from agent.tokens import Estimator
 from compact.checkpoint import Call, Summary, SummaryJob, SummaryRejected, checkpoint_sections
 from compact.originals import command_text

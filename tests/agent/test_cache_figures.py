@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 
-from agent.chat import ChatRequest
+from agent.llm.chat import ChatRequest
 from agent.llm.client import OpenAICompatible
+from agent.llm.replies import Completed, Reply, StreamEvent
 from agent.llm.retry import RetryPolicy
 from agent.log.events import Usage
 from agent.log.registry import EventRegistry
 from agent.log.session import Session
 from agent.loop import Agent
-from agent.replies import Completed, Reply, StreamEvent
 from tests.agent.test_llm import BASH
 from tests.openai_server import OpenAIServer
 from tests.wire import FIXTURES, Recording, ReplayServer

@@ -1,4 +1,4 @@
-"""Which key goes where (:func:`agent.llm.provider.resolve_provider`), from the environment
+"""Which key goes where (:func:`agent.provider.resolve_provider`), from the environment
 as a shell sets it; servers are compared by scheme, host and port: a key meant for OpenAI
 never goes to a host whose name only starts like OpenAI's. (Through the real process, with
 the headers a server received: tests/e2e/test_key_destination.py.)"""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.llm.provider import DEEPSEEK_BASE_URL, OPENAI_BASE_URL, resolve_provider, same_server
+from agent.provider import DEEPSEEK_BASE_URL, OPENAI_BASE_URL, resolve_provider, same_server
 from agent.settings import Settings
 
 OPENAI, DEEPSEEK = "sk-openai-0123456789abcdef", "sk-deepseek-0123456789abcdef"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.chat import ChatRequest
+from agent.llm.chat import ChatRequest
 from agent.requests import clamp_output
 from agent.tokens import EXACT_CHARS, Estimator
 

@@ -20,7 +20,7 @@ from typing import Any
 import openai
 import pytest
 
-from agent.chat import ChatRequest, collect
+from agent.llm.chat import ChatRequest, collect
 from agent.llm.client import OpenAICompatible, ToolCall, Usage, known_context_window
 from agent.llm.errors import (
     OVERFLOW_PHRASES,
@@ -36,8 +36,7 @@ from agent.llm.errors import (
     context_limit,
     is_context_overflow,
 )
-from agent.llm.retry import RetryPolicy
-from agent.replies import (
+from agent.llm.replies import (
     Completed,
     ReasoningDelta,
     Reply,
@@ -46,6 +45,7 @@ from agent.replies import (
     TextDelta,
     ToolCallDelta,
 )
+from agent.llm.retry import RetryPolicy
 from agent.secret import Secret
 from tests.openai_server import OpenAIServer
 

@@ -11,12 +11,12 @@ import pytest
 from agent.envelope import Envelope
 from agent.llm.client import OpenAICompatible
 from agent.llm.errors import ContextOverflow
+from agent.llm.replies import TextDelta, ToolOutputDelta
 from agent.llm.retry import RetryPolicy
 from agent.log.events import Event, ToolResult
 from agent.log.session import Session
 from agent.loop import Agent
 from agent.loop_settings import LoopSettings
-from agent.replies import TextDelta, ToolOutputDelta
 from agent.turns import TurnCancelled
 from tests.held import Held, kill_all, still_alive
 from tests.openai_server import OpenAIServer

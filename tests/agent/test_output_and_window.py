@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent.llm.client import OpenAICompatible
+from agent.llm.replies import Notice
 from agent.llm.retry import RetryPolicy
 from agent.llm.windows import WindowBook
 from agent.log.session import Session
 from agent.loop import Agent
 from agent.loop_settings import LoopSettings, default_output_cap
 from agent.meter import TokenMeter
-from agent.replies import Notice
 from agent.tokens import Estimator
 from tests.openai_server import OpenAIServer
 from tools.bash import BashTool

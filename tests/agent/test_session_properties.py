@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent.log.events import SurfaceReplace
+from agent.log.messages import event_message
 from agent.log.repair import dangling_call_closers
 from agent.log.session import Session
-from agent.messages import event_message
 from agent.turns import unanswered_tool_calls
 
 op = st.one_of(

@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from agent.chat import ChatRequest
+from agent.llm.chat import ChatRequest
 from agent.llm.client import OpenAICompatible
 from agent.llm.errors import BadRequest, EmptyReply, MalformedResponse
+from agent.llm.replies import Notice, TextDelta
 from agent.llm.retry import RetryPolicy
-from agent.replies import Notice, TextDelta
 from tests.wire import Exchange, ReplayServer
 
 CHAT = "/v1/chat/completions"

@@ -15,12 +15,19 @@ from pathlib import Path
 
 import pytest
 
-from agent.chat import ChatRequest
+from agent.llm.chat import ChatRequest
 from agent.llm.client import OpenAICompatible
 from agent.llm.discovery import ask_window
 from agent.llm.errors import ContextOverflow
+from agent.llm.replies import (
+    Completed,
+    Notice,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+)
 from agent.llm.retry import RetryPolicy
-from agent.replies import Completed, Notice, ReasoningDelta, StreamEvent, TextDelta, ToolCallDelta
 from tests.wire import FIXTURES, Exchange, Recording, ReplayServer, fixture
 
 BASH = {

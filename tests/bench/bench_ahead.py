@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent.chat import ChatRequest
+from agent.llm.chat import ChatRequest
 from agent.tokens import Estimator
 from tests.bench.economy import Counter, PromptCache
 from tests.bench.report import Figure

@@ -15,10 +15,10 @@ from typing import Any
 # compaction depends on how much the process holds, and the SDK is most of that.
 import agent.llm.client  # noqa: F401
 from agent.hooks import Hooks
+from agent.log.messages import event_message
 from agent.log.registry import EventRegistry
 from agent.log.session import Session
 from agent.loop import Agent
-from agent.messages import event_message
 from agent.meter import TokenMeter
 from agent.tokens import Estimator
 from compact.basic import BasicCompactService

@@ -15,9 +15,9 @@ from typing import Any, cast
 import openai
 from openai.types.chat import ChatCompletionMessageParam
 
-from agent.chat import ChatRequest
+from agent.llm.chat import ChatRequest
 from agent.llm.client import OpenAICompatible
-from agent.replies import TextDelta
+from agent.llm.replies import TextDelta
 from agent.secret import Secret
 from tests.bench.report import Figure
 from tests.openai_server import OpenAIServer, ScriptedResponse

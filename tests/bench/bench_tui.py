@@ -57,11 +57,11 @@ from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from agent.chat import ChatRequest, collect
+from agent.llm.chat import ChatRequest, collect
 from agent.llm.client import OpenAICompatible
+from agent.llm.replies import StreamEvent, TextDelta
 from agent.log.session import Session
 from agent.meter import TokenMeter
-from agent.replies import StreamEvent, TextDelta
 from agent.settings import Settings, load_settings
 from agent.tokens import Estimator
 from compact.registry import build_registry

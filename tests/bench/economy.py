@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agent.chat import ChatRequest
+from agent.llm.chat import ChatRequest
 from agent.tokens import Estimator
 
 MIN_CACHED_TOKENS = 1_024

@@ -16,11 +16,11 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agent.chat import ChatRequest
+from agent.llm.chat import ChatRequest
 from agent.llm.client import ToolCall
 from agent.llm.errors import ContextOverflow
+from agent.llm.replies import Completed, Reply, StreamEvent
 from agent.log.events import Usage
-from agent.replies import Completed, Reply, StreamEvent
 from agent.tokens import Estimator
 from tests.bench.economy import Counter, PromptCache
 

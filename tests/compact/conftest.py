@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.chat import ChatModel
+from agent.llm.chat import ChatModel
 from agent.llm.client import OpenAICompatible
 from agent.llm.retry import RetryPolicy
 from agent.log.registry import EventRegistry

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
+from agent.log.messages import event_message
 from agent.log.session import Session
-from agent.messages import event_message
 from compact.checkpoint import CHECKPOINT_PREAMBLE, SUMMARY_INSTRUCTION
 from compact.contract import CompactionError
 from compact.pairing import tool_pairing_balanced_before

@@ -516,7 +516,7 @@ def test_bounds_on_tool_calls_arguments_and_nesting(
 ) -> None:
     import json
 
-    from agent.call_bounds import MAX_ARGUMENT_CHARS, MAX_CALLS
+    from agent.llm.call_bounds import MAX_ARGUMENT_CHARS, MAX_CALLS
 
     deep = "[" * 5000 + "]" * 5000
     many = [{"name": "bash", "arguments": {"command": f"echo {i}"}, "id": f"m{i}"}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.call_bounds import MAX_TEXT_CHARS
+from agent.llm.call_bounds import MAX_TEXT_CHARS
 from agent.log.session import Session
 from agent.redaction import PREFIX_CHARS
 from compact.registry import build_registry

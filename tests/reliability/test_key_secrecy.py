@@ -30,7 +30,7 @@ else:  # what the reefline launcher does first
     secret_env.reexec_without(secret_env.key_names([], os.environ), sys.argv)
     sys.exit("the key was not in the environment: no hand-over")
 
-from agent.chat import ChatRequest
+from agent.llm.chat import ChatRequest
 from agent.llm.client import AuthError
 from agent.settings import load_settings
 from tui.wiring import build_runtime

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.call_bounds import MAX_TEXT_CHARS
+from agent.llm.call_bounds import MAX_TEXT_CHARS
 from agent.log.session import Session
 from compact.registry import build_registry
 from tests.openai_server import OpenAIServer

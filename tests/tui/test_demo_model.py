@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from agent.chat import ChatRequest
-from agent.replies import Completed, ReasoningDelta, Reply, TextDelta, ToolCallDelta
+from agent.llm.chat import ChatRequest
+from agent.llm.replies import Completed, ReasoningDelta, Reply, TextDelta, ToolCallDelta
 from agent.tokens import Estimator
 from compact.checkpoint import SECTIONS, SummaryJob
 from tui.demo import (

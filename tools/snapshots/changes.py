@@ -5,12 +5,11 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
+from tools.modes import ChangeKind
 from tools.snapshots import stubs
 from tools.snapshots.git import Git
 
-ChangeKind = Literal["added", "modified", "deleted", "renamed", "mode", "type"]
 _KINDS: dict[str, ChangeKind] = {
     "A": "added",
     "M": "modified",

@@ -1,10 +1,12 @@
-"""Making a shadow repository (:mod:`tools.snapshots.shadow`): private, with git's settings
-for it and its excludes, and bringing one made by an older reefline to today's settings.
+"""Making a shadow repository (:mod:`tools.snapshots.shadow`): where it lives and where
+none may be, private, with git's settings for it and its excludes, and bringing one made by
+an older reefline to today's settings.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 from pathlib import Path
 
@@ -29,6 +31,29 @@ _SETTINGS = (
     ("core.quotePath", "false"),
     ("gc.auto", "0"),
 )
+
+
+def inside_home(home: Path, work_tree: Path) -> str | None:
+    """Why ``work_tree`` gets no snapshots when it is reefline's ``home`` or lies inside it
+    (the home is never recorded, and the shadow repository would record itself), else None.
+    Both are compared resolved."""
+    home = Path(os.path.realpath(home))
+    work_tree = Path(os.path.realpath(work_tree))
+    if work_tree != home and home not in work_tree.parents:
+        return None
+    where = "is reefline's home" if work_tree == home else f"is inside reefline's home {home}"
+    return (
+        f"No workspace snapshots: the working directory {work_tree} {where}, which is never "
+        "recorded, so what commands change is not shown and /rewind cannot put files back. "
+        "To have them, keep the home elsewhere (--home or REEFLINE_HOME)."
+    )
+
+
+def shadow_dir(home: Path, work_tree: Path) -> Path:
+    """Where the shadow repository of ``work_tree`` lives under reefline's ``home``."""
+    key = hashlib.sha256(os.fsencode(work_tree)).hexdigest()[:16]
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in work_tree.name)[:40]
+    return home / "snapshots" / f"{name or 'root'}-{key}"
 
 
 def create(git: Git, home: Path, work_tree: Path) -> None:

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from tools.base import SandboxMode
+from tools.modes import SandboxMode
 from tools.snapshots.changes import Recorded
 from tools.snapshots.shadow import ShadowRepo, SnapshotUnavailable
 from tools.snapshots.stopping import Stop, Stopped, current, stoppable

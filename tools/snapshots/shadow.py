@@ -14,7 +14,8 @@ with the rest of the home); the user's ``.git`` is never written, and of it only
 ``info/exclude`` is read (:mod:`tools.snapshots.user_repo`); a nested
 repository inside the working directory is left out whole, and so is reefline's home. A
 working directory that is the home or lies inside it gets no snapshots at all
-(:func:`inside_home`): every file of it is the home's, the shadow repository among them.
+(:func:`~tools.snapshots.creation.inside_home`): every file of it is the home's, the
+shadow repository among them.
 
 A file recorded by hash counts as changed when its size, mtime, ctime, inode or mode
 changed: an edit that puts the mtime back still moves the ctime. A snapshot runs in a
@@ -25,19 +26,18 @@ can finish.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import stat
 import threading
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
 from pathlib import Path
 
 from tools.snapshots import bulk, creation, packing, stubs
 from tools.snapshots.changes import DIFF_ARGS, Change, changes, parse_changes
+from tools.snapshots.creation import inside_home, shadow_dir
 from tools.snapshots.git import Git, GitError
 from tools.snapshots.stopping import Stopped
+from tools.snapshots.stubs import Hashed
 
 MAX_FILES = 200_000
 """A working directory with more files than this (``$HOME``, ``/``) gets no snapshots: the
@@ -46,50 +46,6 @@ first one would copy all of them."""
 
 class SnapshotUnavailable(RuntimeError):
     """No snapshot could be taken; the message says why (shown once, commands still run)."""
-
-
-@dataclass(frozen=True)
-class Hashed:
-    """A file recorded by hash: its stat when hashed (unchanged stat: same stand-in).
-    ``ctime_ns`` -1: noted before ctimes were (a list from an older reefline), so it
-    counts as changed once."""
-
-    size: int
-    mtime_ns: int
-    ino: int
-    mode: int
-    ctime_ns: int = -1
-
-    @classmethod
-    def of(cls, st: os.stat_result) -> Hashed:
-        return cls(st.st_size, st.st_mtime_ns, st.st_ino, st.st_mode, st.st_ctime_ns)
-
-    def same(self, st: os.stat_result) -> bool:
-        """Whether ``st`` is the stat this file had when hashed."""
-        return self == Hashed.of(st)
-
-
-def inside_home(home: Path, work_tree: Path) -> str | None:
-    """Why ``work_tree`` gets no snapshots when it is reefline's ``home`` or lies inside it
-    (the home is never recorded, and the shadow repository would record itself), else None.
-    Both are compared resolved."""
-    home = Path(os.path.realpath(home))
-    work_tree = Path(os.path.realpath(work_tree))
-    if work_tree != home and home not in work_tree.parents:
-        return None
-    where = "is reefline's home" if work_tree == home else f"is inside reefline's home {home}"
-    return (
-        f"No workspace snapshots: the working directory {work_tree} {where}, which is never "
-        "recorded, so what commands change is not shown and /rewind cannot put files back. "
-        "To have them, keep the home elsewhere (--home or REEFLINE_HOME)."
-    )
-
-
-def shadow_dir(home: Path, work_tree: Path) -> Path:
-    """Where the shadow repository of ``work_tree`` lives under reefline's ``home``."""
-    key = hashlib.sha256(os.fsencode(work_tree)).hexdigest()[:16]
-    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in work_tree.name)[:40]
-    return home / "snapshots" / f"{name or 'root'}-{key}"
 
 
 class ShadowRepo:
@@ -269,6 +225,37 @@ class ShadowRepo:
             text = stored.text
             to_stub.update(stored.by_hash)
             paths = [p for p in paths if p not in stored.by_hash and p not in stored.indexed]
+        self._sort(paths, text, to_add, to_stub, gone)
+        if unhash:
+            self.git.run(
+                ["update-index", "-z", "--no-assume-unchanged", "--stdin"],
+                stdin=_nul(unhash),
+            )
+        if to_add:
+            self._add(to_add)
+        if gone:
+            self.git.run(["update-index", "-z", "--force-remove", "--stdin"], stdin=_nul(gone))
+        if to_stub:
+            stubs.record(self.git, self.work_tree, to_stub)
+            for path, st in to_stub.items():
+                hashed[path] = Hashed.of(st)
+        if unhash or to_stub:
+            stubs.write_noted(self.hashed_file, hashed)
+        if to_stub:  # only now: one noted in the index but not in the list is looked at again
+            stubs.hide(self.git, to_stub)
+        return self._name(before)
+
+    def _sort(
+        self,
+        paths: list[str],
+        text: set[str],
+        to_add: list[str],
+        to_stub: dict[str, os.stat_result],
+        gone: list[str],
+    ) -> None:
+        """Where each of ``paths`` goes: stored by git (``to_add``), recorded by hash
+        (``to_stub``, with its lstat) or out of the index (``gone``); ``text``: paths read as
+        text a moment ago (:mod:`tools.snapshots.bulk`)."""
         folders: dict[str, bool | None] = {}
         for path in paths:
             if path in text:  # read a moment ago through its folders, none of them a link
@@ -288,23 +275,11 @@ class ShadowRepo:
                 to_stub[path] = st
             else:
                 to_add.append(path)
-        if unhash:
-            self.git.run(
-                ["update-index", "-z", "--no-assume-unchanged", "--stdin"],
-                stdin=_nul(unhash),
-            )
-        if to_add:
-            self._add(to_add)
-        if gone:
-            self.git.run(["update-index", "-z", "--force-remove", "--stdin"], stdin=_nul(gone))
-        if to_stub:
-            stubs.record(self.git, self.work_tree, to_stub)
-            for path, st in to_stub.items():
-                hashed[path] = Hashed.of(st)
-        if unhash or to_stub:
-            self._save_hashed(hashed)
-        if to_stub:  # only now: one noted in the index but not in the list is looked at again
-            stubs.hide(self.git, to_stub)
+
+    def _name(self, before: str | None) -> tuple[str, bytes | None]:
+        """The tree the index holds now, and (given ``before``) the raw diff from it, read
+        while the tree is named; an index unchanged since the last call names the same
+        tree (no diff then)."""
         index = _lstat(self.git_dir / "index")
         mark = None if index is None else (index.st_mtime_ns, index.st_size, index.st_ino)
         # Unchanged index (another process or object may have changed it): the same tree.
@@ -339,19 +314,8 @@ class ShadowRepo:
 
     def _load_hashed(self) -> dict[str, Hashed]:
         if self._hashed is None:
-            try:
-                raw = json.loads(self.hashed_file.read_text())
-                # Four numbers from an older reefline (no ctime): changed once.
-                self._hashed = {p: Hashed(*v) for p, v in raw.items()}
-            except (OSError, ValueError, TypeError):
-                self._hashed = {}
+            self._hashed = stubs.read_noted(self.hashed_file)
         return self._hashed
-
-    def _save_hashed(self, hashed: dict[str, Hashed]) -> None:
-        raw = {p: [h.size, h.mtime_ns, h.ino, h.mode, h.ctime_ns] for p, h in hashed.items()}
-        tmp = self.hashed_file.with_suffix(".tmp")
-        creation.write_private(tmp, json.dumps(raw))
-        os.replace(tmp, self.hashed_file)
 
 
 def _lstat(path: Path) -> os.stat_result | None:

@@ -1,8 +1,9 @@
 """Files recorded by hash: binary files and files over :data:`SIZE_CAP`.
 
 Such a file is in a snapshot as a small stand-in blob (its SHA-256 and size), marked
-assume-unchanged in the shadow index so that git never reads it again; the shadow
-repository checks its stat itself (:mod:`tools.snapshots.shadow`). The stand-in holds a NUL
+assume-unchanged in the shadow index so that git never reads it again; its stat when hashed
+is noted (:class:`Hashed`, a list kept in the shadow repository) and checked by the next
+scan instead (:mod:`tools.snapshots.shadow`). The stand-in holds a NUL
 byte, so git counts it binary: a diff shows "binary" for it, never its text.
 
 The work per file is bounded: a file over :data:`HASH_LIMIT` (a sparse 15 TiB one costs no
@@ -17,15 +18,17 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import stat
 import tempfile
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from tools import beneath
-from tools.snapshots import stopping
+from tools.snapshots import creation, stopping
 from tools.snapshots.git import Git
 
 SIZE_CAP = 1024 * 1024
@@ -133,6 +136,46 @@ def hide(git: Git, paths: Iterable[str]) -> None:
     check)."""
     listed = b"".join(os.fsencode(path) + b"\0" for path in paths)
     git.run(["update-index", "-z", "--assume-unchanged", "--stdin"], stdin=listed)
+
+
+@dataclass(frozen=True)
+class Hashed:
+    """A file recorded by hash: its stat when hashed (unchanged stat: same stand-in).
+    ``ctime_ns`` -1: noted before ctimes were (a list from an older reefline), so it
+    counts as changed once."""
+
+    size: int
+    mtime_ns: int
+    ino: int
+    mode: int
+    ctime_ns: int = -1
+
+    @classmethod
+    def of(cls, st: os.stat_result) -> Hashed:
+        return cls(st.st_size, st.st_mtime_ns, st.st_ino, st.st_mode, st.st_ctime_ns)
+
+    def same(self, st: os.stat_result) -> bool:
+        """Whether ``st`` is the stat this file had when hashed."""
+        return self == Hashed.of(st)
+
+
+def read_noted(path: Path) -> dict[str, Hashed]:
+    """The files recorded by hash with their stat when hashed, as the list at ``path``
+    notes them; empty when there is none or it does not read (each counts as changed once)."""
+    try:
+        raw = json.loads(path.read_text())
+        # Four numbers from an older reefline (no ctime): changed once.
+        return {p: Hashed(*v) for p, v in raw.items()}
+    except (OSError, ValueError, TypeError):
+        return {}
+
+
+def write_noted(path: Path, hashed: dict[str, Hashed]) -> None:
+    """Replace the list at ``path`` with ``hashed`` (a reader sees the old list or the new)."""
+    raw = {p: [h.size, h.mtime_ns, h.ino, h.mode, h.ctime_ns] for p, h in hashed.items()}
+    tmp = path.with_suffix(".tmp")
+    creation.write_private(tmp, json.dumps(raw))
+    os.replace(tmp, path)
 
 
 def _open_regular(path: Path) -> contextlib.AbstractContextManager[IO[bytes] | None]:

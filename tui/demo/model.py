@@ -9,9 +9,16 @@ import json
 import re
 from collections.abc import AsyncIterator
 
-from agent.chat import ChatRequest
+from agent.llm.chat import ChatRequest
+from agent.llm.replies import (
+    Completed,
+    ReasoningDelta,
+    Reply,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+)
 from agent.log.events import ToolCall, Usage
-from agent.replies import Completed, ReasoningDelta, Reply, StreamEvent, TextDelta, ToolCallDelta
 from agent.tokens import Estimator
 from tui.demo.explorer import _answer, _next_command, _scene
 from tui.demo.reading import LABEL, MODEL_NAME, PROVIDER, is_summary_request

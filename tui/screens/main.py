@@ -23,8 +23,8 @@ from textual.widget import Widget
 from textual.widgets import Footer
 
 from agent.file_diff import load_patch
+from agent.llm.replies import Notice, StreamEvent
 from agent.log.events import Event, ToolStart
-from agent.replies import Notice, StreamEvent
 from compact.contract import CompactNotice
 from compact.events import CompactProgress
 from compact.records import TimelineRecord

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent.log.closing import INTERRUPTED_RUNNING, NOT_RUN_ERROR
+from agent.closing import INTERRUPTED_RUNNING, NOT_RUN_ERROR
 from agent.log.events import ToolResultData, TurnEndReason
 from compact.records import TimelineRecord
 from tools.bash import NOT_RUN

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from textual.message import Message
 from textual.message_pump import MessagePump
 
+from agent.llm.replies import StreamEvent
 from agent.log.events import Event
-from agent.replies import StreamEvent
 from compact.contract import CompactNotice
 from tui.runtime import Runtime
 

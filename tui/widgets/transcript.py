@@ -21,8 +21,8 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
-from agent.replies import Notice as StreamNotice
-from agent.replies import ReasoningDelta, Retrying, StreamEvent, TextDelta, ToolOutputDelta
+from agent.llm.replies import Notice as StreamNotice
+from agent.llm.replies import ReasoningDelta, Retrying, StreamEvent, TextDelta, ToolOutputDelta
 from tui import heap
 from tui.view.fold import Change, LogView
 from tui.view.items import (

@@ -12,7 +12,13 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from agent.call_bounds import MAX_ARGUMENT_CHARS, MAX_CALLS, MAX_TEXT_CHARS, text_cut_note, too_big
+from agent.llm.call_bounds import (
+    MAX_ARGUMENT_CHARS,
+    MAX_CALLS,
+    MAX_TEXT_CHARS,
+    text_cut_note,
+    too_big,
+)
 from agent.llm.errors import MalformedResponse, StreamIncomplete
 from agent.llm.wire_usage import chunk_cache_figure, parse_usage
 from agent.log.events import ToolCall, Usage
@@ -35,9 +41,9 @@ class Reply:
     model: str
     refused: dict[str, str] = field(default_factory=dict)
     """Calls that are not to run, by id, with the error the model gets instead (arguments
-    past :data:`~agent.call_bounds.MAX_ARGUMENT_CHARS`; their text is not kept)."""
+    past :data:`~agent.llm.call_bounds.MAX_ARGUMENT_CHARS`; their text is not kept)."""
     dropped_calls: int = 0
-    """Calls past :data:`~agent.call_bounds.MAX_CALLS` that the reply asked for and that
+    """Calls past :data:`~agent.llm.call_bounds.MAX_CALLS` that the reply asked for and that
     were not kept."""
 
 

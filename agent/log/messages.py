@@ -1,7 +1,9 @@
-"""How surface events become OpenAI chat messages (the model's view of one node)."""
+"""How surface events become OpenAI chat messages: the model's view of one node, and of the
+whole surface as it grows."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from agent.log.events import (
@@ -12,6 +14,7 @@ from agent.log.events import (
     ToolResult,
     UserMessage,
 )
+from agent.log.surface import Surface
 
 ChatMessage = dict[str, Any]
 
@@ -42,3 +45,29 @@ def event_message(event: Event) -> ChatMessage | None:
     if isinstance(event, ToolResult):
         return {"role": "tool", "tool_call_id": event.data.call_id, "content": event.data.content}
     return None
+
+
+class SurfaceMessages:
+    """The chat messages of a surface, in order (system prompt not included), kept between
+    reads: a read extends them with the nodes appended since; a replace (a new generation
+    of the surface) rebuilds them."""
+
+    def __init__(self) -> None:
+        self._messages: list[ChatMessage] = []
+        self._nodes = 0
+        self._generation = 0
+
+    def read(self, surface: Surface, events: Sequence[Event]) -> list[ChatMessage]:
+        """The messages of ``surface`` now (``events[seq]`` is the event of node ``seq``).
+        The returned list is new; the message dicts are shared and must not be mutated."""
+        nodes = surface.nodes
+        if self._generation != surface.generation:
+            self._messages = []
+            self._nodes = 0
+            self._generation = surface.generation
+        for seq in nodes[self._nodes :]:
+            message = event_message(events[seq])
+            if message is not None:
+                self._messages.append(message)
+        self._nodes = len(nodes)
+        return list(self._messages)

@@ -2,7 +2,8 @@
 
 Every tool call the model asked for gets a logged result (a cancelled or failed turn gives
 the unanswered ones an error result: providers refuse a history with a call and no answer),
-an open step gets its ``step/end`` and the turn its ``turn/end`` with how it ended.
+an open step gets its ``step/end`` and the turn its ``turn/end`` with how it ended. A part
+of the loop (it reads the turn's state), writing to the log below it.
 """
 
 from __future__ import annotations

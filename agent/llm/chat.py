@@ -2,8 +2,8 @@
 
 The loop, compaction's summarizer and the demo model see a model only through these types
 (and :func:`collect`, for a caller that shows no deltas); the OpenAI-compatible client
-(:mod:`agent.llm.client`) is one implementation, and importing this module loads no HTTP client or
-SDK.
+(:mod:`agent.llm.client`) is one implementation, and importing this module loads no HTTP
+client or SDK.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from agent.llm.errors import (
     StreamIncomplete,
 )
-from agent.replies import (
+from agent.llm.replies import (
     Completed,
     Reply,
     Retrying,
