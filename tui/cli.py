@@ -18,6 +18,8 @@ from tui.text import clean
 
 if TYPE_CHECKING:
     from agent.settings import Settings
+    from tools.base import ApprovalPolicy
+    from tools.snapshots.recording import Recorder
 
 # What runs a session (the model client, the app) is imported once it is needed: --help,
 # --version and the session tools start without it.
@@ -29,6 +31,8 @@ def run_interactive(settings: Settings, args: argparse.Namespace) -> int:
     nobody can answer (stdin is not a terminal)."""
     import asyncio
 
+    default_approve: ApprovalPolicy = "ask" if sys.stdin.isatty() else "deny"
+    begun = _begin_snapshots(settings, args, default_approve)
     from agent.settings import SettingsError
     from tui import heap
     from tui.runtime import StartupError
@@ -43,8 +47,9 @@ def run_interactive(settings: Settings, args: argparse.Namespace) -> int:
             resume=args.resume,
             continue_last=args.continue_last,
             chosen=given_flags(args),
-            default_approve="ask" if sys.stdin.isatty() else "deny",
+            default_approve=default_approve,
             scripted_delay_s=0.0 if plain else 0.02,
+            begun=begun,
         )
     except (StartupError, SettingsError) as exc:
         heap.resume_collection()
@@ -99,6 +104,8 @@ def run_headless(settings: Settings, args: argparse.Namespace) -> int:
     """``reefline -p``: one turn, the answer on stdout (see :mod:`tui.headless`)."""
     import asyncio
 
+    begun = _begin_snapshots(settings, args, "deny")  # first: it runs while the rest loads
+
     from agent.settings import SettingsError
     from tui import heap
     from tui.headless import run_prompt
@@ -112,6 +119,7 @@ def run_headless(settings: Settings, args: argparse.Namespace) -> int:
             continue_last=args.continue_last,
             chosen=given_flags(args),
             default_approve="deny",
+            begun=begun,
         )
     except (StartupError, SettingsError) as exc:
         print(f"reefline: {clean(str(exc))}", file=sys.stderr)
@@ -136,6 +144,17 @@ def run_headless(settings: Settings, args: argparse.Namespace) -> int:
         print(f"reefline: cannot write the session log: {clean(str(exc))}", file=sys.stderr)
         runtime.close()
         return EXIT_ERROR
+
+
+def _begin_snapshots(
+    settings: Settings, args: argparse.Namespace, default_approve: ApprovalPolicy
+) -> Recorder | None:
+    """The first snapshot begun before the rest of the session is loaded (it runs while
+    that is: :mod:`tui.snapshots_soon`)."""
+    from tui.snapshots_soon import begin_snapshots
+
+    resuming = bool(args.resume or args.continue_last)
+    return begin_snapshots(settings, resuming=resuming, default_approve=default_approve)
 
 
 if __name__ == "__main__":

@@ -53,6 +53,7 @@ from tools.snapshots.recording import Recorder
 from tools.snapshots.shadow import ShadowRepo
 from tui.demo import DEMO_CONTEXT_WINDOW, ScriptedModel
 from tui.runtime import Runtime, StartupError
+from tui.snapshots_soon import take_over
 
 
 def _compaction_source() -> str:
@@ -206,8 +207,12 @@ def build_runtime(
     default_approve: ApprovalPolicy = "ask",
     cwd: Path | None = None,
     scripted_delay_s: float = 0.0,
+    begun: Recorder | None = None,
 ) -> Runtime:
     """Build everything a front end needs. Raises StartupError / SettingsError.
+
+    ``begun``: snapshots already begun (:func:`tui.snapshots_soon.begin_snapshots`), taken
+    over when they record the session's folder, closed otherwise.
 
     ``chosen``: the settings the command line gave (flag names as settings keys); a resumed
     session goes on with its recorded provider unless one of them says otherwise.
@@ -231,8 +236,11 @@ def build_runtime(
             default_approve=default_approve,
             cwd=cwd,
             scripted_delay_s=scripted_delay_s,
+            begun=begun,
         )
     except BaseException:
+        if begun is not None:
+            begun.close()
         if resumed is not None:
             resumed.close()
         raise
@@ -250,6 +258,7 @@ def _build(
     default_approve: ApprovalPolicy,
     cwd: Path | None,
     scripted_delay_s: float,
+    begun: Recorder | None,
 ) -> Runtime:
     """:func:`build_runtime` once the session to resume (if any) is open."""
     carried = carried_over(resumed.events) if resumed is not None else CarriedOver()
@@ -311,7 +320,7 @@ def _build(
         approver=approver,
         hidden_env=[settings.api_key_env] if settings.api_key_env else (),
         sandbox=sandbox,
-        snapshots=snapshot_recorder(home, work_dir, notices),
+        snapshots=take_over(begun, work_dir) or snapshot_recorder(home, work_dir, notices),
     )
     if carried.cwd is not None and (moved := bash.resume_in(carried.cwd)) is not None:
         notices.append(moved)

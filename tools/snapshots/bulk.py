@@ -51,6 +51,8 @@ _BUFFER_BYTES = 64 << 10
 """Written to the import this many bytes at a time: it works while the next files are
 read (a buffer the pipe's size held back a quarter of the files of a first snapshot of
 small files, for the import to store after the last was read)."""
+_CHECK_EVERY = 0x3FF
+"""The stop is looked at once in this many files (and one more) of the loop."""
 TREES_EVERY = 5_000
 """Files to a commit of the import (the trees built so far): a few dozen in a large tree."""
 _CONVERTING = frozenset({b"text", b"eol", b"crlf", b"filter", b"ident", b"working-tree-encoding"})
@@ -137,34 +139,62 @@ def _send(
     read: list[index_file.Entry] | None,
 ) -> None:
     """Stream the text files among ``paths`` and their trees to ``importer``; note each in
-    ``entries`` (and, given ``read``, its index entry), the others in ``found``."""
+    ``entries`` (and, given ``read``, its index entry), the others in ``found``.
+
+    The loop runs once per file of the tree (maybe 100,000 while a first command waits):
+    each file is read inline through its folder's descriptor (:class:`_Folders`), and what
+    is looked up on each turn is bound to a local name first."""
     stop = stopping.current()
     folders = _Folders(work_tree)
     lines: list[bytes] = []  # the trees' lines since the last commit
     try:
         assert importer.stdin is not None
-        send = importer.stdin.write
-        file_read, blob_id, packed = folders.read, index_file.blob_id, index_file.packed
-        for path in paths:
-            if stop is not None:
+        send, folder = importer.stdin.write, folders.folder
+        blob_id, packed, by_hash = index_file.blob_id, index_file.packed, found.by_hash
+        keep, tree_line = entries.append, lines.append
+        index_entry = read.append if read is not None else None
+        open_, fstat, read_, close, is_regular = _open, _fstat, _read, _close, _is_regular
+        flags, cap, sniff, encoding, errors = (
+            _READ_FLAGS,
+            _SIZE_CAP,
+            stubs.SNIFF,
+            _FS_ENCODING,
+            _FS_ERRORS,
+        )
+        mark = 0
+        for n, path in enumerate(paths):
+            if stop is not None and not n & _CHECK_EVERY:
                 stop.check()
-            got = file_read(path)
-            if got is None:
-                continue  # a link, gone, not regular: the usual way takes it
-            st, data = got
-            if data is None or data.find(b"\0", 0, stubs.SNIFF) >= 0:  # by_hash's rule
-                found.by_hash[path] = st
+            where, _, name = path.rpartition("/")
+            try:
+                fd = open_(name, flags, dir_fd=folder(where))
+            except OSError:
+                continue  # a link, gone, unreadable: the usual way takes it
+            try:
+                st = fstat(fd)
+                if not is_regular(st.st_mode):
+                    continue
+                size = st.st_size
+                data = read_(fd, size + 1) if size <= cap else None
+            except OSError:
+                continue
+            finally:
+                close(fd)
+            if data is not None and len(data) > size:
+                continue  # grown while read: the usual way takes it as it is then
+            if data is None or data.find(b"\0", 0, sniff) >= 0:  # by_hash's rule
+                by_hash[path] = st
                 continue
             mode = b"100755" if st.st_mode & stat.S_IXUSR else b"100644"
-            entries.append((mode, path))
-            name = path.encode(_FS_ENCODING, _FS_ERRORS)  # os.fsencode, without its cost
-            if read is not None:
-                read.append((name, packed(name, st, blob_id(data))))
-            mark = len(entries)
+            keep((mode, path))
+            encoded = path.encode(encoding, errors)  # os.fsencode, without its cost
+            if index_entry is not None:
+                index_entry((encoded, packed(encoded, st, blob_id(data))))
+            mark += 1
             send(b"blob\nmark :%d\ndata %d\n%b\n" % (mark, len(data), data))
-            if b"\n" in name or name[:1] == b'"':
-                name = _quoted(name)
-            lines.append(b"M %b :%d %b\n" % (mode, mark, name))
+            if b"\n" in encoded or encoded[:1] == b'"':
+                encoded = _quoted(encoded)
+            tree_line(b"M %b :%d %b\n" % (mode, mark, encoded))
             if len(lines) >= TREES_EVERY:
                 _commit(send, lines)
         _commit(send, lines)
@@ -234,10 +264,10 @@ class _Attributes:
 
 
 class _Folders:
-    """Files of ``top`` read through descriptors of their folders, each opened without
-    following a link (a folder swapped for a link is not gone through), the folders of
-    the last path kept open (listed paths come folder by folder): :mod:`tools.beneath`'s
-    rules, walked incrementally here because this loop runs once per file."""
+    """The folders of ``top`` that files are read through, each opened without following a
+    link (a folder swapped for a link is not gone through), those of the last path kept
+    open (listed paths come folder by folder): :mod:`tools.beneath`'s rules, walked
+    incrementally here because the loop reading the files runs once per file."""
 
     def __init__(self, top: Path) -> None:
         self._top = top
@@ -245,31 +275,20 @@ class _Folders:
         self._open: list[tuple[str, int]] = []  # the folders of the last path, outermost first
         self._last: tuple[str, int] | None = None  # the last path's folder and its descriptor
 
-    def read(self, path: str) -> tuple[os.stat_result, bytes | None] | None:
-        """A regular file's stat and content (None: over the size cap, recorded by hash);
-        None for anything else (a link, a FIFO, gone, unreadable)."""
-        where, _, name = path.rpartition("/")
+    def folder(self, where: str) -> int:
+        """The descriptor of folder ``where`` (relative, "" for the top), each component
+        opened without following a link.
+
+        Raises:
+            OSError: it cannot be opened so (gone, a link, not a folder).
+        """
         last = self._last
-        try:
-            if last is None or last[0] != where:  # the next folder
-                last = self._last = (where, self._folder(where.split("/") if where else []))
-            fd = _open(name, _READ_FLAGS, dir_fd=last[1])
-        except OSError:
-            return None
-        try:
-            st = _fstat(fd)
-            size = st.st_size
-            if not _is_regular(st.st_mode):
-                return None
-            if size > _SIZE_CAP:
-                return st, None
-            data = _read(fd, size + 1)
-        except OSError:
-            return None
-        finally:
-            _close(fd)
-        # Grown while read: the usual way takes it as it is then.
-        return None if len(data) > size else (st, data)
+        if last is not None and last[0] == where:
+            return last[1]
+        self._last = None
+        fd = self._folder(where.split("/") if where else [])
+        self._last = (where, fd)
+        return fd
 
     def _folder(self, parts: list[str]) -> int:
         if self._top_fd is None:
