@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent.log.store import default_home
+from tools.snapshots.creation import inside_home
 from tools.snapshots.git import git_found
 from tools.snapshots.recording import Recorder
-from tools.snapshots.shadow import ShadowRepo, inside_home
+from tools.snapshots.shadow import ShadowRepo
 
 if TYPE_CHECKING:
     from agent.settings import Settings
