@@ -33,10 +33,10 @@ from agent.meter import TokenMeter
 from agent.settings import Settings, SettingsError, config_dir, config_path, load_config_file
 from agent.tokens import Estimator
 from compact.basic import AheadCompactService, Pruner
-from compact.command import CompactCommand
-from compact.policy import load_compaction_settings
-from compact.recall import moved_note, rebuild_missing
-from compact.registry import build_registry
+from compact.commands.compact import CompactCommand
+from compact.contract.policy import load_compaction_settings
+from compact.contract.registry import build_registry
+from compact.parts.recall import moved_note, rebuild_missing
 from tools.base import ApprovalPolicy, Approver
 from tools.bash import BashTool
 from tools.sandbox import (

@@ -8,7 +8,7 @@ choose the range (:mod:`~compact.basic.selection`), schedule the mark
 :mod:`~compact.basic.summarizers`), prune tool results (:mod:`~compact.basic.prune`), trip
 the breakers (:mod:`~compact.basic.guards`) and preview a compaction
 (:mod:`~compact.basic.dry_run`). Front ends reach a backend only through the contract
-(:mod:`compact.contract`); only the wiring that builds one names it.
+(:mod:`compact.contract.service`); only the wiring that builds one names it.
 """
 
 from compact.basic.ahead import AheadCompactService

@@ -53,9 +53,9 @@ from compact.basic.reading import RangeReader
 from compact.basic.schedule import StepSizes
 from compact.basic.selection import new_tokens, select_range
 from compact.basic.service import MIN_MANUAL_TOKENS, BasicCompactService
-from compact.checkpoint import Summary, SummaryJob
-from compact.contract import Background, CompactionError, CompactionResult
-from compact.transaction import Attempt, Condensed, append
+from compact.contract.service import Background, CompactionError, CompactionResult
+from compact.parts.checkpoint import Summary, SummaryJob
+from compact.parts.transaction import Attempt, Condensed, append
 
 
 class AheadJob:

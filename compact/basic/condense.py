@@ -32,7 +32,9 @@ from agent.messages import ChatMessage
 from compact.basic import summarizers
 from compact.basic.reading import RangeReader, Unit, plan_chunks
 from compact.basic.suffix import Continuation, continuation
-from compact.checkpoint import (
+from compact.contract.policy import MIN_SUMMARY_TOKENS, CompactionSettings
+from compact.contract.service import CompactionError
+from compact.parts.checkpoint import (
     SUMMARY_INSTRUCTION,
     Call,
     Summarizer,
@@ -41,9 +43,7 @@ from compact.checkpoint import (
     SummaryRejected,
     frame,
 )
-from compact.contract import CompactionError
-from compact.policy import MIN_SUMMARY_TOKENS, CompactionSettings
-from compact.transaction import Condensed
+from compact.parts.transaction import Condensed
 
 FRAME_TOKENS = 96
 OVER_CAP = 1.5

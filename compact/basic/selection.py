@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 
 from agent.log.events import AssistantMessage, UserMessage
 from agent.log.session import Session
-from compact.contract import CompactionResult
-from compact.pairing import open_calls_at_cuts
+from compact.contract.service import CompactionResult
+from compact.parts.pairing import open_calls_at_cuts
 
 Price = Callable[[int], int]
 """The estimated tokens of the surface node with this seq."""

@@ -1,7 +1,7 @@
 """The basic compaction backend: the RFC's algorithm, plus a pruner and two guards.
 
 This module orchestrates; the parts live beside it: range selection in
-:mod:`compact.basic.selection`, the bracket in :mod:`compact.transaction`, the summary in
+:mod:`compact.basic.selection`, the bracket in :mod:`compact.parts.transaction`, the summary in
 :mod:`compact.basic.condense` and :mod:`compact.basic.summarizers`, the breakers in
 :mod:`compact.basic.guards`.
 
@@ -66,16 +66,15 @@ from compact.basic.selection import (
     tail_start,
 )
 from compact.basic.summarizers import ModelSummarizer
-from compact.checkpoint import (
+from compact.commands.uncompact import Excused
+from compact.contract.events import PruneTrigger
+from compact.contract.policy import CompactionSettings
+from compact.contract.service import CompactionError, CompactionResult, CompactService, DryRun
+from compact.parts.checkpoint import (
     Summary,
     SummaryJob,
 )
-from compact.contract import CompactionError, CompactionResult, CompactService
-from compact.dry_run import DryRun
-from compact.events import PruneTrigger
-from compact.policy import CompactionSettings
-from compact.transaction import Attempt, Condensed, Lock, append, bracketed
-from compact.uncompact import Excused
+from compact.parts.transaction import Attempt, Condensed, Lock, append, bracketed
 
 MIN_MANUAL_TOKENS = 512
 """Below this much new history a summary cannot save anything worth a model call (the
@@ -378,7 +377,7 @@ class BasicCompactService(CompactService):
         """Write the checkpoint for one :class:`SummaryJob` — the one hook for subclasses.
 
         The default asks the model (:class:`~compact.basic.summarizers.ModelSummarizer`). Raise
-        :class:`~compact.checkpoint.SummaryRejected` (``cut=True`` for a reply that hit
+        :class:`~compact.parts.checkpoint.SummaryRejected` (``cut=True`` for a reply that hit
         ``job.max_tokens``) or :class:`CompactionError` ``summary`` when there is none.
         """
         return await self.summarizer(job)

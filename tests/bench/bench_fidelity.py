@@ -38,8 +38,8 @@ from agent.meter import TokenMeter
 from agent.tokens import Estimator
 from compact.basic import BasicCompactService
 from compact.basic.prune import Pruner
-from compact.events import register_events
-from compact.policy import CompactionSettings
+from compact.contract.events import register_events
+from compact.contract.policy import CompactionSettings
 from tests.bench.economy import CACHE_PRICES, Counter
 from tests.bench.fidelity_model import Behaviour, BenchModel, Fact, Shape, outputs, plant, prompt
 from tests.bench.report import Figure, Table

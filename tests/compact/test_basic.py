@@ -8,11 +8,11 @@ import pytest
 
 from agent.log.session import Session
 from agent.messages import event_message
-from compact.checkpoint import CHECKPOINT_PREAMBLE, SUMMARY_INSTRUCTION
-from compact.contract import CompactionError
-from compact.pairing import tool_pairing_balanced_before
-from compact.policy import MIN_SUMMARY_TOKENS, CompactionSettings, load_compaction_settings
-from compact.timeline import timeline
+from compact.contract.policy import MIN_SUMMARY_TOKENS, CompactionSettings, load_compaction_settings
+from compact.contract.service import CompactionError
+from compact.parts.checkpoint import CHECKPOINT_PREAMBLE, SUMMARY_INSTRUCTION
+from compact.parts.pairing import tool_pairing_balanced_before
+from compact.reports.timeline import timeline
 from tests.compact.conftest import Rig, add_turn, server_model
 from tests.openai_server import OpenAIServer
 
@@ -594,7 +594,7 @@ async def test_circuit_breaker_pauses_auto_until_the_next_turn(make_rig, tmp_pat
     """Failures the model-free checkpoint cannot cover (here a summarizer hook whose store
     refuses the commit) pause automatic compaction after three in a row."""
     from compact.basic import BasicCompactService
-    from compact.checkpoint import Summary, SummaryJob
+    from compact.parts.checkpoint import Summary, SummaryJob
 
     class RefusingStore(BasicCompactService):
         calls = 0

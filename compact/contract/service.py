@@ -2,8 +2,8 @@
 
 This module owns the :class:`CompactionResult` vocabulary, the error taxonomy and the
 abstract :class:`CompactService`; the ``compact/*`` events it brackets each attempt with
-live in :mod:`compact.events`, the tool-pairing edge helpers every backend uses in
-:mod:`compact.pairing`.
+live in :mod:`compact.contract.events`, the tool-pairing edge helpers every backend uses in
+:mod:`compact.parts.pairing`.
 
 A compaction is a bracket in the log::
 
@@ -27,8 +27,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agent.envelope import Envelope
-from compact.dry_run import DryRun
-from compact.events import PruneTrigger, Trigger
+from compact.contract.events import PruneTrigger, Trigger
 
 ErrorCode = Literal["busy", "cancelled", "changed", "summary", "commit", "persistence"]
 
@@ -94,6 +93,20 @@ class CompactionError(Exception):
         if self.detail == self.sentence:
             return self.sentence
         return f"{self.sentence} Why: {self.detail.rstrip('.')}."
+
+
+@dataclass(frozen=True)
+class DryRun:
+    """What ``/compact`` would do now (``summarized`` empty: nothing)."""
+
+    summarized: list[int]
+    summarized_tokens: int
+    kinds: dict[str, int]
+    """Summarized items by event type."""
+    kept: list[int]
+    kept_tokens: int
+    total: int
+    window: int | None
 
 
 NoticeLevel = Literal["info", "warning"]
