@@ -212,8 +212,8 @@ def _compact(args: argparse.Namespace) -> int:
 
     from agent.llm.provider import PROVIDER_SETTINGS
     from agent.settings import load_settings
+    from compact.backends import load_settings as load_compaction_settings
     from compact.commands.uncompact import uncompact
-    from compact.contract.policy import load_compaction_settings
     from compact.reports.dry_run import report
     from tui.runtime import StartupError  # the model client: only this tool needs it
     from tui.wiring import build_runtime

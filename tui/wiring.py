@@ -32,10 +32,10 @@ from agent.loop_settings import LoopSettings
 from agent.meter import TokenMeter
 from agent.settings import Settings, SettingsError, config_dir, config_path, load_config_file
 from agent.tokens import Estimator
-from compact.basic import AheadCompactService, Pruner
+from compact import backends
 from compact.commands.compact import CompactCommand
-from compact.contract.policy import load_compaction_settings
 from compact.contract.registry import build_registry
+from compact.contract.service import BackendParts
 from compact.parts.recall import moved_note, rebuild_missing
 from tools.base import ApprovalPolicy, Approver
 from tools.bash import BashTool
@@ -277,7 +277,7 @@ def _build(
     )
     window = windows.current.tokens
     try:
-        compaction_settings = load_compaction_settings(settings.compaction, window)
+        compaction_settings = backends.load_settings(settings.compaction, window)
     except ValueError as exc:
         where = _compaction_source()
         lines = (f"{where}: {line}" for line in str(exc).splitlines())
@@ -338,9 +338,7 @@ def _build(
         bound_tokens=estimator.messages_at_most,
     )
     agent.hooks.prepare.append(_asking_hook(asker, agent))
-    service = AheadCompactService(
-        session, meter, model, compaction_settings, pruner=Pruner(session, meter)
-    )
+    service = backends.build(BackendParts(session, meter, model, compaction_settings))
     service.install(agent.hooks)
     return Runtime(
         settings=settings,

@@ -8,11 +8,21 @@ choose the range (:mod:`~compact.basic.selection`), schedule the mark
 :mod:`~compact.basic.summarizers`), prune tool results (:mod:`~compact.basic.prune`), trip
 the breakers (:mod:`~compact.basic.guards`) and preview a compaction
 (:mod:`~compact.basic.dry_run`). Front ends reach a backend only through the contract
-(:mod:`compact.contract.service`); only the wiring that builds one names it.
+(:mod:`compact.contract.service`); only the backend registry (:mod:`compact.backends`)
+names it.
 """
 
 from compact.basic.ahead import AheadCompactService
 from compact.basic.prune import Pruner
 from compact.basic.service import BasicCompactService
+from compact.contract.service import BackendParts
 
-__all__ = ["AheadCompactService", "BasicCompactService", "Pruner"]
+__all__ = ["AheadCompactService", "BasicCompactService", "Pruner", "build"]
+
+
+def build(parts: BackendParts) -> AheadCompactService:
+    """The basic backend for ``parts.session``, with its pruner (the registry's ``basic``)."""
+    session, meter = parts.session, parts.meter
+    return AheadCompactService(
+        session, meter, parts.model, parts.settings, pruner=Pruner(session, meter)
+    )

@@ -26,8 +26,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from agent.chat import ChatModel
 from agent.envelope import Envelope
+from agent.hooks import Hooks
+from agent.log.session import Session
+from agent.meter import TokenMeter
 from compact.contract.events import PruneTrigger, Trigger
+from compact.contract.policy import CompactionSettings
 
 ErrorCode = Literal["busy", "cancelled", "changed", "summary", "commit", "persistence"]
 
@@ -138,10 +143,27 @@ class Background:
 # --- the contract -----------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class BackendParts:
+    """What the composition root builds a backend from: the session to compact, its token
+    meter, the model that writes summaries and the ``[compaction]`` settings."""
+
+    session: Session
+    meter: TokenMeter
+    model: ChatModel
+    settings: CompactionSettings
+
+
+BuildBackend = Callable[[BackendParts], "CompactService"]
+"""A backend: a function from its parts to the service (registered by name in
+:mod:`compact.backends`)."""
+
+
 class CompactService(ABC):
-    """The compaction capability. The composition root builds one backend and hands it,
-    typed as this contract, to its consumers (``/compact``, the timeline); the backend
-    installs its own listeners on the loop's hooks. Every method takes the request's
+    """The compaction capability. The composition root builds the backend the settings name
+    (:mod:`compact.backends`), lets it :meth:`install` its listeners on the loop's hooks and
+    hands it, typed as this contract, to its consumers (``/compact``, the timeline). Every
+    method takes the request's
     :class:`~agent.envelope.Envelope` (model, system prompt, tools, window) as a value: what
     a summary replays and what the context is measured against.
 
@@ -153,6 +175,12 @@ class CompactService(ABC):
 
     def __init__(self) -> None:
         self._listeners: list[NoticeListener] = []
+
+    @abstractmethod
+    def install(self, hooks: Hooks) -> None:
+        """Register the backend's listeners on the loop's ``hooks`` (the pre-step checkpoint,
+        a context overflow...); called once, before the first turn. Installing nothing is a
+        backend that compacts only when asked."""
 
     @abstractmethod
     def close(self) -> None:

@@ -22,6 +22,7 @@ facts the final request shows.
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 import tempfile
 from dataclasses import dataclass
@@ -77,7 +78,7 @@ def mask_only(
         envelope: Envelope, turn: int, step: int, signal: asyncio.Event | None = None
     ) -> None:
         total = meter.measure(envelope).total
-        if total < settings.prune_at(window):
+        if total < _prune_at(settings, window):
             return
         nodes = session.surface
         cut, kept = len(nodes), 0
@@ -88,6 +89,13 @@ def mask_only(
             await pruner.prune(protect_from=cut, trigger="pressure")
 
     return pre_step
+
+
+def _prune_at(settings: CompactionSettings, window: int) -> int:
+    """The ladder's prune mark: half the window the ratios apply to, at most the threshold
+    (the retired ``compaction.prune_ratio`` at its default)."""
+    at = math.floor(settings.effective_window(window) * min(0.5, settings.threshold_ratio))
+    return min(at, settings.threshold(window))
 
 
 @dataclass

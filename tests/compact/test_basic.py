@@ -198,8 +198,7 @@ def test_a_threshold_in_tokens_comes_first_and_the_other_marks_keep_their_propor
     plain = CompactionSettings()
     capped = CompactionSettings(threshold_tokens=100_000)
     window = 1_000_000
-    assert (plain.threshold(window), plain.prune_at(window)) == (800_000, 500_000)
-    assert (capped.threshold(window), capped.prune_at(window)) == (100_000, 62_500)
+    assert (plain.threshold(window), capped.threshold(window)) == (800_000, 100_000)
     assert (plain.retain(window), capped.retain(window)) == (160_000, 20_000)
     # Above the ratio's threshold it changes nothing: whichever comes first.
     assert CompactionSettings(threshold_tokens=900_000).threshold(window) == 800_000
@@ -231,6 +230,11 @@ def test_retention_at_or_above_threshold_is_rejected_at_load() -> None:
     with pytest.raises(ValueError, match=r"compaction\.bogus"):
         load_compaction_settings({"bogus": 1})
     assert load_compaction_settings({"retain_tokens": 100}, window=4000).retain(4000) == 100
+
+
+def test_a_config_with_the_retired_prune_ratio_still_loads() -> None:
+    settings = load_compaction_settings({"prune_ratio": 0.4, "threshold_ratio": 0.7})
+    assert settings == CompactionSettings(threshold_ratio=0.7)
 
 
 FAILING_REPLIES = {
