@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from agent.envelope import Envelope
 from agent.formatting import fmt_duration
 from agent.log.events import ContextMessage, Usage
 from agent.messages import ChatMessage
@@ -66,6 +67,14 @@ class Header:
     tokens: int
     """Estimated price of the system prompt and tool schemas."""
     window: int | None
+
+    @classmethod
+    def of(cls, envelope: Envelope, tokens: int, model: str | None = None) -> Header:
+        """The header ``envelope`` carries, ``tokens`` its price; ``model`` summarizes
+        instead of the conversation's (``compaction.summarizer_model``)."""
+        return cls(
+            model or envelope.model, envelope.system, envelope.tools, tokens, envelope.window
+        )
 
 
 class Condenser:

@@ -19,6 +19,11 @@ Price = Callable[[int], int]
 """The estimated tokens of the surface node with this seq."""
 
 
+MIN_MANUAL_TOKENS = 512
+"""Below this much new history a summary cannot save anything worth a model call (the
+checkpoint's own sections cost about that much)."""
+
+
 def tail_start(nodes: Sequence[int], price: Price, retain: int) -> int:
     """Position where a tail of at least ``retain`` tokens (and one node) begins."""
     cut = len(nodes)

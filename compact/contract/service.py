@@ -1,17 +1,10 @@
 """The compaction seam: what compaction does, never how.
 
 This module owns the :class:`CompactionResult` vocabulary, the error taxonomy and the
-abstract :class:`CompactService`; the ``compact/*`` events it brackets each attempt with
-live in :mod:`compact.contract.events`, the tool-pairing edge helpers every backend uses in
-:mod:`compact.parts.pairing`.
-
-A compaction is a bracket in the log::
-
-    compact/start    log-only; acquires the lock
-    compact/progress log-only, one per summarizer call (a chunk, a terser retry, a failure)
-    compact/summary  log-only; raw summary, shadowed range and seqs, their token price
-    user/message     surface_op replace: the framed checkpoint takes the range's place
-    compact/end      log-only; releases the lock (with ``error`` when the attempt failed)
+abstract :class:`CompactService`. A compaction is a bracket of ``compact/*`` events in the log,
+drawn in :mod:`compact.contract.events` (their one home) and written by
+:func:`compact.parts.transaction.bracketed`; the tool-pairing edge helpers every backend uses
+are in :mod:`compact.parts.pairing`.
 
 A crash inside the bracket leaves an unmatched ``compact/start``: inert, because nothing
 reached the surface, and recognisable as a crash orphan by its position before the newest
