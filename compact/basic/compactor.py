@@ -1,5 +1,6 @@
-"""One compaction of the basic backend: the bracket (:mod:`compact.parts.transaction`)
-around its summary, and after it the retained tail's outputs the checkpoint read masked.
+"""Compactions of the basic backend: one bracket (:mod:`compact.parts.transaction`) around
+its summary, after it the retained tail's outputs the checkpoint read masked and what it left
+measured; and at the mark, as many as it takes (at most ``1 + retries``) to get below it.
 
 The summary is the one written ahead (:mod:`compact.basic.ahead`) when an automatic attempt
 can use it, else written now (:class:`~compact.basic.condense.Condenser`): for automatic and
@@ -20,9 +21,15 @@ from compact.basic.condense import Condenser, Header, ModelFree
 from compact.basic.guards import BREAKER_FAILURES, Guards
 from compact.basic.prune import Pruner
 from compact.basic.schedule import Schedule
-from compact.basic.selection import newest_step
+from compact.basic.selection import (
+    MIN_MANUAL_TOKENS,
+    new_tokens,
+    newest_step,
+    not_worth_it,
+    select_range,
+)
 from compact.contract.policy import CompactionSettings
-from compact.contract.service import CompactionResult, NoticeLevel
+from compact.contract.service import CompactionError, CompactionResult, NoticeLevel
 from compact.parts.transaction import Attempt, Condensed, Lock, append, bracketed
 
 
@@ -53,6 +60,34 @@ class Compactor:
         self.ahead = ahead
         self.announce = announce
         self.lock = Lock(session)
+
+    async def down(
+        self, envelope: Envelope, retain: int, mark: int, signal: asyncio.Event | None
+    ) -> tuple[CompactionResult | None, int]:
+        """Compact automatically until what is left is below ``mark`` (at most ``1 +
+        retries`` attempts, each leaving about ``retain`` tokens at the tail); the last result
+        that landed, and how many attempts were made."""
+        result = None
+        attempts = 0
+        for _ in range(1 + self.settings.retries):
+            span = select_range(self.session, self.meter.price, retain)
+            if span is None or new_tokens(self.session, span, self.meter.price) < MIN_MANUAL_TOKENS:
+                break  # nothing, or too little for a summary to save anything
+            if result is not None and not_worth_it(span, result, self.meter.price):
+                break
+            attempts += 1
+            try:
+                attempt = Attempt(span, "auto", self.session.open_turn, mark=mark)
+                result = await self.bracket(envelope, attempt, signal)
+            except CompactionError as exc:
+                if result is None:
+                    raise
+                # A retry that fails does not undo the compaction that already landed.
+                self.announce("warning", f"A further compaction failed: {exc.detail}")
+                break
+            if (self.schedule.left or 0) < mark:  # what the bracket measured it left
+                break
+        return result, attempts
 
     def header(self, envelope: Envelope) -> Header:
         """The header the coming request carries, as the summary calls replay it."""

@@ -1,8 +1,9 @@
-"""The basic compaction backend: the RFC's algorithm, plus a pruner and two guards.
+"""The basic compaction backend's service: when and what to compact, over one reading of the
+context a step.
 
 This module orchestrates; the parts live beside it: the pre-step reading in
-:mod:`compact.basic.pressure`, range selection in :mod:`compact.basic.selection`, one
-compaction's bracket in :mod:`compact.basic.compactor`, the summary in
+:mod:`compact.basic.pressure`, range selection in :mod:`compact.basic.selection`, the
+compactions themselves in :mod:`compact.basic.compactor`, the summary in
 :mod:`compact.basic.condense` and :mod:`compact.basic.summarizers`, the breakers in
 :mod:`compact.basic.guards`, summarizing ahead in :mod:`compact.basic.ahead`.
 
@@ -18,25 +19,12 @@ compaction's bracket in :mod:`compact.basic.compactor`, the summary in
   outputs are masked right after it (their content is in the checkpoint; the newest step's
   stay): one rewrite, where a pass of the pruner of its own would void the provider's cache
   once more and hide what no checkpoint carries.
-- **Range** (:mod:`compact.basic.selection`): head-anchored, leaving the retained tail, never
-  splitting a tool call from its result; an earlier checkpoint at the head is merged.
-- **Summary** (:mod:`compact.basic.condense`): the whole conversation as its next request would
-  carry it, continued by the instruction (the prompt cache serves it), with the originals of
-  pruned results after it; or, when that does not fit the window, the range as the model
-  first saw it (originals of pruned results), in chunks when it is more than one call may
-  read; each call capped, timed, logged as ``compact/progress`` and retried once tersely
-  after a cut. Automatic and overflow compactions fall back to the model-free checkpoint
-  when the model cannot deliver, so they always land; ``/compact`` and region compactions
-  report the failure instead.
-- **Transaction** (:mod:`compact.basic.compactor`): the bracket every backend writes
-  (:func:`compact.parts.transaction.bracketed`); any failure leaves the surface untouched.
-- **Overflow** (request_error listener): prune, compact everything but the newest unit, and
-  ask the loop to retry only if ``replace_generation`` advanced.
-- **Circuit breakers**: 3 consecutive automatic compactions that fail pause automatic
-  compaction until the next turn; 3 consecutive ones whose model summary failed stop asking
-  the model (the model-free checkpoint is used at once) until the next turn. **Thrash
-  guard**: when a compaction still leaves less than 10% of the window below the threshold,
-  auto compaction pauses for the turn. Each announces itself.
+- **Range** (:mod:`compact.basic.selection`), **summary** (:mod:`compact.basic.condense`),
+  **bracket** (:mod:`compact.basic.compactor`), **overflow** (:mod:`compact.basic.overflow`),
+  **breakers and thrash guard** (:mod:`compact.basic.guards`): each described where it lives.
+  Automatic and overflow compactions fall back to the model-free checkpoint when the model
+  cannot deliver, so they always land; ``/compact`` and region compactions report the
+  failure instead.
 """
 
 from __future__ import annotations
@@ -55,6 +43,7 @@ from compact.basic.compactor import Compactor
 from compact.basic.condense import Condenser, Header
 from compact.basic.dry_run import dry_run
 from compact.basic.guards import Guards
+from compact.basic.overflow import recover_overflow
 from compact.basic.pressure import Pressure, read_pressure
 from compact.basic.prune import Pruner
 from compact.basic.reading import RangeReader
@@ -63,9 +52,7 @@ from compact.basic.selection import (
     MIN_MANUAL_TOKENS,
     balanced_span,
     new_tokens,
-    not_worth_it,
     select_range,
-    tail_start,
 )
 from compact.basic.summarizers import ModelSummarizer
 from compact.commands.uncompact import Excused
@@ -267,7 +254,13 @@ class BasicCompactService(CompactService):
         signal: asyncio.Event | None = None,
     ) -> CompactionResult | None:
         if trigger == "overflow":
-            return await self._recover_overflow(envelope, signal)
+            return await recover_overflow(
+                self.session,
+                self.meter,
+                self.pruner,
+                lambda attempt: self._bracket(envelope, attempt, signal),
+                signal,
+            )
         pressure = await self.read_pressure(envelope)
         if pressure is None:
             return None
@@ -287,7 +280,7 @@ class BasicCompactService(CompactService):
         # No pass of the pruner here: a mask or a trim on its own rewrites history (the
         # provider's prefix cache is lost from there on) and hides what no checkpoint
         # carries. The compaction below masks what its checkpoint read, in the same rewrite.
-        result, attempts = await self._compact_down(envelope, retain, mark, signal)
+        result, attempts = await self.compactor.down(envelope, retain, mark, signal)
         left = pressure.tokens if result is None else self.schedule.left or 0
         scale = self.settings.effective_window(window)
         in_tokens = threshold == self.settings.threshold_tokens
@@ -299,33 +292,6 @@ class BasicCompactService(CompactService):
             return None, pressure
         early = None if self.ahead is None else self.ahead.early_mark
         return result, pressures.after(pressure, self.schedule, left, early)
-
-    async def _compact_down(
-        self, envelope: Envelope, retain: int, mark: int, signal: asyncio.Event | None
-    ) -> tuple[CompactionResult | None, int]:
-        """Compact until what is left is below ``mark`` (at most ``1 + retries`` attempts);
-        the last result that landed, and how many attempts were made."""
-        result = None
-        attempts = 0
-        for _ in range(1 + self.settings.retries):
-            span = select_range(self.session, self.meter.price, retain)
-            if span is None or new_tokens(self.session, span, self.meter.price) < MIN_MANUAL_TOKENS:
-                break  # nothing, or too little for a summary to save anything
-            if result is not None and not_worth_it(span, result, self.meter.price):
-                break
-            attempts += 1
-            try:
-                attempt = Attempt(span, "auto", self.session.open_turn, mark=mark)
-                result = await self._bracket(envelope, attempt, signal)
-            except CompactionError as exc:
-                if result is None:
-                    raise
-                # A retry that fails does not undo the compaction that already landed.
-                self.announce("warning", f"A further compaction failed: {exc.detail}")
-                break
-            if (self.schedule.left or 0) < mark:  # what the bracket measured it left
-                break
-        return result, attempts
 
     def dry_run(self, envelope: Envelope) -> DryRun:
         return dry_run(self.session, self.meter, envelope, MIN_MANUAL_TOKENS)
@@ -382,19 +348,3 @@ class BasicCompactService(CompactService):
         ``job.max_tokens``) or :class:`CompactionError` ``summary`` when there is none.
         """
         return await self.summarizer(job)
-
-    async def _recover_overflow(
-        self, envelope: Envelope, signal: asyncio.Event | None
-    ) -> CompactionResult | None:
-        await self.meter.settle()
-        if self.pruner is not None:
-            protect = tail_start(self.session.surface, self.meter.price, 0)
-            await self.pruner.prune(protect_from=protect, trigger="overflow", signal=signal)
-        if signal is not None and signal.is_set():
-            raise CompactionError("cancelled")
-        span = select_range(self.session, self.meter.price, 0)
-        if span is None:
-            return None
-        return await self._bracket(
-            envelope, Attempt(span, "overflow", self.session.open_turn), signal
-        )
