@@ -25,7 +25,7 @@ class UnknownBackend(ValueError):
     def __init__(self, name: str) -> None:
         known = ", ".join(sorted(_BACKENDS))
         super().__init__(
-            f"backend: no compaction backend is named {name!r}; the backends are: {known}"
+            f"backend: no compaction backend is named {name!r}; set it to one of: {known}"
         )
 
 

@@ -15,5 +15,5 @@ def test_reefline_refuses_an_unknown_backend_before_it_starts(
     done = run_cli("--demo", "-p", "hello")
     assert done.returncode == 2, done.stderr
     assert "compaction.backend: no compaction backend is named 'fancy'" in done.stderr
-    assert "the backends are: basic" in done.stderr
+    assert "set it to one of: basic" in done.stderr
     assert not session_files(cli_env)  # nothing started

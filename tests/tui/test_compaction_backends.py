@@ -109,4 +109,4 @@ async def test_the_basic_backend_is_the_default(ui: UI) -> None:
 def test_an_unknown_backend_is_refused_with_the_names_there_are(ui: UI) -> None:
     with pytest.raises(SettingsError) as raised:
         ui.runtime(compaction={"backend": "fancy"})
-    assert "'fancy'" in str(raised.value) and "the backends are: basic" in str(raised.value)
+    assert "'fancy'" in str(raised.value) and "set it to one of: basic" in str(raised.value)
