@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from agent.log.session import Session
-from compact.registry import build_registry
+from compact.contract.registry import build_registry
 
 OUTPUT = (
     "".join(f"line {i}: compiled module_{i}.c into build/module_{i}.o\n" for i in range(12))

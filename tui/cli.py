@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown command {argv[0]!r}: {hint}the commands are {names}")
     args = parser.parse_args(argv)  # --help and --version end here, having loaded little
     from agent.settings import SettingsError, load_settings
-    from compact.policy import load_compaction_settings
+    from compact.backends import load_settings as load_compaction_settings
 
     if args.json and args.prompt is None:
         parser.error("--json needs -p PROMPT")

@@ -3,7 +3,7 @@ does, once for every front end. Adding a command is adding a handler here.
 
 A handler acts on the runtime and yields effects (:mod:`tui.effects`): what to say, what to
 show, which runtime to go on with. ``/compact`` goes through the runtime's consumer tier
-(:class:`compact.command.CompactCommand`); nothing here calls a compaction backend.
+(:class:`compact.commands.compact.CompactCommand`); nothing here calls a compaction backend.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from collections.abc import AsyncIterator
 
 from agent.file_rewind import plan_rewind
 from agent.log.store import list_sessions
-from compact.dry_run import report
-from compact.timeline import timeline
-from compact.uncompact import uncompact
+from compact.commands.uncompact import uncompact
+from compact.reports.dry_run import report
+from compact.reports.timeline import timeline
 from tools.base import POLICIES
 from tools.snapshots.git import GitError
 from tui.command_registry import command, slash_help
@@ -57,7 +57,7 @@ DRY_RUN = "--dry-run"
 )
 async def _compact(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
     """``--dry-run`` says what ``/compact`` would summarize and keep, and the token figures
-    (:mod:`compact.dry_run`), even while a turn runs; a compaction waits for the turn."""
+    (:mod:`compact.reports.dry_run`), even while a turn runs; a compaction waits for the turn."""
     if DRY_RUN in args.split():
         yield Said(report(runtime.compaction.dry_run(runtime.agent.envelope())))
         return
@@ -76,8 +76,9 @@ async def _compact(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
     busy="A compaction is undone between turns: wait, or press esc.",
 )
 async def _uncompact(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
-    """Undo compaction #N, or the newest one standing (:func:`compact.uncompact.uncompact`).
-    What it did or why not is logged (``command/done`` says it)."""
+    """Undo compaction #N, or the newest one standing
+    (:func:`compact.commands.uncompact.uncompact`). What it did or why not is logged
+    (``command/done`` says it)."""
     uncompact(runtime.session, runtime.meter, runtime.agent.envelope(), args)
     yield ShowGauge()
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from agent.log.store import first_prompt
-from compact.wording import describe
+from compact.reports.wording import describe
 from tui.context_report import report_lines
 from tui.effects import (
     Effect,

@@ -14,7 +14,7 @@ from typing import Literal
 from agent.log.events import FilesRestore
 from agent.log.fork import ForkPoint
 from agent.log.store import StoredSession
-from compact.records import TimelineRecord
+from compact.reports.records import TimelineRecord
 from tui.context_report import ContextReport
 from tui.runtime import Runtime
 

@@ -14,7 +14,7 @@ from typing import TextIO
 from agent.formatting import fmt_duration, fmt_tokens
 from agent.llm.replies import Notice, StreamEvent, ToolOutputDelta
 from agent.log.events import Event
-from compact.wording import compaction_news, describe, progress_text, start_line
+from compact.reports.wording import compaction_news, describe, progress_text, start_line
 from tools.terminal import json_safe
 from tui.runtime import Runtime
 from tui.text import clean

@@ -13,7 +13,7 @@ import time
 from agent.formatting import fmt_duration, fmt_tokens, one_line, plural
 from agent.log.session import Session
 from agent.loop_settings import cut_text
-from compact.records import TimelineRecord
+from compact.reports.records import TimelineRecord
 from tools import footer
 from tui.view.changes import change_line, summary
 from tui.view.fold import LogView

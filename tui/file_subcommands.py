@@ -11,7 +11,7 @@ from agent.file_diff import read_patch
 from agent.file_rewind import describe, log_restore, plan_rewind
 from agent.log.events import ToolResult, ToolStart
 from agent.log.session import Session
-from compact.registry import build_registry
+from compact.contract.registry import build_registry
 from tools.snapshots.git import GitError
 from tools.snapshots.restore import restore
 from tools.snapshots.shadow import ShadowRepo, SnapshotUnavailable

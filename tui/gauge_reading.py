@@ -24,7 +24,7 @@ class GaugeReading:
     """What the session used and cost so far (:attr:`tui.usage_reading.UsageReading.short`),
     said after the details; the first thing a narrow line drops."""
     soon: bool = False
-    """Automatic compaction is expected within about two steps (:mod:`compact.forecast`)."""
+    """Automatic compaction is expected within about two steps (:mod:`compact.reports.forecast`)."""
 
     @classmethod
     def of(

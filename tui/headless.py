@@ -23,7 +23,7 @@ from typing import TextIO
 
 from agent.loop_settings import cut_text
 from agent.turns import TurnCancelled, TurnResult
-from compact.policy import CompactionSettings
+from compact.contract.policy import CompactionSettings
 from tui.event_printer import EventPrinter
 from tui.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from tui.runtime import Runtime

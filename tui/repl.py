@@ -23,8 +23,8 @@ from agent.llm.replies import Notice, StreamEvent, ToolOutputDelta
 from agent.log.events import Event, ToolResultData
 from agent.loop_settings import cut_text
 from agent.turns import TurnCancelled, TurnResult
-from compact.contract import CompactNotice
-from compact.wording import compaction_news, describe, progress_text, start_line
+from compact.contract.service import CompactNotice
+from compact.reports.wording import compaction_news, describe, progress_text, start_line
 from tools.footer import output_lines
 from tui import plain_question
 from tui.command_registry import COMMANDS

@@ -28,9 +28,9 @@ from agent.provider import Provider
 from agent.settings import Settings
 from agent.tokens import Estimator
 from agent.turns import StreamListener
-from compact.command import CompactCommand
-from compact.contract import CompactService, NoticeListener
-from compact.forecast import compacting_soon
+from compact.commands.compact import CompactCommand
+from compact.contract.service import CompactService, NoticeListener
+from compact.reports.forecast import compacting_soon
 from tools.base import ApprovalPolicy
 from tools.bash import BashTool
 from tools.snapshots.recording import FirstRecord

@@ -108,8 +108,8 @@ def _view(args: argparse.Namespace, home: Path) -> int:
     # Loaded here, not at start: ``reefline sessions`` reads file headers only.
     from agent.log.load_report import SessionLoadError
     from agent.log.session import Session
-    from compact.registry import build_registry
-    from compact.timeline import timeline
+    from compact.contract.registry import build_registry
+    from compact.reports.timeline import timeline
     from tui.export import export_markdown
     from tui.timeline_report import timeline_json, timeline_table
 
@@ -212,9 +212,9 @@ def _compact(args: argparse.Namespace) -> int:
 
     from agent.provider import PROVIDER_SETTINGS
     from agent.settings import load_settings
-    from compact.dry_run import report
-    from compact.policy import load_compaction_settings
-    from compact.uncompact import uncompact
+    from compact.backends import load_settings as load_compaction_settings
+    from compact.commands.uncompact import uncompact
+    from compact.reports.dry_run import report
     from tui.runtime import StartupError  # the model client: only this tool needs it
     from tui.wiring import build_runtime
 

@@ -1,6 +1,6 @@
 """The compaction timeline as a plain-text table or JSON (``reefline timeline``).
 
-It reads the log through :mod:`compact.timeline`, never the surface; no terminal library is
+It reads the log through :mod:`compact.reports.timeline`, never the surface; no terminal library is
 needed. Cells hold what a model wrote (summaries) and a server named (models): they go
 through :func:`tools.terminal.flat`, so no escape can recolour the terminal or break the
 alignment.
@@ -15,8 +15,8 @@ from collections.abc import Sequence
 
 from agent.formatting import fmt_duration, fmt_tokens, one_line, plural
 from agent.llm.prices import PriceOf
-from compact.records import TimelineRecord
-from compact.wording import label, spent
+from compact.reports.records import TimelineRecord
+from compact.reports.wording import label, spent
 from tools.terminal import flat
 from tui.cells import cells, fit, pad
 
@@ -109,7 +109,7 @@ def timeline_table(
 
     Columns: #, trigger, status, started (local time), items before→after, tokens
     before→after (``−N`` saved for prunes), duration, what the summary calls cost
-    (:func:`compact.wording.spent`; with ``price_of``, an estimated cost), model, and a
+    (:func:`compact.reports.wording.spent`; with ``price_of``, an estimated cost), model, and a
     last column with the
     summary (or error) flattened to one line, its headings dropped, cut so each row fits
     ``width`` terminal cells. The summary calls column is left out when the summary would
@@ -155,7 +155,7 @@ def timeline_table(
 
 def timeline_json(records: Sequence[TimelineRecord]) -> str:
     """The timeline as a JSON array, one object per record with every field
-    (:meth:`~compact.timeline.TimelineRecord.to_dict`) plus the derived ``label``,
+    (:meth:`~compact.reports.timeline.TimelineRecord.to_dict`) plus the derived ``label``,
     ``duration_s`` and ``saved_tokens``. ``TimelineRecord.from_dict`` reads an object back."""
     out = []
     for r in records:

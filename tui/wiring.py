@@ -32,11 +32,11 @@ from agent.provider import (
 )
 from agent.settings import Settings, SettingsError, config_dir, config_path, load_config_file
 from agent.tokens import Estimator
-from compact.basic import AheadCompactService, Pruner
-from compact.command import CompactCommand
-from compact.policy import load_compaction_settings
-from compact.recall import moved_note, rebuild_missing
-from compact.registry import build_registry
+from compact import backends
+from compact.commands.compact import CompactCommand
+from compact.contract.registry import build_registry
+from compact.contract.service import BackendParts
+from compact.parts.recall import moved_note, rebuild_missing
 from tools.base import ApprovalPolicy, Approver
 from tools.bash import BashTool
 from tools.sandbox import (
@@ -287,7 +287,7 @@ def _build(
     )
     window = windows.current.tokens
     try:
-        compaction_settings = load_compaction_settings(settings.compaction, window)
+        compaction_settings = backends.load_settings(settings.compaction, window)
     except ValueError as exc:
         where = _compaction_source()
         lines = (f"{where}: {line}" for line in str(exc).splitlines())
@@ -348,9 +348,7 @@ def _build(
         bound_tokens=estimator.messages_at_most,
     )
     agent.hooks.prepare.append(_asking_hook(asker, agent))
-    service = AheadCompactService(
-        session, meter, model, compaction_settings, pruner=Pruner(session, meter)
-    )
+    service = backends.build(BackendParts(session, meter, model, compaction_settings))
     service.install(agent.hooks)
     return Runtime(
         settings=settings,

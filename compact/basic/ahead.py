@@ -1,8 +1,10 @@
 """Compaction nobody waits for: the summary written ahead, committed at the checkpoint.
 
-The automatic mark is :meth:`BasicCompactService.threshold` (the threshold, or earlier where
-the prompt-cache schedule says so). From an *early mark* — that mark less as many typical
-steps as the summarizer needs (:meth:`compact.basic.pace.Pace.lead` × the growth
+A part of the basic service (:class:`~compact.basic.service.BasicCompactService` composes
+it). The automatic mark is the pre-step checkpoint's reading's ``mark``
+(:class:`~compact.basic.pressure.Pressure`: the threshold, or earlier where the prompt-cache
+schedule says so). From its *early mark* — that mark less as many typical steps as the
+summarizer needs (:meth:`compact.basic.pace.Pace.lead` × the growth
 :class:`compact.basic.schedule.StepSizes` measured with the tokenizer) — the summary of the
 range the coming compaction would replace is written in the background while the agent goes
 on working. It continues the request of the step about to run, the newest results included,
@@ -38,178 +40,143 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import os
 import time
-from collections.abc import Callable
-from functools import cached_property
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from agent.envelope import Envelope
 from agent.hooks import Hooks
 from agent.log.events import AssistantMessage, Event, StepEnd
+from agent.log.session import Session
+from agent.meter import TokenMeter
+from compact.basic.ahead_job import AheadJob, log_discarded
 from compact.basic.condense import Condenser, Header
+from compact.basic.guards import Guards
 from compact.basic.pace import Pace
+from compact.basic.pressure import Pressure
 from compact.basic.reading import RangeReader
 from compact.basic.schedule import StepSizes
-from compact.basic.selection import new_tokens, select_range
-from compact.basic.service import MIN_MANUAL_TOKENS, BasicCompactService
-from compact.checkpoint import Summary, SummaryJob
-from compact.contract import Background, CompactionError, CompactionResult
-from compact.transaction import Attempt, Condensed, append
+from compact.basic.selection import MIN_MANUAL_TOKENS, new_tokens, select_range
+from compact.contract.policy import CompactionSettings
+from compact.contract.service import Background, CompactionError, NoticeLevel
+from compact.parts.checkpoint import Summarizer, Summary, SummaryJob
+from compact.parts.transaction import Attempt, Condensed, append
+
+Announce = Callable[[NoticeLevel, str], None]
+Foreground = Callable[[], Awaitable[Condensed]]
+"""The summary written now, at the checkpoint (the service's own)."""
 
 
-class AheadJob:
-    """One summary written in the background: what it covers, the surface it read, and the
-    ``compact/progress`` records of its calls (held until its bracket is written)."""
+class Ahead:
+    """Summarizing ahead for one basic service (see the module docstring). The service
+    calls it at its checkpoint (:meth:`arrived`, :meth:`maybe_start`, :meth:`left`), around
+    each compaction (:meth:`claim`, :meth:`release`, :meth:`condense`, :meth:`mask_from`)
+    and after ``/compact`` (:meth:`discard`)."""
 
-    def __init__(self, span: list[int], snapshot: tuple[int, ...], turn: int, tokens: int) -> None:
-        self.span = span
-        self.snapshot = snapshot
-        self.turn = turn
-        self.tokens = tokens
-        """The estimated price of ``span``."""
-        self.since = time.monotonic()
-        self.records: list[dict[str, Any]] = []
-        self.sink: Any = None
-        """Set when its bracket is open: records go to the log as they come."""
-        self.calling: tuple[SummaryJob, float, int] | None = None
-        """The summarizer call in flight: its job, start, and the estimated tokens it reads."""
-        self.read = asyncio.Event()
-        """Set once the summary has read what it needs from the session (its first call)."""
-        self.sent = asyncio.Event()
-        """Set when the step it started before began its reply (its prompt, which the summary
-        continues, is then in the server's cache), or when that step is over: its call goes."""
-        self.task: asyncio.Task[Condensed] | None = None
-
-    def record(self, data: dict[str, Any]) -> None:
-        if self.sink is not None:
-            self.sink(data)
-        else:
-            self.records.append(data)
-
-    def intact(self, surface: tuple[int, ...]) -> bool:
-        """The surface it read is still the head of ``surface`` (only appended to since)."""
-        return surface[: len(self.snapshot)] == self.snapshot
-
-    @property
-    def failure(self) -> str | None:
-        """Why it failed, once it has; None while it runs or after it succeeded."""
-        task = self.task
-        if task is None or not task.done() or task.cancelled():
-            return None
-        exc = task.exception()
-        if exc is None:
-            return None
-        return exc.detail if isinstance(exc, CompactionError) else f"internal error: {exc}"
-
-
-class AheadCompactService(BasicCompactService):
-    """:class:`BasicCompactService` that writes the automatic compaction's summary ahead
-    (see the module docstring). With ``compaction.ahead = false`` it is the basic backend."""
-
-    _job: AheadJob | None = None
-    _committing: AheadJob | None = None
-    _unsubscribe: Callable[[], None] | None = None
-
-    @cached_property
-    def _steps(self) -> StepSizes:
-        """The context size at each checkpoint once the tokenizer measures it."""
-        return StepSizes()
-
-    @cached_property
-    def _pace(self) -> Pace:
+    def __init__(
+        self,
+        session: Session,
+        meter: TokenMeter,
+        settings: CompactionSettings,
+        guards: Guards,
+        summarize: Summarizer,
+        announce: Announce,
+    ) -> None:
+        self.session = session
+        self.meter = meter
+        self.settings = settings
+        self.steps = StepSizes()
+        """The context each checkpoint left (after its compaction, if one landed), once the
+        tokenizer measures it: the growth the early mark is set by."""
+        self.guards = guards
+        self.summarize = summarize
+        self.announce = announce
+        self.pace = Pace()
         """Seconds per step and per summary in this session."""
-        return Pace()
+        self.job: AheadJob | None = None
+        self.committing: AheadJob | None = None
+        self._unsubscribe: Callable[[], None] | None = None
 
     def install(self, hooks: Hooks) -> None:
-        super().install(hooks)
-        if self.settings.auto:
-            hooks.replying.append(self._on_replying)
-            self._unsubscribe = self.session.subscribe(self._on_event)
+        hooks.replying.append(self._on_replying)
+        self._unsubscribe = self.session.subscribe(self._on_event)
 
     def close(self) -> None:
         """Stops a summary still running; between turns it is logged as discarded (inside a
         turn nothing of it is written: the turn is being torn down)."""
-        if self._job is not None:
+        if self.job is not None:
             if self.session.open_turn is None and not self.session.readonly:
-                self._discard("the session ended before the context reached the compaction mark")
+                self.discard("the session ended before the context reached the compaction mark")
             else:
-                _cancel(self._job)
-                self._job = None
+                self.job.cancel()
+                self.job = None
         if self._unsubscribe is not None:
             self._unsubscribe()
-        super().close()
 
     @property
     def background(self) -> Background | None:
-        job = self._job
-        if job is None or job is self._committing or job.task is None or job.failure:
+        job = self.job
+        if job is None or job is self.committing or job.task is None or job.failure:
             return None  # a failed one is discarded at the next checkpoint: nothing to say
         return Background("summarizing ahead", job.since, ready=job.task.done())
 
     # --- listeners ----------------------------------------------------------------------------
 
-    async def _on_pre_step(
-        self, envelope: Envelope, turn: int, step: int, signal: asyncio.Event | None = None
-    ) -> None:
-        self._pace.arrived(turn, time.monotonic())
-        job = self._job
-        if job is not None:
-            why = self._unusable(job)
-            if why is not None:
-                self._discard(why)
-        await super()._on_pre_step(envelope, turn, step, signal)
-        if self.meter.estimator.ready:
-            # Exact sizes only: a bound taken before the tokenizer loaded counts bytes, and
-            # steps measured in both would look several times their size.
-            self._steps.saw(self.meter.measure(envelope).total)
-        if self._job is None and self.settings.ahead and not self.paused and not self.model_off:
-            await self._maybe_start(envelope, turn)
-        self._pace.left(turn, time.monotonic())
-
     def _on_replying(self, turn: int, step: int) -> None:
-        if self._job is not None:
-            self._job.sent.set()
+        if self.job is not None:
+            self.job.sent.set()
 
     def _on_event(self, event: Event) -> None:
         # A step that ends without a reply (its request failed, the turn was stopped) lets
         # the summary go too: nothing else would until the next turn's checkpoint.
-        if isinstance(event, StepEnd) and self._job is not None:
-            self._job.sent.set()
+        if isinstance(event, StepEnd) and self.job is not None:
+            self.job.sent.set()
 
-    async def compact_now(
-        self,
-        envelope: Envelope,
-        signal: asyncio.Event | None = None,
-        focus: str | None = None,
-        source_command_id: str | None = None,
-    ) -> CompactionResult | None:
-        result = await super().compact_now(envelope, signal, focus, source_command_id)
-        if result is not None and self._job is not None:
-            self._discard("a manual compaction (/compact) replaced the history it summarized")
-        return result
+    # --- at the checkpoint --------------------------------------------------------------------
+
+    def arrived(self, turn: int) -> None:
+        """The checkpoint begins: time the step, drop a summary that can no longer be used."""
+        self.pace.arrived(turn, time.monotonic())
+        job = self.job
+        if job is not None and (why := self._unusable(job)) is not None:
+            self.discard(why)
+
+    def saw(self, pressure: Pressure) -> None:
+        """What the checkpoint left: a measured reading counts as a step's size."""
+        if pressure.measured:
+            self.steps.saw(pressure.tokens)
+
+    def left(self, turn: int) -> None:
+        """The checkpoint is over: the step's request goes."""
+        self.pace.left(turn, time.monotonic())
+
+    def may_start(self, turn: int, locked: bool) -> bool:
+        """Whether a summary may start at this checkpoint: none in flight, no compaction
+        holds the lock, and the newest reply called tools (more steps are coming)."""
+        return self.job is None and not locked and self._after_tools(turn)
+
+    def early_mark(self, mark: int, tokens: int | None = None) -> int | None:
+        """Where the summary starts ahead: ``mark`` less :meth:`Pace.lead` typical steps,
+        ``tokens`` (a measured reading) counted among them (None: too few steps measured)."""
+        steps = self.steps
+        if tokens is not None:
+            steps = StepSizes(list(steps.totals))
+            steps.saw(tokens)
+        growth = steps.growth()
+        if growth is None and len(steps.totals) == 2:
+            # One step measured is estimate enough to start: the mark of a session's first
+            # compaction comes a few steps after the tokenizer loads.
+            growth = steps.totals[1] - steps.totals[0]
+            growth = growth if growth > 0 else None
+        if growth is None:
+            return None
+        return max(0, mark - self.pace.lead() * growth)
 
     def _unusable(self, job: AheadJob) -> str | None:
         if not job.intact(tuple(self.session.surface)):
             return "the conversation it summarized changed (a prune or a compaction)"
         failure = job.failure
         return None if failure is None else f"it failed: {failure}"
-
-    # --- starting ahead -----------------------------------------------------------------------
-
-    def early_mark(self, window: int | None) -> int | None:
-        """Where the summary starts ahead: the mark less :meth:`Pace.lead` typical steps
-        (None: off, the window unknown, or too few steps measured)."""
-        mark = self.threshold(window)
-        growth = self._steps.growth()
-        if growth is None and len(self._steps.totals) == 2:
-            # One step measured is estimate enough to start: the mark of a session's first
-            # compaction comes a few steps after the tokenizer loads.
-            growth = self._steps.totals[1] - self._steps.totals[0]
-            growth = growth if growth > 0 else None
-        if mark is None or growth is None or not self.settings.ahead:
-            return None
-        return max(0, mark - self._pace.lead() * growth)
 
     def _after_tools(self, turn: int) -> bool:
         """The newest reply of this turn called tools: more steps are coming."""
@@ -218,31 +185,18 @@ class AheadCompactService(BasicCompactService):
                 return event.data.turn == turn and bool(event.data.tool_calls)
         return False
 
-    async def _maybe_start(self, envelope: Envelope, turn: int) -> None:
-        window = envelope.window
-        early = self.early_mark(window)
-        if window is None or early is None or self.locked or not self._after_tools(turn):
+    async def maybe_start(self, envelope: Envelope, turn: int, pressure: Pressure) -> None:
+        """Start the summary when ``pressure`` is between the early mark and the mark; the
+        step opens once it has read the session."""
+        if not pressure.ahead_due:
             return
-        mark = self.schedule.mark(window)
-        if self.meter.bound(envelope, warm_at=mark // 2) < early:
-            return
-        await self.meter.settle()
-        measurement = self.meter.measure(envelope)
-        # The mark moves with the header's measured size: the one the checkpoint will use.
-        self.schedule.header = measurement.header
-        mark, early = self.schedule.mark(window), self.early_mark(window) or 0
-        if not early <= measurement.total < mark:
-            return
-        span = select_range(self.session, self.meter.price, self.settings.retain(window))
+        retain = self.settings.retain(pressure.window)
+        span = select_range(self.session, self.meter.price, retain)
         if span is None or new_tokens(self.session, span, self.meter.price) < MIN_MANUAL_TOKENS:
             return
-        job = AheadJob(
-            span,
-            tuple(self.session.surface),
-            turn,
-            sum(self.meter.price(seq) for seq in span),
-        )
-        header = self.header(envelope)
+        snapshot = tuple(self.session.surface)
+        job = AheadJob(span, snapshot, turn, sum(self.meter.price(seq) for seq in span))
+        header = Header.of(envelope, pressure.header, self.settings.summarizer_model)
 
         async def summarize(summary_job: SummaryJob) -> Summary:
             job.read.set()
@@ -261,7 +215,7 @@ class AheadCompactService(BasicCompactService):
             name="summary-ahead",
         )
         job.task.add_done_callback(lambda task: self._timed(job, task))
-        self._job = job
+        self.job = job
         # The step opens only once the summary read the session as it is now: what it read
         # is then exactly ``snapshot``.
         reading = asyncio.ensure_future(job.read.wait())
@@ -272,39 +226,36 @@ class AheadCompactService(BasicCompactService):
 
     # --- committing ---------------------------------------------------------------------------
 
-    async def _bracket(
-        self, envelope: Envelope, attempt: Attempt, signal: asyncio.Event | None
-    ) -> CompactionResult:
-        job = self._job
+    def claim(self, attempt: Attempt) -> Attempt:
+        """The attempt to commit: an automatic one takes the summary written ahead's range
+        when that summary can still be used (one that cannot is discarded)."""
+        job = self.job
         if job is None or attempt.trigger != "auto":
-            return await super()._bracket(envelope, attempt, signal)
+            return attempt
         why = self._unusable(job)
         if why is not None:
-            self._discard(why)
-            return await super()._bracket(envelope, attempt, signal)
-        self._committing = job
-        try:
-            ahead = dataclasses.replace(attempt, span=job.span, ahead=True)
-            return await super()._bracket(envelope, ahead, signal)
-        finally:
-            self._job = self._committing = None
+            self.discard(why)
+            return attempt
+        self.committing = job
+        return dataclasses.replace(attempt, span=job.span, ahead=True)
 
-    async def _condense(
-        self,
-        compaction_id: str,
-        header: Header,
-        span: list[int],
-        attempt: Attempt,
-        shadowed_tokens: int,
+    def release(self) -> None:
+        """The claimed attempt is over, committed or not: its summary is spent."""
+        if self.committing is not None:
+            self.job = self.committing = None
+
+    async def condense(
+        self, compaction_id: str, span: list[int], attempt: Attempt, foreground: Foreground
     ) -> Condensed:
-        job = self._committing
+        """The summary of ``span`` at the checkpoint: the one written ahead when the attempt
+        claimed it (its held records logged now, the rest awaited), else ``foreground``
+        (timed for the pace)."""
+        job = self.committing
         if job is None or span is not job.span or job.task is None:
             started = time.monotonic()
-            condensed = await super()._condense(
-                compaction_id, header, span, attempt, shadowed_tokens
-            )
+            condensed = await foreground()
             if condensed.fallback_reason is None:
-                self._pace.summarized(time.monotonic() - started)
+                self.pace.summarized(time.monotonic() - started)
             return condensed
 
         def record(data: dict[str, Any]) -> None:
@@ -319,14 +270,15 @@ class AheadCompactService(BasicCompactService):
             self.announce(
                 "info", f"The summary written ahead failed ({exc.detail}); summarizing now."
             )
-            return await super()._condense(compaction_id, header, span, attempt, shadowed_tokens)
+            return await foreground()
         for text in self.guards.model_summary(attempt.turn, condensed.fallback_reason):
             self.announce("warning", text)
         return condensed
 
-    def _mask_from(self) -> int:
-        newest = super()._mask_from()
-        job = self._committing
+    def mask_from(self, newest: int) -> int:
+        """Surface position from which the checkpoint just landed masks nothing: ``newest``
+        (the newest step), or earlier for a summary written ahead."""
+        job = self.committing
         if job is None:
             return newest
         # The checkpoint read all of ``snapshot`` (``read_newest``), which now follows it
@@ -339,60 +291,18 @@ class AheadCompactService(BasicCompactService):
         retrieved" (it is logged when the job is discarded)."""
         with contextlib.suppress(asyncio.CancelledError, Exception):
             if task.exception() is None and task.result().fallback_reason is None:
-                self._pace.summarized(time.monotonic() - job.since)
+                self.pace.summarized(time.monotonic() - job.since)
 
     # --- discarding ---------------------------------------------------------------------------
 
-    def _discard(self, why: str) -> None:
-        """Stop the job and log what it spent as a discarded bracket (log-only events,
-        outside any step). A log that cannot be written loses only this record."""
-        job, self._job = self._job, None
+    def discard(self, why: str) -> None:
+        """Stop the summary in flight, if any, and log what it spent as a discarded bracket
+        (:func:`~compact.basic.ahead_job.log_discarded`). A log that cannot be written
+        loses only this record."""
+        job, self.job = self.job, None
         if job is None:
             return
-        records = list(job.records)
-        if job.calling is not None:
-            summary_job, started, reads = job.calling
-            records.append(
-                {
-                    "chunk": len(records) + 1,
-                    "chunks": max([1, *(r.get("chunks", 1) for r in records)]),
-                    "items": len(job.span),
-                    "input_tokens": reads,
-                    "status": "failed",
-                    "reason": "stopped when the summary was discarded; the server reported "
-                    "no usage for it",
-                    "model": summary_job.model,
-                    "usage": None,
-                    "max_tokens": summary_job.max_tokens,
-                    "elapsed_s": time.monotonic() - started,
-                }
-            )
-        _cancel(job)
-        compaction_id = "cmp-" + os.urandom(4).hex()
-        head = {"compaction_id": compaction_id, "turn": job.turn}
         try:
-            append(
-                self.session,
-                "compact/start",
-                {
-                    **head,
-                    "trigger": "auto",
-                    "items": len(job.span),
-                    "tokens": job.tokens,
-                    "ahead": True,
-                },
-            )
-            for data in records:
-                append(self.session, "compact/progress", {"compaction_id": compaction_id, **data})
-            append(
-                self.session,
-                "compact/end",
-                {**head, "error": f"discarded: {why}", "discarded": True},
-            )
+            log_discarded(self.session, job, why)
         except CompactionError as exc:
             self.announce("warning", f"A summary written ahead was discarded: {exc.detail}")
-
-
-def _cancel(job: AheadJob) -> None:
-    if job.task is not None and not job.task.done():
-        job.task.cancel()

@@ -26,13 +26,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from agent.envelope import Envelope
 from agent.formatting import fmt_duration
 from agent.log.events import ContextMessage, Usage
 from agent.log.messages import ChatMessage
 from compact.basic import summarizers
 from compact.basic.reading import RangeReader, Unit, plan_chunks
 from compact.basic.suffix import Continuation, continuation
-from compact.checkpoint import (
+from compact.contract.policy import MIN_SUMMARY_TOKENS, CompactionSettings
+from compact.contract.service import CompactionError
+from compact.parts.checkpoint import (
     SUMMARY_INSTRUCTION,
     Call,
     Summarizer,
@@ -41,9 +44,7 @@ from compact.checkpoint import (
     SummaryRejected,
     frame,
 )
-from compact.contract import CompactionError
-from compact.policy import MIN_SUMMARY_TOKENS, CompactionSettings
-from compact.transaction import Condensed
+from compact.parts.transaction import Condensed
 
 FRAME_TOKENS = 96
 OVER_CAP = 1.5
@@ -66,6 +67,14 @@ class Header:
     tokens: int
     """Estimated price of the system prompt and tool schemas."""
     window: int | None
+
+    @classmethod
+    def of(cls, envelope: Envelope, tokens: int, model: str | None = None) -> Header:
+        """The header ``envelope`` carries, ``tokens`` its price; ``model`` summarizes
+        instead of the conversation's (``compaction.summarizer_model``)."""
+        return cls(
+            model or envelope.model, envelope.system, envelope.tools, tokens, envelope.window
+        )
 
 
 class Condenser:

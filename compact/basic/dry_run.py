@@ -10,7 +10,7 @@ from agent.envelope import Envelope
 from agent.log.session import Session
 from agent.meter import TokenMeter
 from compact.basic.selection import new_tokens, select_range
-from compact.dry_run import DryRun
+from compact.contract.service import DryRun
 
 
 def dry_run(session: Session, meter: TokenMeter, envelope: Envelope, min_new_tokens: int) -> DryRun:

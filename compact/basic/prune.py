@@ -32,8 +32,8 @@ from agent.formatting import plural
 from agent.log.events import AssistantMessage, ToolResult
 from agent.log.session import Session
 from agent.meter import TokenMeter
-from compact.events import PruneKind, PruneTrigger
-from compact.originals import (
+from compact.contract.events import PruneKind, PruneTrigger
+from compact.parts.originals import (
     KEEP_HEAD,
     KEEP_TAIL,
     MASK_PREFIX,

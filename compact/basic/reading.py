@@ -21,7 +21,7 @@ from agent.log.events import AssistantMessage, Event, ToolResult
 from agent.log.messages import ChatMessage, event_message
 from agent.log.session import Session
 from agent.tokens import Estimator
-from compact.originals import KEEP_HEAD, KEEP_TAIL, ensure_spill, head_tail, original
+from compact.parts.originals import KEEP_HEAD, KEEP_TAIL, ensure_spill, head_tail, original
 
 MIN_SHARE = 0.05
 """A unit too big for a chunk has its originals cut harder, down to this share of the caps."""

@@ -37,7 +37,7 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from compact.policy import CompactionSettings
+from compact.contract.policy import CompactionSettings
 
 FLOOR_SHARE = 0.25
 """The earliest mark, as a share of the threshold (see the module docstring)."""
@@ -93,7 +93,7 @@ class Schedule:
     """Tokens of the context measured right after the newest compaction (a better "what a
     compaction leaves" than the model's estimate, when the tail keeps more than one step)."""
     excused: Callable[[], int] = lambda: 0
-    """Tokens an undone compaction brought back (:class:`compact.uncompact.Excused`): the
+    """Tokens an undone compaction brought back (:class:`compact.commands.uncompact.Excused`): the
     mark moves up by as much (never past the window) until a compaction lands again, so
     only new content brings the next automatic compaction."""
 

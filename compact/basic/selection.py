@@ -12,11 +12,16 @@ from collections.abc import Callable, Sequence
 
 from agent.log.events import AssistantMessage, UserMessage
 from agent.log.session import Session
-from compact.contract import CompactionResult
-from compact.pairing import open_calls_at_cuts
+from compact.contract.service import CompactionResult
+from compact.parts.pairing import open_calls_at_cuts
 
 Price = Callable[[int], int]
 """The estimated tokens of the surface node with this seq."""
+
+
+MIN_MANUAL_TOKENS = 512
+"""Below this much new history a summary cannot save anything worth a model call (the
+checkpoint's own sections cost about that much)."""
 
 
 def tail_start(nodes: Sequence[int], price: Price, retain: int) -> int:

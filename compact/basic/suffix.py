@@ -28,8 +28,8 @@ from agent.log.messages import ChatMessage, event_message
 from agent.log.session import Session
 from compact.basic.reading import RangeReader
 from compact.basic.selection import newest_step
-from compact.events import CompactPrune
-from compact.originals import command_text, original
+from compact.contract.events import CompactPrune
+from compact.parts.originals import command_text, original
 
 APPENDIX_HEAD = (
     "Some tool outputs above are shown only as placeholders or excerpts. Here they are as "

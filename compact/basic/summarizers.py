@@ -1,12 +1,12 @@
 """The summarizers: the model's checkpoint, and the model-free one that takes its place.
 
-**The model summarizer** writes one checkpoint per :class:`~compact.checkpoint.SummaryJob`,
+**The model summarizer** writes one checkpoint per :class:`~compact.parts.checkpoint.SummaryJob`,
 asked of a chat model and accepted only when it really is one. The request replays the
 conversation's system prompt and tools (a provider's prefix cache still applies) with
 ``tool_choice: "none"``, then the messages and the instruction. A server that refuses
 ``tool_choice`` (HTTP 400 naming it) is asked again without tools, and is not offered them
 again by this summarizer. A reply is accepted only when it ended naturally (``stop``) with
-text and no tool call. Anything else raises :class:`~compact.checkpoint.SummaryRejected` with
+text and no tool call. Anything else raises :class:`~compact.parts.checkpoint.SummaryRejected` with
 the reason; a reply cut at its output cap is marked ``cut`` (the backend then asks once for a
 terser one).
 
@@ -31,9 +31,9 @@ from agent.llm.chat import ChatModel, ChatRequest, collect
 from agent.llm.errors import BadRequest, LLMError
 from agent.llm.replies import Reply, Retrying
 from agent.tokens import Estimator
-from compact.checkpoint import Call, Summary, SummaryJob, SummaryRejected, checkpoint_sections
-from compact.originals import command_text
-from compact.policy import MIN_SUMMARY_TOKENS
+from compact.contract.policy import MIN_SUMMARY_TOKENS
+from compact.parts.checkpoint import Call, Summary, SummaryJob, SummaryRejected, checkpoint_sections
+from compact.parts.originals import command_text
 from tools import footer
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from agent.log.bulk_load import without_collector
 from agent.log.session import Session
-from compact.registry import build_registry
+from compact.contract.registry import build_registry
 
 
 def test_the_collector_is_paused_inside_and_restored_after(collector_on: None) -> None:

@@ -14,7 +14,7 @@ from agent.llm.prices import ModelPrice, format_cost, price_book, price_of
 from agent.log.session import Session
 from agent.settings import load_settings
 from agent.usage_totals import usage_of_log, usage_totals
-from compact.registry import build_registry
+from compact.contract.registry import build_registry
 
 
 @pytest.fixture

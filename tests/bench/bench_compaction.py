@@ -22,8 +22,8 @@ from agent.loop import Agent
 from agent.meter import TokenMeter
 from agent.tokens import Estimator
 from compact.basic import BasicCompactService
-from compact.checkpoint import Summary, SummaryJob
-from compact.events import register_events
+from compact.contract.events import register_events
+from compact.parts.checkpoint import Summary, SummaryJob
 from tests.bench.report import Figure
 from tui.demo import ScriptedModel
 

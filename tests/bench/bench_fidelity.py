@@ -22,6 +22,7 @@ facts the final request shows.
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 import tempfile
 from dataclasses import dataclass
@@ -38,8 +39,8 @@ from agent.meter import TokenMeter
 from agent.tokens import Estimator
 from compact.basic import BasicCompactService
 from compact.basic.prune import Pruner
-from compact.events import register_events
-from compact.policy import CompactionSettings
+from compact.contract.events import register_events
+from compact.contract.policy import CompactionSettings
 from tests.bench.economy import CACHE_PRICES, Counter
 from tests.bench.fidelity_model import Behaviour, BenchModel, Fact, Shape, outputs, plant, prompt
 from tests.bench.report import Figure, Table
@@ -77,7 +78,7 @@ def mask_only(
         envelope: Envelope, turn: int, step: int, signal: asyncio.Event | None = None
     ) -> None:
         total = meter.measure(envelope).total
-        if total < settings.prune_at(window):
+        if total < _prune_at(settings, window):
             return
         nodes = session.surface
         cut, kept = len(nodes), 0
@@ -88,6 +89,13 @@ def mask_only(
             await pruner.prune(protect_from=cut, trigger="pressure")
 
     return pre_step
+
+
+def _prune_at(settings: CompactionSettings, window: int) -> int:
+    """The ladder's prune mark: half the window the ratios apply to, at most the threshold
+    (the retired ``compaction.prune_ratio`` at its default)."""
+    at = math.floor(settings.effective_window(window) * min(0.5, settings.threshold_ratio))
+    return min(at, settings.threshold(window))
 
 
 @dataclass

@@ -27,7 +27,7 @@ from agent.meter import TokenMeter
 from agent.tokens import Estimator
 from compact.basic.prune import Pruner
 from compact.basic.selection import tail_start
-from compact.registry import build_registry
+from compact.contract.registry import build_registry
 from tests.bench.report import Figure
 from tests.long_session import build_long_session
 from tui.view.fold import LogView

@@ -64,7 +64,7 @@ from agent.log.session import Session
 from agent.meter import TokenMeter
 from agent.settings import Settings, load_settings
 from agent.tokens import Estimator
-from compact.registry import build_registry
+from compact.contract.registry import build_registry
 from tests.bench.bench_session import build
 from tests.bench.report import Figure
 from tests.openai_server import ScriptedResponse

@@ -14,7 +14,7 @@ from pathlib import Path
 from agent.log.events import Event
 from agent.log.registry import EventRegistry
 from agent.log.session import Session
-from compact.events import register_events
+from compact.contract.events import register_events
 
 
 def registry() -> EventRegistry:

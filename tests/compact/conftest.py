@@ -19,8 +19,8 @@ from agent.meter import TokenMeter
 from agent.tokens import Estimator
 from compact.basic import BasicCompactService
 from compact.basic.prune import Pruner
-from compact.events import register_events
-from compact.policy import CompactionSettings
+from compact.contract.events import register_events
+from compact.contract.policy import CompactionSettings
 from tests.openai_server import OpenAIServer
 from tools.bash import BashTool
 from tui.demo import ScriptedModel

@@ -8,11 +8,11 @@ import pytest
 
 from agent.log.messages import event_message
 from agent.log.session import Session
-from compact.checkpoint import CHECKPOINT_PREAMBLE, SUMMARY_INSTRUCTION
-from compact.contract import CompactionError
-from compact.pairing import tool_pairing_balanced_before
-from compact.policy import MIN_SUMMARY_TOKENS, CompactionSettings, load_compaction_settings
-from compact.timeline import timeline
+from compact.contract.policy import MIN_SUMMARY_TOKENS, CompactionSettings, load_compaction_settings
+from compact.contract.service import CompactionError
+from compact.parts.checkpoint import CHECKPOINT_PREAMBLE, SUMMARY_INSTRUCTION
+from compact.parts.pairing import tool_pairing_balanced_before
+from compact.reports.timeline import timeline
 from tests.compact.conftest import Rig, add_turn, server_model
 from tests.openai_server import OpenAIServer
 
@@ -198,8 +198,7 @@ def test_a_threshold_in_tokens_comes_first_and_the_other_marks_keep_their_propor
     plain = CompactionSettings()
     capped = CompactionSettings(threshold_tokens=100_000)
     window = 1_000_000
-    assert (plain.threshold(window), plain.prune_at(window)) == (800_000, 500_000)
-    assert (capped.threshold(window), capped.prune_at(window)) == (100_000, 62_500)
+    assert (plain.threshold(window), capped.threshold(window)) == (800_000, 100_000)
     assert (plain.retain(window), capped.retain(window)) == (160_000, 20_000)
     # Above the ratio's threshold it changes nothing: whichever comes first.
     assert CompactionSettings(threshold_tokens=900_000).threshold(window) == 800_000
@@ -231,6 +230,11 @@ def test_retention_at_or_above_threshold_is_rejected_at_load() -> None:
     with pytest.raises(ValueError, match=r"compaction\.bogus"):
         load_compaction_settings({"bogus": 1})
     assert load_compaction_settings({"retain_tokens": 100}, window=4000).retain(4000) == 100
+
+
+def test_a_config_with_the_retired_prune_ratio_still_loads() -> None:
+    settings = load_compaction_settings({"prune_ratio": 0.4, "threshold_ratio": 0.7})
+    assert settings == CompactionSettings(threshold_ratio=0.7)
 
 
 FAILING_REPLIES = {
@@ -594,7 +598,7 @@ async def test_circuit_breaker_pauses_auto_until_the_next_turn(make_rig, tmp_pat
     """Failures the model-free checkpoint cannot cover (here a summarizer hook whose store
     refuses the commit) pause automatic compaction after three in a row."""
     from compact.basic import BasicCompactService
-    from compact.checkpoint import Summary, SummaryJob
+    from compact.parts.checkpoint import Summary, SummaryJob
 
     class RefusingStore(BasicCompactService):
         calls = 0

@@ -18,15 +18,15 @@ from agent.loop import Agent
 from agent.meter import TokenMeter
 from agent.tokens import Estimator
 from compact.basic import BasicCompactService
-from compact.command import (
+from compact.commands.compact import (
     BUSY,
     CANCELLED,
     NOTHING_NEW,
     NOTHING_TO_COMPACT,
     CompactCommand,
 )
-from compact.contract import ERROR_SENTENCES
-from compact.timeline import timeline
+from compact.contract.service import ERROR_SENTENCES
+from compact.reports.timeline import timeline
 from tests.compact import new_session
 from tests.openai_server import OpenAIServer
 from tui.demo import ScriptedModel

@@ -9,9 +9,9 @@ import pytest
 from agent.log.registry import EventError, EventRegistry
 from agent.log.session import Session
 from agent.log.surface import SurfaceError
-from compact.contract import ERROR_SENTENCES, CompactionError
-from compact.events import COMPACT_EVENTS, register_events
-from compact.pairing import (
+from compact.contract.events import COMPACT_EVENTS, register_events
+from compact.contract.service import ERROR_SENTENCES, CompactionError
+from compact.parts.pairing import (
     open_calls_at_cuts,
     tool_pairing_balanced_after,
     tool_pairing_balanced_before,

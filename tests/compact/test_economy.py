@@ -8,9 +8,9 @@ from functools import partial
 from pathlib import Path
 
 from agent.formatting import fmt_tokens
-from compact.originals import original
-from compact.timeline import TimelineFold
-from compact.wording import describe
+from compact.parts.originals import original
+from compact.reports.timeline import TimelineFold
+from compact.reports.wording import describe
 from tests.compact.conftest import add_turn, server_model
 from tests.compact.test_prune import big_result
 from tests.openai_server import SUMMARY_MARK, OpenAIServer

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from agent.formatting import fmt_tokens
-from compact.timeline import TimelineFold
-from compact.wording import occasion
+from compact.reports.timeline import TimelineFold
+from compact.reports.wording import occasion
 from tests.compact.conftest import server_model
 from tests.openai_server import OpenAIServer
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from agent.log.events import Event
 from agent.loop import Agent
-from compact.checkpoint import SummaryJob
+from compact.parts.checkpoint import SummaryJob
 from tests.compact.conftest import Rig, add_turn, server_model
 from tests.openai_server import OpenAIServer
 from tui.demo import ScriptedModel

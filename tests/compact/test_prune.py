@@ -10,7 +10,7 @@ import pytest
 
 from agent.log.events import Event, SurfaceReplace, ToolResult
 from agent.turns import TurnCancelled, unanswered_tool_calls
-from compact.originals import MASK_PREFIX, TRIM_MARK
+from compact.parts.originals import MASK_PREFIX, TRIM_MARK
 from tests.compact.conftest import Rig, add_turn
 
 
@@ -193,7 +193,7 @@ async def test_every_view_states_the_same_saving(make_rig) -> None:
     """The panel's fold (which can price events) and the CLI's and export's (which cannot)
     give a prune batch the same saving: the log records the replacement's price."""
     from agent.formatting import fmt_tokens
-    from compact.timeline import TimelineFold
+    from compact.reports.timeline import TimelineFold
     from tui.export import export_markdown
     from tui.timeline_report import timeline_json, timeline_table
 

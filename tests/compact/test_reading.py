@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from compact.basic.reading import RangeReader, plan_chunks
-from compact.originals import MASK_PREFIX, TRIM_MARK
+from compact.parts.originals import MASK_PREFIX, TRIM_MARK
 from tests.compact.conftest import Rig, add_turn, server_model
 from tests.compact.test_prune import big_result
 from tests.openai_server import OpenAIServer

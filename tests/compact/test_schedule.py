@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from compact.basic.schedule import Schedule
-from compact.policy import CompactionSettings
+from compact.contract.policy import CompactionSettings
 
 
 def schedule(step: int, *, header: int, summary: int, cache_price: float = 0.1) -> Schedule:

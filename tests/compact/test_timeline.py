@@ -11,16 +11,16 @@ from pydantic import ConfigDict
 from agent.formatting import fmt_duration, fmt_tokens
 from agent.log.events import Data, Event, Usage
 from agent.log.session import Session
-from compact.events import (
+from compact.contract.events import (
     CompactEnd,
     CompactEndData,
     CompactStart,
     CompactStartData,
     CompactSummary,
 )
-from compact.records import MISSING_REPLACEMENT, MISSING_SUMMARY, TimelineRecord
-from compact.timeline import TimelineFold, timeline
-from compact.wording import describe
+from compact.reports.records import MISSING_REPLACEMENT, MISSING_SUMMARY, TimelineRecord
+from compact.reports.timeline import TimelineFold, timeline
+from compact.reports.wording import describe
 from tests.compact import (
     answer,
     bash_step,

@@ -3,7 +3,7 @@ does not redo it until new content brings the context past the mark again."""
 
 from __future__ import annotations
 
-from compact.uncompact import uncompact
+from compact.commands.uncompact import uncompact
 from tests.compact.conftest import server_model
 from tests.openai_server import OpenAIServer
 

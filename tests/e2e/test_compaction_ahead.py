@@ -16,7 +16,7 @@ from typing import Any
 from agent.log.session import Session
 from agent.turns import unanswered_tool_calls
 from agent.usage_totals import usage_totals
-from compact.registry import build_registry
+from compact.contract.registry import build_registry
 from tests.e2e.conftest import REEFLINE, Run, log_events, session_files
 from tests.openai_server import SUMMARY_MARK, OpenAIServer
 

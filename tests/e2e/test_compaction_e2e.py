@@ -14,7 +14,7 @@ from agent.meter import TokenMeter
 from agent.tokens import Estimator
 from agent.turns import unanswered_tool_calls
 from compact.basic import BasicCompactService
-from compact.registry import build_registry
+from compact.contract.registry import build_registry
 from tests.e2e.conftest import REEFLINE, Run, log_events, session_files
 from tests.openai_server import OpenAIServer
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from agent.log.fork import ForkError, fork_points, fork_session
 from agent.log.session import Session
-from compact.registry import build_registry
+from compact.contract.registry import build_registry
 from tests.e2e.conftest import Run, log_events, session_files
 from tests.e2e.test_resume_state import ask, call
 from tests.openai_server import OpenAIServer

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from agent.log.session import Session
-from compact.registry import build_registry
+from compact.contract.registry import build_registry
 from tests.e2e.conftest import Run, log_events, session_files
 from tests.openai_server import OpenAIServer
 

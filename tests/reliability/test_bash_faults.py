@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from agent.log.session import Session
-from compact.registry import build_registry
+from compact.contract.registry import build_registry
 from tests.openai_server import OpenAIServer
 from tests.reliability.conftest import REEFLINE, Run, alive, log_events, only_session
 from tools.bash import BashTool

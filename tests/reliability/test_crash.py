@@ -43,7 +43,7 @@ from typing import Any
 import pytest
 
 from agent.log.session import Session
-from compact.registry import build_registry
+from compact.contract.registry import build_registry
 from tests.held import Held
 from tests.openai_server import OpenAIServer
 from tests.reliability.conftest import (

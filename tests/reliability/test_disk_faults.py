@@ -26,7 +26,7 @@ import pytest
 
 from agent.log.session import Session
 from agent.turns import unanswered_tool_calls
-from compact.registry import build_registry
+from compact.contract.registry import build_registry
 from tests.openai_server import OpenAIServer
 from tests.reliability.conftest import REEFLINE, log_events, only_session, session_files
 

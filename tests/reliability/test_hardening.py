@@ -81,7 +81,7 @@ def test_a_call_left_unanswered_mid_surface_is_repaired_on_load(
 ) -> None:
     from agent.log.session import Session
     from agent.turns import unanswered_tool_calls
-    from compact.registry import build_registry
+    from compact.contract.registry import build_registry
 
     home = Path(cli_env["REEFLINE_HOME"])
     session = Session.create(home, cwd=str(workdir), registry=build_registry())
@@ -755,7 +755,7 @@ def test_a_writer_finishing_while_a_resume_reads_cannot_duplicate_seqs(
     from agent.log.load_report import SessionLoadError
     from agent.log.session import Session
     from agent.log.store import SessionBusy
-    from compact.registry import build_registry
+    from compact.contract.registry import build_registry
 
     home = Path(cli_env["REEFLINE_HOME"])
     session = Session.create(home, cwd=str(workdir), registry=build_registry())

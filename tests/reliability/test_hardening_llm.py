@@ -13,7 +13,7 @@ import pytest
 from agent.llm.call_bounds import MAX_TEXT_CHARS
 from agent.log.session import Session
 from agent.redaction import PREFIX_CHARS
-from compact.registry import build_registry
+from compact.contract.registry import build_registry
 from tests.openai_server import OpenAIServer
 from tests.reliability.conftest import Run, log_events, only_session
 from tests.reliability.test_provider_faults import (

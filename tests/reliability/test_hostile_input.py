@@ -24,8 +24,8 @@ from agent.log.session import Session
 from agent.log.store import InvalidSessionId, session_path
 from agent.settings import SettingsError, load_settings
 from agent.turns import unanswered_tool_calls
-from compact.checkpoint import SUMMARY_INSTRUCTION
-from compact.registry import build_registry
+from compact.contract.registry import build_registry
+from compact.parts.checkpoint import SUMMARY_INSTRUCTION
 from tests.openai_server import OpenAIServer
 from tests.reliability.conftest import Run, log_events, only_session
 

@@ -17,9 +17,9 @@ from typing import Any
 from agent.log.events import SurfaceReplace, ToolResult
 from agent.log.session import Session
 from agent.turns import unanswered_tool_calls
-from compact.events import CompactPrune
-from compact.registry import build_registry
-from compact.timeline import timeline
+from compact.contract.events import CompactPrune
+from compact.contract.registry import build_registry
+from compact.reports.timeline import timeline
 from tests.long_session import build_long_session
 from tests.openai_server import OpenAIServer
 from tests.reliability.conftest import REEFLINE

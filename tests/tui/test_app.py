@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from agent.log.session import Session
-from compact.registry import build_registry
+from compact.contract.registry import build_registry
 from tests.tui.conftest import UI
 from tui.widgets.entries import UserEntry
 from tui.widgets.gauge import TokenGauge

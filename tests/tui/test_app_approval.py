@@ -360,7 +360,7 @@ async def test_resume_takes_the_resumed_sessions_policy_not_the_current_one(ui: 
     """/resume from a session that runs commands unasked into one left in ask: the dialog
     asks again (it ran the command without asking); and back, the auto session is auto."""
     from agent.log.session import Session
-    from compact.registry import build_registry
+    from compact.contract.registry import build_registry
 
     asking_one = Session.create(ui.home, cwd=str(ui.workdir), registry=build_registry())
     asking_one.append("user/message", {"content": "an earlier question"})

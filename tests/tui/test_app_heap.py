@@ -12,7 +12,7 @@ import pytest
 from textual.pilot import Pilot
 
 from agent.log.session import Session
-from compact.registry import build_registry
+from compact.contract.registry import build_registry
 from tests.tui.conftest import UI
 from tui import heap
 from tui.app import ReeflineApp

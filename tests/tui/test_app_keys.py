@@ -9,7 +9,7 @@ from textual.widgets import OptionList
 from textual.widgets._toast import Toast
 
 from agent.log.session import Session
-from compact.registry import build_registry
+from compact.contract.registry import build_registry
 from tests.tui.conftest import UI
 from tui.screens.context import ContextScreen
 from tui.screens.summary import SummaryScreen

@@ -15,7 +15,7 @@ import pytest
 
 from agent.llm.call_bounds import MAX_TEXT_CHARS
 from agent.log.session import Session
-from compact.registry import build_registry
+from compact.contract.registry import build_registry
 from tests.openai_server import OpenAIServer
 from tests.tui.conftest import UI
 from tests.tui.test_app_tmux import (  # noqa: F401  (fixtures)

@@ -10,7 +10,7 @@ import pytest
 from textual.pilot import Pilot
 
 from agent.log.session import Session
-from compact.registry import build_registry
+from compact.contract.registry import build_registry
 from tests.tui.conftest import UI
 from tui.app import ReeflineApp
 from tui.widgets.prompt import PromptArea

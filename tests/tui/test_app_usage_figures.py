@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from agent.log.session import Session
-from compact.registry import build_registry
+from compact.contract.registry import build_registry
 from tests.tui.conftest import UI
 from tui.screens.context import ContextScreen
 from tui.widgets.entries import UserEntry

@@ -12,7 +12,7 @@ import pytest
 from agent.llm.chat import ChatRequest
 from agent.llm.replies import Completed, ReasoningDelta, Reply, TextDelta, ToolCallDelta
 from agent.tokens import Estimator
-from compact.checkpoint import SECTIONS, SummaryJob
+from compact.parts.checkpoint import SECTIONS, SummaryJob
 from tui.demo import (
     DEMO_CONTEXT_WINDOW,
     LABEL,

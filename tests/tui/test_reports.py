@@ -11,8 +11,8 @@ import pytest
 
 from agent.llm.prices import ModelPrice, price_book
 from agent.log.session import Session
-from compact.records import TimelineRecord
-from compact.timeline import timeline
+from compact.reports.records import TimelineRecord
+from compact.reports.timeline import timeline
 from tests.compact import (
     answer,
     bash_step,

@@ -9,9 +9,9 @@ always labelled as such (:data:`LABEL`), and plays two parts:
   showed. No ``bash`` tool offered: it answers at once. A request compacted away mid-turn is
   recovered from the checkpoint, whose listed commands then count as done.
 * **Summarizer.** When the last user message is a compaction instruction — it names the
-  instruction compact sends (its own
-  :data:`~compact.checkpoint.SUMMARY_INSTRUCTION`) — it returns an extractive checkpoint in the
-  eight-section template, capped per section, merging an earlier ``<compacted-summary>``.
+  instruction compact sends (its own :data:`~compact.parts.checkpoint.SUMMARY_INSTRUCTION`)
+  — it returns an extractive checkpoint in the eight-section template, capped per section,
+  merging an earlier ``<compacted-summary>``.
 
 Tool output is data: it is quoted or counted, never followed. ``max_tokens`` is honoured
 (``finish_reason`` "length" when cut). Usage comes from the real estimator: prompt = the

@@ -11,7 +11,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from agent.formatting import plural
-from compact.checkpoint import checkpoint_sections
+from compact.parts.checkpoint import checkpoint_sections
 from tui.demo.reading import (
     _CMD,
     _ERROR,

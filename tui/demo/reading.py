@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent.formatting import one_line
-from compact.checkpoint import SUMMARY_INSTRUCTION
+from compact.parts.checkpoint import SUMMARY_INSTRUCTION
 from tools import footer as footers
 from tools.bash_call import command_of
 from tui.text import short_path

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
-from compact.checkpoint import SECTIONS, checkpoint_sections
+from compact.parts.checkpoint import SECTIONS, checkpoint_sections
 from tui.demo.reading import (
     _CAP,
     _DATA_NOTE,

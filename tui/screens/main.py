@@ -25,9 +25,9 @@ from textual.widgets import Footer
 from agent.file_diff import load_patch
 from agent.llm.replies import Notice, StreamEvent
 from agent.log.events import Event, ToolStart
-from compact.contract import CompactNotice
-from compact.events import CompactProgress
-from compact.records import TimelineRecord
+from compact.contract.events import CompactProgress
+from compact.contract.service import CompactNotice
+from compact.reports.records import TimelineRecord
 from tools.snapshots.git import GitError
 from tui import heap
 from tui.commands import SLASH_COMMANDS

@@ -24,9 +24,9 @@ from agent.log.events import (
     ToolResult,
     UserMessage,
 )
-from compact.originals import MASK_PREFIX
-from compact.records import TimelineRecord
-from compact.wording import label, occasion, spent
+from compact.parts.originals import MASK_PREFIX
+from compact.reports.records import TimelineRecord
+from compact.reports.wording import label, occasion, spent
 from tui.text import bash_command, clean, first_line, home_relative
 
 

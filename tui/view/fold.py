@@ -32,9 +32,9 @@ from agent.log.events import (
     TurnStart,
     UserMessage,
 )
-from compact.events import CompactPrune
-from compact.records import PricedEvent, TimelineRecord
-from compact.timeline import TimelineFold
+from compact.contract.events import CompactPrune
+from compact.reports.records import PricedEvent, TimelineRecord
+from compact.reports.timeline import TimelineFold
 from tui.view.items import (
     Answer,
     Checkpoint,
@@ -75,7 +75,7 @@ class LogView:
     whole log gives the same items as feeding it event by event. Cost per event is O(1)
     apart from the records still running (a handful).
 
-    ``price`` is handed to the :class:`~compact.timeline.TimelineFold` it keeps
+    ``price`` is handed to the :class:`~compact.reports.timeline.TimelineFold` it keeps
     (:attr:`timeline`), which front ends also read for the compaction panel and news.
     """
 

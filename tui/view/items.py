@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from agent.closing import INTERRUPTED_RUNNING, NOT_RUN_ERROR
 from agent.log.events import ToolResultData, TurnEndReason
-from compact.records import TimelineRecord
+from compact.reports.records import TimelineRecord
 from tools.bash import NOT_RUN
 from tools.bash_call import command_of
 from tui.text import raw_command

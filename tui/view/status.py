@@ -24,9 +24,9 @@ from agent.log.events import (
     TurnEnd,
     TurnStart,
 )
-from compact.events import CompactEnd, CompactProgress, CompactStart
-from compact.records import TimelineRecord
-from compact.wording import running_detail
+from compact.contract.events import CompactEnd, CompactProgress, CompactStart
+from compact.reports.records import TimelineRecord
+from compact.reports.wording import running_detail
 from tui.text import bash_command, first_line
 
 Activity = Literal["idle", "thinking", "bash", "approval", "compacting", "rewinding"]

@@ -15,7 +15,7 @@ from textual.message_pump import MessagePump
 
 from agent.llm.replies import StreamEvent
 from agent.log.events import Event
-from compact.contract import CompactNotice
+from compact.contract.service import CompactNotice
 from tui.runtime import Runtime
 
 

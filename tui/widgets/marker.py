@@ -11,10 +11,10 @@ from textual.message import Message
 from textual.widgets import Static
 
 from agent.formatting import fmt_tokens
-from compact.wording import occasion_brief
+from compact.reports.wording import occasion_brief
 
 if TYPE_CHECKING:
-    from compact.records import TimelineRecord
+    from compact.reports.records import TimelineRecord
 
 
 @dataclass

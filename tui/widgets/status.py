@@ -10,7 +10,7 @@ from textual.reactive import var
 from textual.widget import Widget
 
 from agent.formatting import fmt_duration
-from compact.contract import Background
+from compact.contract.service import Background
 from tools.snapshots.recording import FirstRecord
 from tui.view.status import Activity, StatusReading
 from tui.view.workspace import running_words

@@ -1,6 +1,6 @@
 """The compaction timeline panel: one row per compaction, prune and undo, from
-:mod:`compact.timeline`. Enter or a click opens the record's summary; ``u`` on a compaction's
-row undoes it (``/uncompact N``)."""
+:mod:`compact.reports.timeline`. Enter or a click opens the record's summary; ``u`` on a
+compaction's row undoes it (``/uncompact N``)."""
 
 from __future__ import annotations
 
@@ -18,11 +18,11 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from agent.formatting import fmt_duration, fmt_tokens
-from compact.wording import label, reread, spent
+from compact.reports.wording import label, reread, spent
 from tui.text import first_line
 
 if TYPE_CHECKING:
-    from compact.records import TimelineRecord
+    from compact.reports.records import TimelineRecord
 
 _STATUS: dict[str, tuple[str, str]] = {
     "running": ("⟳", "$text-accent"),

@@ -1,17 +1,10 @@
 """The compaction seam: what compaction does, never how.
 
 This module owns the :class:`CompactionResult` vocabulary, the error taxonomy and the
-abstract :class:`CompactService`; the ``compact/*`` events it brackets each attempt with
-live in :mod:`compact.events`, the tool-pairing edge helpers every backend uses in
-:mod:`compact.pairing`.
-
-A compaction is a bracket in the log::
-
-    compact/start    log-only; acquires the lock
-    compact/progress log-only, one per summarizer call (a chunk, a terser retry, a failure)
-    compact/summary  log-only; raw summary, shadowed range and seqs, their token price
-    user/message     surface_op replace: the framed checkpoint takes the range's place
-    compact/end      log-only; releases the lock (with ``error`` when the attempt failed)
+abstract :class:`CompactService`. A compaction is a bracket of ``compact/*`` events in the log,
+drawn in :mod:`compact.contract.events` (their one home) and written by
+:func:`compact.parts.transaction.bracketed`; the tool-pairing edge helpers every backend uses
+are in :mod:`compact.parts.pairing`.
 
 A crash inside the bracket leaves an unmatched ``compact/start``: inert, because nothing
 reached the surface, and recognisable as a crash orphan by its position before the newest
@@ -27,8 +20,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agent.envelope import Envelope
-from compact.dry_run import DryRun
-from compact.events import PruneTrigger, Trigger
+from agent.hooks import Hooks
+from agent.llm.chat import ChatModel
+from agent.log.session import Session
+from agent.meter import TokenMeter
+from compact.contract.events import PruneTrigger, Trigger
+from compact.contract.policy import CompactionSettings
 
 ErrorCode = Literal["busy", "cancelled", "changed", "summary", "commit", "persistence"]
 
@@ -96,6 +93,20 @@ class CompactionError(Exception):
         return f"{self.sentence} Why: {self.detail.rstrip('.')}."
 
 
+@dataclass(frozen=True)
+class DryRun:
+    """What ``/compact`` would do now (``summarized`` empty: nothing)."""
+
+    summarized: list[int]
+    summarized_tokens: int
+    kinds: dict[str, int]
+    """Summarized items by event type."""
+    kept: list[int]
+    kept_tokens: int
+    total: int
+    window: int | None
+
+
 NoticeLevel = Literal["info", "warning"]
 """How much a compaction notice matters to the person."""
 
@@ -125,10 +136,27 @@ class Background:
 # --- the contract -----------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class BackendParts:
+    """What the composition root builds a backend from: the session to compact, its token
+    meter, the model that writes summaries and the ``[compaction]`` settings."""
+
+    session: Session
+    meter: TokenMeter
+    model: ChatModel
+    settings: CompactionSettings
+
+
+BuildBackend = Callable[[BackendParts], "CompactService"]
+"""A backend: a function from its parts to the service (registered by name in
+:mod:`compact.backends`)."""
+
+
 class CompactService(ABC):
-    """The compaction capability. The composition root builds one backend and hands it,
-    typed as this contract, to its consumers (``/compact``, the timeline); the backend
-    installs its own listeners on the loop's hooks. Every method takes the request's
+    """The compaction capability. The composition root builds the backend the settings name
+    (:mod:`compact.backends`), lets it :meth:`install` its listeners on the loop's hooks and
+    hands it, typed as this contract, to its consumers (``/compact``, the timeline). Every
+    method takes the request's
     :class:`~agent.envelope.Envelope` (model, system prompt, tools, window) as a value: what
     a summary replays and what the context is measured against.
 
@@ -140,6 +168,12 @@ class CompactService(ABC):
 
     def __init__(self) -> None:
         self._listeners: list[NoticeListener] = []
+
+    @abstractmethod
+    def install(self, hooks: Hooks) -> None:
+        """Register the backend's listeners on the loop's ``hooks`` (the pre-step checkpoint,
+        a context overflow...); called once, before the first turn. Installing nothing is a
+        backend that compacts only when asked."""
 
     @abstractmethod
     def close(self) -> None:

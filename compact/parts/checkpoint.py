@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent.log.events import Usage
-from compact.contract import CompactionError
+from compact.contract.service import CompactionError
 
 CHECKPOINT_PREAMBLE = (
     "The earlier part of this conversation was condensed into the checkpoint below to save "
@@ -141,7 +141,7 @@ def checkpoint_sections(text: str) -> dict[str, list[str]]:
 
 def frame(summary: str, recall: str = "") -> str:
     """The checkpoint as the model sees it: a short preamble, the ``recall`` lines naming
-    the transcripts of what it replaced (:mod:`compact.recall`), and the tagged summary.
+    the transcripts of what it replaced (:mod:`compact.parts.recall`), and the tagged summary.
 
     Tags inside the summary (quoted from the conversation, say) are defused, so nothing in
     it can close the frame early and pose as text outside the checkpoint.

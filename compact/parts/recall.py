@@ -32,7 +32,7 @@ from agent.log.events import (
     UserMessage,
 )
 from agent.log.session import Session
-from compact.originals import original
+from compact.parts.originals import original
 from tools.bash_call import command_of
 from tools.spill import SpillFolder
 

@@ -26,10 +26,10 @@ from agent.formatting import fmt_tokens, plural
 from agent.log.events import CommandDoneData, CommandRunData
 from agent.log.session import Session
 from agent.meter import TokenMeter
-from compact.events import CompactSummary, CompactUndo
-from compact.records import TimelineRecord
-from compact.timeline import timeline
-from compact.transaction import Lock
+from compact.contract.events import CompactSummary, CompactUndo
+from compact.parts.transaction import Lock
+from compact.reports.records import TimelineRecord
+from compact.reports.timeline import timeline
 
 
 @dataclass(frozen=True)

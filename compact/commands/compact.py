@@ -1,6 +1,6 @@
 """Consumer tier: the ``/compact [focus]`` command, over the compaction contract only.
 
-:class:`CompactCommand` calls :meth:`~compact.contract.CompactService.compact_now` on
+:class:`CompactCommand` calls :meth:`~compact.contract.service.CompactService.compact_now` on
 whatever backend the composition root hands it (typed as the contract; this module never
 imports a backend) and turns the outcome into one plain line for a person. It brackets each
 invocation with ``command/run`` / ``command/done`` in the session log (log-only events).
@@ -20,7 +20,12 @@ from agent.envelope import Envelope
 from agent.formatting import fmt_tokens
 from agent.log.events import CommandDoneData, CommandRunData, UserMessage
 from agent.log.session import Session
-from compact.contract import ERROR_SENTENCES, CompactionError, CompactionResult, CompactService
+from compact.contract.service import (
+    ERROR_SENTENCES,
+    CompactionError,
+    CompactionResult,
+    CompactService,
+)
 
 NOTHING_TO_COMPACT = "Nothing to compact yet."
 NOTHING_NEW = "Nothing new to compact since the last checkpoint."

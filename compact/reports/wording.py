@@ -9,9 +9,9 @@ from typing import Literal
 from agent.formatting import fmt_duration, fmt_tokens, one_line, plural
 from agent.llm.prices import PriceOf, format_cost
 from agent.log.events import Event
-from compact.events import CompactEnd, CompactProgress, CompactStart
-from compact.records import TimelineRecord
-from compact.timeline import TimelineFold
+from compact.contract.events import CompactEnd, CompactProgress, CompactStart
+from compact.reports.records import TimelineRecord
+from compact.reports.timeline import TimelineFold
 
 
 def label(record: TimelineRecord) -> str:

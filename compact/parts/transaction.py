@@ -5,7 +5,7 @@
 while the bracket is open; then the framed checkpoint must be smaller than what it shadows,
 the surface must be as it was (log-only appends are fine), and ``compact/summary``, the
 replacement ``user/message`` (``surface_op replace``, citing the start, the summary and
-every shadowed seq; its last lines name the recall transcripts, :mod:`compact.recall`) and
+every shadowed seq; its last lines name the recall transcripts, :mod:`compact.parts.recall`) and
 ``compact/end`` land in that order, then the transcript is written. Any failure writes exactly one
 ``compact/end {error}`` and leaves the surface untouched.
 """
@@ -23,10 +23,10 @@ from agent.log.events import Event
 from agent.log.registry import EventError
 from agent.log.session import Session
 from agent.meter import TokenMeter
-from compact import recall
-from compact.checkpoint import Summary, frame
-from compact.contract import CompactionError, CompactionResult
-from compact.events import CompactEnd, CompactStart, Trigger
+from compact.contract.events import CompactEnd, CompactStart, Trigger
+from compact.contract.service import CompactionError, CompactionResult
+from compact.parts import recall
+from compact.parts.checkpoint import Summary, frame
 
 
 @dataclass(frozen=True)
@@ -196,7 +196,7 @@ async def bracketed(
         raise
     closed = end(None, meter.measure().surface)  # the checkpoint is at the head
     # Committed: now its transcript (after, so no file names what the log lacks). A write
-    # that fails is rebuilt from the log at the next open (compact.recall.rebuild_missing).
+    # that fails is rebuilt from the log at the next open (compact.parts.recall.rebuild_missing).
     with contextlib.suppress(OSError):
         recall.write(session, compaction_id, span, session.spill)
     return CompactionResult(

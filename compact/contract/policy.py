@@ -18,6 +18,8 @@ MIN_SUMMARY_TOKENS = 256
 """A smaller output cap cannot hold the checkpoint's sections."""
 SUMMARY_SHARE = 0.25
 """A summary may cost about this share of what it replaces."""
+RETIRED_KEYS = frozenset({"prune_ratio"})
+"""Keys that no longer mean anything, accepted (and ignored) so old config files load."""
 
 
 class CompactionSettings(BaseModel):
@@ -25,6 +27,8 @@ class CompactionSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    backend: str = "basic"
+    """The compaction backend, by its name in :mod:`compact.backends` (which checks it)."""
     threshold_ratio: float = Field(default=0.8, gt=0, le=1)
     """Compact when the context reaches this share of the window."""
     threshold_tokens: int | None = Field(default=None, gt=0)
@@ -32,9 +36,6 @@ class CompactionSettings(BaseModel):
     what each request costs with a large window. The prune mark and the retained tail keep
     their proportions to the threshold, as if the window were ``threshold_tokens /
     threshold_ratio``."""
-    prune_ratio: float = Field(default=0.5, gt=0, le=1)
-    """No longer used: outputs are masked only inside a compaction, whose checkpoint carries
-    what they said (kept so that existing config files still load)."""
     cache_price: float = Field(default=0.1, ge=0, le=1)
     """What an input token a provider already saw in an earlier request's prefix costs,
     against a new one (about 0.1 at Anthropic, DeepSeek and OpenAI; a local server that
@@ -65,6 +66,16 @@ class CompactionSettings(BaseModel):
     """Standing instructions for every summary (automatic, manual and overflow alike), added
     to the built-in instruction, never in its place; a ``/compact`` focus comes after."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _retired_keys(cls, raw: Any) -> Any:
+        # Outputs are masked only inside a compaction, whose checkpoint carries what they
+        # said: ``prune_ratio`` set a mark nothing reads any more. A config file that still
+        # has it loads as before.
+        if isinstance(raw, dict) and RETIRED_KEYS.intersection(raw):
+            return {key: value for key, value in raw.items() if key not in RETIRED_KEYS}
+        return raw
+
     @model_validator(mode="after")
     def _retention_below_threshold(self) -> CompactionSettings:
         if self.retain_tokens is None and self.retain_ratio >= self.threshold_ratio:
@@ -85,11 +96,6 @@ class CompactionSettings(BaseModel):
         if self.threshold_tokens is None:
             return window
         return min(window, self.threshold_tokens / self.threshold_ratio)
-
-    def prune_at(self, window: int) -> int:
-        """Context size from which the pruner masks results older than the retained tail."""
-        at = math.floor(self.effective_window(window) * min(self.prune_ratio, self.threshold_ratio))
-        return min(at, self.threshold(window))
 
     def summary_cap(self, replaced_tokens: int, window: int | None) -> int:
         """The output cap of a summary replacing ``replaced_tokens``: about a quarter of

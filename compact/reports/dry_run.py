@@ -1,30 +1,14 @@
 """``/compact --dry-run`` and ``reefline compact --dry-run``: what a compaction now would
 summarize and keep, and the token figures, without calling the model or writing anything.
 
-The backend works it out (:meth:`compact.contract.CompactService.dry_run`); this module holds
-the value and its few plain lines, so the front ends need only the contract.
+The backend works it out (:meth:`compact.contract.service.CompactService.dry_run`, whose value
+is :class:`compact.contract.service.DryRun`); this module says it in a few plain lines.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from agent.formatting import fmt_tokens, plural
-
-
-@dataclass(frozen=True)
-class DryRun:
-    """What ``/compact`` would do now (``summarized`` empty: nothing)."""
-
-    summarized: list[int]
-    summarized_tokens: int
-    kinds: dict[str, int]
-    """Summarized items by event type."""
-    kept: list[int]
-    kept_tokens: int
-    total: int
-    window: int | None
-
+from compact.contract.service import DryRun
 
 _KIND_WORDS = {
     "user/message": ("message of the user or checkpoint", "messages of the user or checkpoints"),

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agent.log.events import Event, SurfaceReplace, ToolResult, TurnEnd, Usage
-from compact.events import CompactStartData
+from compact.contract.events import CompactStartData
 
 Kind = Literal["compaction", "prune", "undo"]
 Status = Literal["running", "done", "failed", "interrupted", "discarded"]
@@ -21,8 +21,17 @@ MISSING_SUMMARY = "the compaction ended without recording a summary"
 MISSING_REPLACEMENT = "a pruned tool result was announced but its replacement was never written"
 
 
+def put(timeline: list[TimelineRecord], index: int, record: TimelineRecord) -> bool:
+    """Set ``timeline[index]`` to ``record``; True when that changed it (records are
+    immutable: a fold edits one by putting its replacement)."""
+    if timeline[index] == record:
+        return False
+    timeline[index] = record
+    return True
+
+
 def undo_record(number: int, undoes: int | None, event: Event) -> TimelineRecord:
-    """The record of one ``compact/undo`` (a :class:`compact.events.CompactUndoData`)."""
+    """The record of one ``compact/undo`` (a :class:`compact.contract.events.CompactUndoData`)."""
     data: Any = event.data
     return TimelineRecord(
         number=number,

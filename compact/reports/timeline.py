@@ -7,7 +7,8 @@ Markdown export) and the tests read this one projection.
   went wrong), ``compact/summary`` the shadowed items and tokens, the replacement
   ``user/message`` the checkpoint seq, ``compact/end`` the outcome;
 * a **prune batch** is a run of consecutive ``compact/prune`` events, each followed by its
-  replacement ``tool/result``, with nothing else in between;
+  replacement ``tool/result``, with nothing else in between
+  (:mod:`compact.reports.prune_batches` folds them);
 * an **undo** is one ``compact/undo`` (the compaction it reversed gets ``undone_by``).
 
 Status of a compaction: ``done`` (``compact/end`` without error, after a summary),
@@ -17,10 +18,7 @@ mid-compaction, an inert crash orphan) and ``running`` (no end and no resume yet
 fold learns a bracket is an orphan only from a later ``session/resume``; a viewer that knows
 no process writes the log any more calls :meth:`TimelineFold.close` (``timeline(closed=True)``).
 
-A prune batch is ``running`` while an announced result still waits for its replacement,
-``done`` once every one has it, ``failed`` when something else follows first (the
-replacement append failed), and ``interrupted`` when only crash-repair closers and then
-``session/resume`` follow. Events without a ``compaction_id`` (legacy logs) are ignored, as
+Events without a ``compaction_id`` (legacy logs) are ignored, as
 are brackets that reference an id that never started: the fold never raises on what it reads.
 """
 
@@ -28,11 +26,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from agent.log.events import Event, SessionResume, SurfaceReplace, ToolResult, UserMessage
-from compact import records
-from compact.events import (
+from compact.contract.events import (
     CompactEnd,
     CompactProgress,
     CompactPrune,
@@ -40,17 +36,9 @@ from compact.events import (
     CompactSummary,
     CompactUndo,
 )
-from compact.records import MISSING_REPLACEMENT, MISSING_SUMMARY, PricedEvent, TimelineRecord
-
-
-@dataclass
-class _Batch:
-    """The prune batch being folded: its record index and the seqs awaiting a replacement."""
-
-    index: int
-    pending: set[int] = field(default_factory=set)
-    logged: set[int] = field(default_factory=set)
-    """Pending seqs whose replacement price the ``compact/prune`` recorded."""
+from compact.reports import records
+from compact.reports.prune_batches import PruneBatches
+from compact.reports.records import MISSING_SUMMARY, PricedEvent, TimelineRecord
 
 
 class TimelineFold:
@@ -63,18 +51,11 @@ class TimelineFold:
     """
 
     def __init__(self, price: PricedEvent | None = None) -> None:
-        self._price = price
         self._records: list[TimelineRecord] = []
         self._by_id: dict[str, int] = {}
         self._open: dict[str, int] = {}
         """Compactions without ``compact/end`` yet: id -> record index."""
-        self._batch: _Batch | None = None
-        self._by_start: dict[int, int] = {}
-        """Prune batches: the seq of their first ``compact/prune`` -> record index."""
-        self._suspect: int | None = None
-        """A batch just settled as failed (a replacement missing) that a crash repair could
-        still explain: if only repair closers follow and then ``session/resume``, the process
-        died mid-batch and the verdict becomes ``interrupted``."""
+        self._batches = PruneBatches(self._records, price)
 
     @property
     def records(self) -> list[TimelineRecord]:
@@ -88,13 +69,11 @@ class TimelineFold:
 
     def batch(self, start_seq: int) -> TimelineRecord | None:
         """The record of the prune batch whose first ``compact/prune`` is ``start_seq``."""
-        index = self._by_start.get(start_seq)
-        return None if index is None else self._records[index]
+        return self._batches.record(start_seq)
 
     def batch_open(self, start_seq: int) -> bool:
         """Whether the prune batch starting at ``start_seq`` may still grow."""
-        batch = self._batch
-        return batch is not None and self._records[batch.index].start_seq == start_seq
+        return self._batches.open(start_seq)
 
     def feed_all(self, events: Iterable[Event]) -> bool:
         """Feed several events; True when any of them changed the records."""
@@ -102,25 +81,9 @@ class TimelineFold:
 
     def feed(self, event: Event) -> bool:
         """Fold one event (the next in log order). True when the records changed."""
-        changed = False
-        if self._batch is not None and not self._continues_batch(event):
-            changed = self._close_batch(interrupted=isinstance(event, SessionResume))
-        if self._suspect is not None:
-            if isinstance(event, SessionResume):
-                old = self._records[self._suspect]
-                changed = (
-                    self._set(
-                        self._suspect, dataclasses.replace(old, status="interrupted", error=None)
-                    )
-                    or changed
-                )
-                self._suspect = None
-            elif not records.repair_closer(event):
-                self._suspect = None
-        if isinstance(event, CompactPrune):
-            return self._prune(event) or changed
-        if isinstance(event, ToolResult):
-            return self._prune_replacement(event) or changed
+        changed = self._batches.before(event)
+        if isinstance(event, (CompactPrune, ToolResult)):
+            return self._batches.feed(event) or changed
         if isinstance(event, CompactStart):
             return self._start(event) or changed
         if isinstance(event, CompactProgress):
@@ -140,18 +103,11 @@ class TimelineFold:
     def close(self) -> bool:
         """Declare the log finished (no process writes it any more): every bracket still
         open is a crash orphan and becomes ``interrupted``. True when records changed."""
-        changed = False
-        if self._batch is not None:
-            changed = self._close_batch(interrupted=True)
+        changed = self._batches.close()
         return self._orphan_all() or changed
 
-    # --- compactions --------------------------------------------------------------------------
-
     def _set(self, index: int, record: TimelineRecord) -> bool:
-        if self._records[index] == record:
-            return False
-        self._records[index] = record
-        return True
+        return records.put(self._records, index, record)
 
     def _start(self, event: CompactStart) -> bool:
         data = event.data
@@ -286,102 +242,6 @@ class TimelineFold:
             )
         self._open.clear()
         return changed
-
-    # --- prune batches ------------------------------------------------------------------------
-
-    def _continues_batch(self, event: Event) -> bool:
-        return isinstance(event, CompactPrune) or self._is_replacement(event)
-
-    def _is_replacement(self, event: Event) -> bool:
-        return (
-            self._batch is not None
-            and isinstance(event, ToolResult)
-            and isinstance(event.surface_op, SurfaceReplace)
-            and event.surface_op.start in self._batch.pending
-        )
-
-    def _prune(self, event: CompactPrune) -> bool:
-        data = event.data
-        shadowed = list(data.shadowed_seqs) or [data.shadowed_range.start]
-        if self._batch is None:
-            index = len(self._records)
-            self._records.append(
-                TimelineRecord(
-                    number=index + 1,
-                    kind="prune",
-                    compaction_id=None,
-                    trigger=data.trigger,
-                    status="running",
-                    started_at=event.time,
-                    ended_at=event.time,
-                    items_before=0,
-                    items_after=0,
-                    tokens_before=0,
-                    tokens_after=0 if self._price is not None else None,
-                    start_seq=event.seq,
-                )
-            )
-            self._batch = _Batch(index)
-            self._by_start[event.seq] = index
-        batch = self._batch
-        batch.pending.update(shadowed)
-        old = self._records[batch.index]
-        old.shadowed_seqs.extend(shadowed)  # one list for the batch's records: a copy each is n²
-        tokens_after = old.tokens_after
-        if data.replacement_tokens is not None:
-            batch.logged.update(shadowed)
-            tokens_after = (tokens_after or 0) + data.replacement_tokens
-        self._set(
-            batch.index,
-            dataclasses.replace(
-                old,
-                status="running",
-                ended_at=event.time,
-                items_before=old.items_before + len(shadowed),
-                tokens_before=old.tokens_before + data.shadowed_tokens,
-                tokens_after=tokens_after,
-            ),
-        )
-        return True
-
-    def _prune_replacement(self, event: ToolResult) -> bool:
-        if self._batch is None or not self._is_replacement(event):
-            return False
-        assert isinstance(event.surface_op, SurfaceReplace)
-        batch = self._batch
-        batch.pending.discard(event.surface_op.start)
-        old = self._records[batch.index]
-        tokens_after = old.tokens_after
-        logged = event.surface_op.start in batch.logged
-        if self._price is not None and tokens_after is not None and not logged:
-            tokens_after += self._price(event)
-        return self._set(
-            batch.index,
-            dataclasses.replace(
-                old,
-                # Done once every announced result has its replacement; a batch that closes
-                # with one missing is settled by _close_batch.
-                status="running" if batch.pending else "done",
-                ended_at=event.time,
-                items_after=old.items_after + 1,
-                tokens_after=tokens_after,
-                replacement_seq=event.seq,
-            ),
-        )
-
-    def _close_batch(self, *, interrupted: bool) -> bool:
-        batch = self._batch
-        assert batch is not None
-        self._batch = None
-        if not batch.pending:
-            return False
-        old = self._records[batch.index]
-        if interrupted:
-            return self._set(batch.index, dataclasses.replace(old, status="interrupted"))
-        self._suspect = batch.index
-        return self._set(
-            batch.index, dataclasses.replace(old, status="failed", error=MISSING_REPLACEMENT)
-        )
 
 
 def timeline(

@@ -6,7 +6,7 @@ client or the front ends."""
 from __future__ import annotations
 
 from agent.log.registry import EventRegistry
-from compact.events import register_events
+from compact.contract.events import register_events
 
 
 def build_registry() -> EventRegistry:
