@@ -19,12 +19,14 @@ from tools.modes import SANDBOX_MODES as SANDBOX_MODES
 from tools.modes import ApprovalDecision as ApprovalDecision
 from tools.modes import ApprovalPolicy as ApprovalPolicy
 from tools.modes import SandboxMode as SandboxMode
+from tools.proposed_edit import ProposedEdit
 
 if TYPE_CHECKING:
     from tools.snapshots.changes import Recorded
 
-Approver = Callable[[str], Awaitable[ApprovalDecision]]
-"""Front-end callback asked to approve a command; called with the full command text."""
+Approver = Callable[[str | ProposedEdit], Awaitable[ApprovalDecision]]
+"""Front-end callback asked to approve a command (called with the full command text) or an
+edit (called with the diff of exactly what will be written)."""
 
 
 @dataclass(frozen=True)
