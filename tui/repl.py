@@ -139,7 +139,7 @@ class PlainRepl:
             self._prunes.add(item.seq)
         elif isinstance(item, ToolRun):
             if change.new:
-                self.show_command(item.command, indent="")
+                self._show_call(item)
             if item.result is not None and not item.pruned:
                 self._tool_result(item.result)
         elif isinstance(item, Answer):
@@ -167,7 +167,7 @@ class PlainRepl:
             if isinstance(item, Prompt):
                 self.say(f"› {first_line(item.text, 200)}")
             elif isinstance(item, ToolRun):
-                self.show_command(item.command, indent="")
+                self._show_call(item)
                 if item.result is not None and not item.pruned:
                     self._tool_result(item.result)
             elif isinstance(item, Answer):
@@ -178,9 +178,21 @@ class PlainRepl:
                     self.say(f"  … ({len(lines) - RECAP_ANSWER_LINES} more lines)")
         self.say("── end of the earlier entries ──")
 
+    def _show_call(self, item: ToolRun) -> None:
+        """``$ command`` for a bash call, ``edit app.py`` for another tool's."""
+        if item.name == "bash":
+            self.show_command(item.command, indent="")
+        else:
+            self.say(f"{item.name} {first_line(item.command, 200)}")
+
     def _tool_result(self, data: ToolResultData) -> None:
         if data.is_error and data.exit_code is None:
             self.say(f"  ! {first_line(data.content, 160)}")
+            return
+        if data.exit_code is None:  # a tool that runs no command (edit): its first line
+            self.say(f"  {first_line(data.content, 160)}")
+            for line in plain_lines(data.files):
+                self.say(line)
             return
         took = f" · {fmt_duration(data.duration_s)}" if data.duration_s is not None else ""
         self.say(f"  exit {data.exit_code}{took} · {plural(output_lines(data.content), 'line')}")

@@ -39,6 +39,7 @@ from compact.recall import moved_note, rebuild_missing
 from compact.registry import build_registry
 from tools.base import ApprovalPolicy, Approver
 from tools.bash import BashTool
+from tools.edit import EditTool
 from tools.sandbox import (
     Availability,
     SandboxChoice,
@@ -327,7 +328,7 @@ def _build(
         session,
         model,
         provider.model,
-        [bash],
+        [bash, EditTool(workspace=work_dir, gate=bash)],
         settings=LoopSettings(
             max_steps=settings.max_steps,
             max_output_tokens=settings.max_output_tokens,
