@@ -40,6 +40,7 @@ from tui.line_input import (
     stream_reader,
     typed_ahead,
 )
+from tui.plain_edit import diff_rows
 from tui.runtime import Runtime
 from tui.terminal_state import LEAVE_PROMPT, owning_sigint, restore_terminal, terminal_state
 from tui.text import clean, command_lines, first_line, resume_hint
@@ -241,6 +242,15 @@ class PlainRepl:
         """Every line of ``command``, written out (:func:`tui.text.command_lines`)."""
         for line in command_lines(command, indent):
             self.say(line)
+
+    def say_diff(self, diff: str) -> None:
+        """An edit's diff, every line, coloured on a terminal (:mod:`tui.plain_edit`)."""
+        try:
+            rows = diff_rows(diff, colour=self.out.isatty())
+            self.out.write("".join(f"  {row}\n" for row in rows))
+            self.out.flush()
+        except (OSError, ValueError):
+            pass
 
     async def run(self) -> int:
         """Read and handle lines until ``/quit`` or the end of input; returns the exit code."""
