@@ -75,9 +75,10 @@ def parse_edit(arguments: dict[str, Any]) -> EditCall | str:
     return call
 
 
-def edit_path_of(arguments: str) -> str | None:
-    """The ``path`` of an edit call's raw JSON arguments; None when the arguments are not
-    JSON or name no path. For showing a call (a card's title, a line of the REPL)."""
+def path_of(arguments: str) -> str | None:
+    """The ``path`` of a call's raw JSON arguments (an edit's file); None when the arguments
+    are not JSON or name no path. For showing a call (a card's title, a line of the REPL, a
+    checkpoint's files)."""
     try:
         args = json.loads(arguments or "{}")
     except (ValueError, RecursionError):

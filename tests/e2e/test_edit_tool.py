@@ -142,3 +142,33 @@ def test_plain_asks_with_the_coloured_diff_on_a_terminal(
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
     assert (workdir / "app.py").read_text() == "x = 1\ny = 3\n"
+
+
+def test_the_checkpoint_names_the_edited_file(
+    run_cli: Run, openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
+) -> None:
+    """An edit is compacted like any tool result: with the summarizer failing, the
+    model-free checkpoint's files section names the edited file (one with no extension its
+    text would show), and its work section the call."""
+    (workdir / "Makefile").write_text("all:\n\techo old\n")
+    openai_server.push(
+        {"tool_calls": [{"name": "edit", "arguments": {
+            "path": "Makefile", "old_string": "echo old", "new_string": "echo new"}}]},
+        {"text": "done"},
+    )  # fmt: skip
+    openai_server.summarize = True
+    openai_server.summary_status = 400  # every summary fails: the model-free one lands
+    window = ("--context-window", "3000")
+    headless(run_cli, openai_server, "--approve", "auto", *window)
+    for n in range(3):  # later turns fill the window: the edit's turn is compacted
+        openai_server.push({"text": f"Answer {n}.", "words": 600})
+        headless(run_cli, openai_server, "--continue", *window)
+    [log] = session_files(cli_env)
+    checkpoint = [
+        e["data"]["content"]
+        for e in log_events(log)
+        if e["type"] == "user/message" and e["data"].get("source") == "compact"
+    ][-1]
+    files = checkpoint.split("## Files and code", 1)[1].split("##", 1)[0]
+    assert "Makefile" in files, checkpoint
+    assert "`edit Makefile`" in checkpoint

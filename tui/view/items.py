@@ -16,7 +16,7 @@ from agent.log.events import ToolResultData, TurnEndReason
 from compact.records import TimelineRecord
 from tools.bash import NOT_RUN
 from tools.bash_call import command_of
-from tools.edit_call import edit_path_of
+from tools.edit_call import path_of
 from tui.text import raw_command
 
 
@@ -106,7 +106,7 @@ class ToolRun:
         raw arguments."""
         if self.name == "bash":
             return raw_command(self.arguments)
-        if self.name == "edit" and (path := edit_path_of(self.arguments)) is not None:
+        if self.name == "edit" and (path := path_of(self.arguments)) is not None:
             return path
         return self.arguments
 
