@@ -82,7 +82,10 @@ class ModalApprover:
                 main.show_status()
         if decision == "always":
             after = f" The next ones run {runtime.bash.sandbox.describe('auto')}."
-            await main.transcript.add_notice(ALWAYS_NOTICE + after, "warning")
+            said = ALWAYS_NOTICE
+            if isinstance(command, ProposedEdit):  # one policy: commands follow it too
+                said = said.replace("commands run", "commands and edits run")
+            await main.transcript.add_notice(said + after, "warning")
         return decision
 
     def type_ahead(self, text: str) -> None:

@@ -6,11 +6,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual.content import Content
+
 from agent.log.events import ToolResult
 from tests.openai_server import OpenAIServer
 from tests.tui.conftest import UI
 from tests.tui.test_app_approval import Clock
+from tui.screens.choice import ChoiceScreen
+from tui.screens.diff import DiffScreen
 from tui.screens.edit_approval import EditApprovalScreen
+from tui.screens.rewind import RewindScreen
 from tui.widgets.card_files import CardFiles
 from tui.widgets.diff_view import DiffView
 from tui.widgets.tool_card import ToolCard
@@ -66,7 +71,27 @@ async def test_the_dialog_shows_the_coloured_diff_and_the_card_what_changed(
         assert card._border_title is not None and card._border_title.plain == "edit app.py"
         files = card.query_one(CardFiles)
         assert files.render().plain == "1 file changed +1 −1 · diff"
-        assert "no exit code" not in card._outcome().plain
+        assert card._outcome().plain.startswith("done")
+        files.focus()
+        await pilot.pause()
+        await pilot.press("enter")  # the card's diff: the diff screen, as for a command
+        await ui.until(pilot, lambda: isinstance(app.screen, DiffScreen))
+        view = app.screen.query_one(DiffView)
+        await ui.until(pilot, lambda: bool(view.parts))
+        assert "-y = 2\n+y = 3" in Content("\n").join(list(view.rows())).plain
+        await pilot.press("escape")
+        await ui.until(pilot, lambda: not isinstance(app.screen, DiffScreen))
+        # /rewind to before the prompt, conversation and files: the edit is undone.
+        parent = app.runtime.session.id
+        await ui.type(pilot, "/rewind")
+        await ui.until(pilot, lambda: isinstance(app.screen, RewindScreen))
+        await pilot.press("enter")
+        await ui.until(pilot, lambda: isinstance(app.screen, ChoiceScreen))
+        await pilot.press("down", "enter")
+        await ui.until(pilot, lambda: app.runtime.session.id != parent)
+        await ui.settle(pilot)
+        await ui.until(pilot, lambda: app.status.activity == "idle")
+        assert (workdir / "app.py").read_text() == "x = 1\ny = 2\n"
 
 
 async def test_denied_in_the_dialog_nothing_is_written(
