@@ -29,14 +29,11 @@ from tools.base import (
     ToolNotStarted,
     ToolOutput,
 )
-from tools.edit_call import EditCall, edit_schema, parse_edit
+from tools.edit_call import NOT_MADE, EditCall, edit_schema, parse_edit
 from tools.edit_files import MAX_BYTES, EditRefused, Place, place, read, text_of, write
 from tools.edit_text import Replaced, account, proposal, replace
 from tools.proposed_edit import ProposedEdit
 from tools.snapshots.recording import Recorder
-
-NOT_MADE = "Edit not made"
-"""How the output of an edit the approval policy or the sandbox stopped begins."""
 
 
 class Gate(Protocol):

@@ -8,6 +8,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+NOT_MADE = "Edit not made"
+"""How the output of an edit the approval policy or the sandbox stopped begins."""
+
 
 def edit_schema(name: str, *, max_bytes: int) -> dict[str, Any]:
     """The OpenAI Chat Completions tool entry for the edit tool."""

@@ -93,6 +93,7 @@ def test_read_only_sandbox_and_deny_policy_refuse_the_edit(
     denied = headless(run_cli, openai_server)  # -p asks no one: deny unless told
     [result] = tool_results(denied)
     assert result["is_error"] and "denies all commands and edits" in result["content"]
+    assert "an edit was not made because headless mode denies" in denied.stderr
     ask_for_edit(openai_server)
     sandbox = subprocess.run(["bwrap", "--version"], capture_output=True).returncode == 0
     if sandbox:

@@ -16,7 +16,7 @@ from agent.log.events import ToolResultData, TurnEndReason
 from compact.records import TimelineRecord
 from tools.bash import NOT_RUN
 from tools.bash_call import command_of
-from tools.edit_call import path_of
+from tools.edit_call import NOT_MADE, path_of
 from tui.text import raw_command
 
 
@@ -120,7 +120,7 @@ class ToolRun:
         return (
             self.result is not None
             and self.result.is_error
-            and (self.result.content.startswith(NOT_RUN))
+            and (self.result.content.startswith((NOT_RUN, NOT_MADE)))
         )
 
     @property
