@@ -13,6 +13,8 @@ LISTED_MATCHES = 20
 """Line numbers named when ``old_string`` is found several times."""
 NEAREST_FROM_LINES = 5_000
 """Files longer than this get no "nearest line" hint (comparing every line costs too much)."""
+NEAREST_LONGEST = 1_000
+"""Longer lines are not compared (a minified file's one line)."""
 NEAREST_RATIO = 0.6
 CONTEXT_LINES = 2
 """Unchanged lines shown around a change in the result."""
@@ -79,6 +81,8 @@ def _nearest(text: str, old: str) -> str:
     matcher = difflib.SequenceMatcher(autojunk=False)
     matcher.set_seq2(wanted)
     for number, line in enumerate(lines, 1):
+        if len(line) > NEAREST_LONGEST:
+            continue  # comparing it costs its length times the wanted line's
         matcher.set_seq1(line.strip())
         if matcher.real_quick_ratio() > best_ratio and matcher.quick_ratio() > best_ratio:
             ratio = matcher.ratio()
