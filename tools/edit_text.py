@@ -129,6 +129,7 @@ def account(path: str, before: str | None, after: str, count: int) -> str:
     added = sum(j2 - j1 for j1, j2, _ in spans)
     removed = sum(gone for _, _, gone in spans)
     where = ", ".join(_span(j1, j2) for j1, j2, _ in spans[:LISTED_MATCHES])
+    where += ", …" if len(spans) > LISTED_MATCHES else ""
     places = f"{count} replacements; " if count > 1 else ""
     head = f"Edited {path}: {places}{_lines_word(spans)} {where} (+{added} −{removed})."
     return "\n".join([head, *_context(new, spans)])
@@ -147,11 +148,14 @@ def _span(j1: int, j2: int) -> str:
 
 def _context(new: list[str], spans: list[tuple[int, int, int]]) -> list[str]:
     """The new file's lines around the changes, numbered, at most :data:`SHOWN_LINES`."""
-    shown: list[int] = []
+    wanted: set[int] = set()
     for j1, j2, _ in spans:
-        for n in range(max(0, j1 - CONTEXT_LINES), min(len(new), max(j2, j1 + 1) + CONTEXT_LINES)):
-            if n not in shown:
-                shown.append(n)
+        wanted.update(
+            range(max(0, j1 - CONTEXT_LINES), min(len(new), max(j2, j1 + 1) + CONTEXT_LINES))
+        )
+        if len(wanted) > SHOWN_LINES:
+            break  # the rest would not be shown
+    shown = sorted(wanted)
     out: list[str] = []
     width = len(str(max(shown, default=0) + 1))
     last = None
