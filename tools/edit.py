@@ -96,7 +96,6 @@ class EditTool:
             ToolNotStarted: cancelled while the person was being asked (nothing written).
             Exception: whatever the approver raises (a front-end bug) propagates.
         """
-        started = time.monotonic()
         call = parse_edit(arguments)
         if isinstance(call, str):
             return _error(call)
@@ -118,8 +117,7 @@ class EditTool:
         approval: ApprovalDecision | None = None
         if asked:
             approval = "always" if self.gate.policy == "auto" else "once"
-        duration = time.monotonic() - started
-        return dataclasses.replace(output, approval=approval, duration_s=duration)
+        return dataclasses.replace(output, approval=approval)
 
     def _policy_refusal(self, mode: SandboxMode) -> ToolOutput | None:
         if mode == "read-only":
@@ -185,13 +183,15 @@ class EditTool:
         """Write between the snapshots before and after (as around a command)."""
         recorder = self.gate.snapshots
         before = None if recorder is None else await recorder.before(mode)
+        started = time.monotonic()
         try:
             await asyncio.to_thread(write, planned.where, planned.before, planned.new)
         except EditRefused as exc:
             output = _error(str(exc))
         else:
             text = None if planned.before is None else planned.before.decode("utf-8")
-            output = ToolOutput(account(planned.where.shown, text, planned.after, planned.count))
+            said = account(planned.where.shown, text, planned.after, planned.count)
+            output = ToolOutput(said, duration_s=time.monotonic() - started)
         if recorder is not None:
             output = dataclasses.replace(output, files=await recorder.after(before))
         return output
