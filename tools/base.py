@@ -19,7 +19,7 @@ from tools.modes import SANDBOX_MODES as SANDBOX_MODES
 from tools.modes import ApprovalDecision as ApprovalDecision
 from tools.modes import ApprovalPolicy as ApprovalPolicy
 from tools.modes import SandboxMode as SandboxMode
-from tools.proposed_edit import ProposedEdit
+from tools.proposed_edit import ProposedEdit as ProposedEdit
 
 if TYPE_CHECKING:
     from tools.snapshots.changes import Recorded
