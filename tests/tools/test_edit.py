@@ -225,3 +225,30 @@ def test_proposal_of_a_new_file() -> None:
     assert made.creates and made.added == 2
     assert made.diff.startswith("diff --git a/n.txt b/n.txt\nnew file mode 100644\n--- /dev/null\n")
     assert "+a\n+b\n" in made.diff
+
+
+async def test_a_hard_link_to_a_file_outside_is_not_written_through(
+    work: Path, tmp_path: Path
+) -> None:
+    """The edit writes a new file and renames it over the name: a hard link planted in the
+    workspace to a file outside it leaves that file as it was."""
+    outside = tmp_path / "secret.txt"
+    outside.write_text("token = 1\n")
+    os.link(outside, work / "linked.txt")
+    out = await edit(make(work, tmp_path), "linked.txt", "token = 1", "token = 2")
+    assert not out.is_error, out.content
+    assert outside.read_text() == "token = 1\n"
+    assert (work / "linked.txt").read_text() == "token = 2\n"
+
+
+async def test_a_file_that_appeared_while_asking_is_not_overwritten(
+    work: Path, tmp_path: Path
+) -> None:
+    async def plant(asked: str | ProposedEdit) -> ApprovalDecision:
+        assert isinstance(asked, ProposedEdit) and asked.creates
+        (work / "new.txt").write_text("planted\n")
+        return "once"
+
+    out = await edit(make(work, tmp_path, policy="ask", approver=plant), "new.txt", "", "mine\n")
+    assert out.is_error and "appeared since the diff was shown" in out.content
+    assert (work / "new.txt").read_text() == "planted\n"
