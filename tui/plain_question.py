@@ -15,6 +15,7 @@ import asyncio
 from typing import Protocol
 
 from agent.formatting import plural
+from agent.redaction import redact
 from agent.turns import TurnResult
 from tools.base import ApprovalDecision, ProposedEdit
 from tui.line_input import Ahead, ReadInterrupted, ReadLine, TypedAhead
@@ -56,7 +57,7 @@ async def ask(terminal: Terminal, command: str | ProposedEdit) -> ApprovalDecisi
     jail = runtime.sandbox_words
     if isinstance(command, ProposedEdit):
         terminal.say(f"Apply this edit? {command.summary}")
-        terminal.say_diff(command.diff)
+        terminal.say_diff(redact(command.diff))  # a key in the file shows as ***, as on /diff
     else:
         shape = command_shape(command)
         terminal.say(f"Run this command, {jail}?" + (f"  ({shape})" if shape else ""))

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.content import Content
 
 from agent.log.events import ToolResult
+from tests.e2e.test_diff_secrets import KEY
 from tests.openai_server import OpenAIServer
 from tests.tui.conftest import UI
 from tests.tui.test_app_approval import Clock
@@ -108,3 +110,37 @@ async def test_denied_in_the_dialog_nothing_is_written(
         assert results(app)[0].data.is_error
         assert "declined" in results(app)[0].data.content
         assert (workdir / "app.py").read_text() == "x = 1\ny = 2\n"
+
+
+async def test_the_dialog_masks_the_key_the_file_holds(
+    ui: UI, openai_server: OpenAIServer, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file being edited holds the session's key (a .env): the diff in the dialog shows
+    it masked, as the diff screen would; the file keeps its bytes."""
+    monkeypatch.setenv("EDIT_DIALOG_KEY", KEY)
+    (workdir / "settings.env").write_text(f"token={KEY}\ndebug=0\n")
+    arguments = {"path": "settings.env", "old_string": "debug=0", "new_string": "debug=1"}
+    openai_server.push({"tool_calls": [{"name": "edit", "arguments": arguments}]})
+    openai_server.push({"text": "done"})
+    runtime = ui.runtime(
+        base_url=openai_server.base_url,
+        model="m",
+        demo=False,
+        approve="ask",
+        api_key_env="EDIT_DIALOG_KEY",
+    )
+    app = ui.app(runtime)
+    clock = app.approval_clock = Clock()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.type(pilot, "turn debug on")
+        await ui.until(pilot, lambda: isinstance(app.screen, EditApprovalScreen))
+        shown = "\n".join(row.plain for row in app.screen.query_one(DiffView).rows())
+        assert " token=***" in shown and KEY not in shown, shown
+        assert KEY not in app.export_screenshot()
+        clock.pause()
+        await ui.until(pilot, lambda: app.screen.armed)
+        await pilot.press("y")
+        clock.pause()
+        await ui.until(pilot, lambda: len(results(app)) == 1)
+        await ui.settle(pilot)
+    assert (workdir / "settings.env").read_text() == f"token={KEY}\ndebug=1\n"

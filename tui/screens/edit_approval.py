@@ -1,8 +1,8 @@
 """The approval modal for an ``edit`` in ``ask`` mode: the unified diff of exactly what will be
-written, coloured as the diff screen colours a patch (:mod:`tui.diff_style`, drawn by
-:class:`~tui.widgets.diff_view.DiffView`, so a diff of any length costs what a screen of it
-does). Answered as a command's approval is (:mod:`tui.screens.approval`): the same keys, the
-same quiet moment, Esc denies."""
+written, every secret in it masked as the diff screen masks it, coloured as the diff screen
+colours a patch (:mod:`tui.diff_style`, drawn by :class:`~tui.widgets.diff_view.DiffView`,
+so a diff of any length costs what a screen of it does). Answered as a command's approval
+is (:mod:`tui.screens.approval`): the same keys, the same quiet moment, Esc denies."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from textual.app import ComposeResult
 from textual.content import Content
 from textual.widgets import Static
 
+from agent.redaction import redact
 from tools.proposed_edit import ProposedEdit
 from tui.diff_style import split_files
 from tui.screens.approval import ApprovalScreen, Clock, Forward
@@ -50,7 +51,7 @@ class EditApprovalScreen(ApprovalScreen):
         yield Static(Content.styled(said, "$text-muted"), classes="where")
         view = DiffView(id="edit-diff")
         view.add_class("diff-box")
-        parts = split_files(edit.diff)
+        parts = split_files(redact(edit.diff))  # a key in the file shows as ***, as on /diff
         for part in parts:
             part.shown = len(part.lines)  # every line: what is approved is all of it
         view.show(parts)
