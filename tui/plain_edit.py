@@ -4,6 +4,8 @@ one terminal filter, coloured on a terminal by the rules the diff screen colours
 
 from __future__ import annotations
 
+from typing import TextIO
+
 from tui.diff_style import STYLES
 from tui.text import clean
 
@@ -25,3 +27,14 @@ def diff_rows(diff: str, *, colour: bool) -> list[str]:
         code = SGR.get(style) if colour else None
         rows.append(f"\x1b[{code}m{line}\x1b[0m" if code else line)
     return rows
+
+
+def write_diff(out: TextIO, diff: str) -> None:
+    """Every row of ``diff`` on ``out``, indented, coloured when ``out`` is a terminal; a
+    terminal that is gone is no error (as :meth:`tui.repl.PlainRepl.say`)."""
+    try:
+        rows = diff_rows(diff, colour=out.isatty())
+        out.write("".join(f"  {row}\n" for row in rows))
+        out.flush()
+    except (OSError, ValueError):
+        pass

@@ -18,14 +18,12 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from agent.formatting import fmt_duration, plural
-from agent.log.events import Event, ToolResultData
+from agent.log.events import Event
 from agent.loop_settings import cut_text
 from agent.replies import Notice, StreamEvent, ToolOutputDelta
 from agent.turns import TurnCancelled, TurnResult
 from compact.contract import CompactNotice
 from compact.wording import compaction_news, describe, progress_text, start_line
-from tools.footer import output_lines
 from tui import plain_question
 from tui.command_registry import COMMANDS
 from tui.commands import parse_slash, run
@@ -40,12 +38,12 @@ from tui.line_input import (
     stream_reader,
     typed_ahead,
 )
-from tui.plain_edit import diff_rows
+from tui.plain_calls import call_lines, result_lines
+from tui.plain_edit import write_diff
 from tui.runtime import Runtime
 from tui.terminal_state import LEAVE_PROMPT, owning_sigint, restore_terminal, terminal_state
 from tui.text import clean, command_lines, first_line, resume_hint
 from tui.view import items as view_items
-from tui.view.changes import plain_lines
 from tui.view.fold import Change, LogView
 from tui.view.items import Answer, CommandOutcome, Prompt, RetryPlanned, ToolRun, TurnClosed
 from tui.view.workspace import RecordLines
@@ -139,10 +137,11 @@ class PlainRepl:
         if isinstance(item, view_items.PruneBatch) and change.new:
             self._prunes.add(item.seq)
         elif isinstance(item, ToolRun):
-            if change.new:
-                self._show_call(item)
+            lines = call_lines(item) if change.new else []
             if item.result is not None and not item.pruned:
-                self._tool_result(item.result)
+                lines += result_lines(item.result)
+            for line in lines:
+                self.say(line)
         elif isinstance(item, Answer):
             if item.text.strip():
                 self.say(clean(item.text).rstrip())
@@ -168,9 +167,11 @@ class PlainRepl:
             if isinstance(item, Prompt):
                 self.say(f"› {first_line(item.text, 200)}")
             elif isinstance(item, ToolRun):
-                self._show_call(item)
+                shown = call_lines(item)
                 if item.result is not None and not item.pruned:
-                    self._tool_result(item.result)
+                    shown += result_lines(item.result)
+                for line in shown:
+                    self.say(line)
             elif isinstance(item, Answer):
                 lines = clean(item.text).rstrip().splitlines()
                 for line in lines[:RECAP_ANSWER_LINES]:
@@ -178,27 +179,6 @@ class PlainRepl:
                 if len(lines) > RECAP_ANSWER_LINES:
                     self.say(f"  … ({len(lines) - RECAP_ANSWER_LINES} more lines)")
         self.say("── end of the earlier entries ──")
-
-    def _show_call(self, item: ToolRun) -> None:
-        """``$ command`` for a bash call, ``edit app.py`` for another tool's."""
-        if item.name == "bash":
-            self.show_command(item.command, indent="")
-        else:
-            self.say(f"{item.name} {first_line(item.command, 200)}")
-
-    def _tool_result(self, data: ToolResultData) -> None:
-        if data.is_error and data.exit_code is None:
-            self.say(f"  ! {first_line(data.content, 160)}")
-            return
-        if data.exit_code is None:  # a tool that runs no command (edit): its first line
-            self.say(f"  {first_line(data.content, 160)}")
-            for line in plain_lines(data.files):
-                self.say(line)
-            return
-        took = f" · {fmt_duration(data.duration_s)}" if data.duration_s is not None else ""
-        self.say(f"  exit {data.exit_code}{took} · {plural(output_lines(data.content), 'line')}")
-        for line in plain_lines(data.files):
-            self.say(line)
 
     def _on_notice(self, notice: CompactNotice) -> None:
         self.say(f"! {notice.text}")
@@ -245,12 +225,7 @@ class PlainRepl:
 
     def say_diff(self, diff: str) -> None:
         """An edit's diff, every line, coloured on a terminal (:mod:`tui.plain_edit`)."""
-        try:
-            rows = diff_rows(diff, colour=self.out.isatty())
-            self.out.write("".join(f"  {row}\n" for row in rows))
-            self.out.flush()
-        except (OSError, ValueError):
-            pass
+        write_diff(self.out, diff)
 
     async def run(self) -> int:
         """Read and handle lines until ``/quit`` or the end of input; returns the exit code."""
