@@ -13,7 +13,7 @@ from pathlib import Path
 from agent.log.events import SurfaceReplace, ToolResult
 from agent.log.session import Session
 from tools.bash_call import command_of
-from tools.edit_call import path_of
+from tools.edit.call import path_of
 
 TRIM_MARK = "characters trimmed to save context"
 """The words inside a trimmed result's marker."""

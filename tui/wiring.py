@@ -39,7 +39,7 @@ from compact.recall import moved_note, rebuild_missing
 from compact.registry import build_registry
 from tools.base import ApprovalPolicy, Approver
 from tools.bash import BashTool
-from tools.edit import EditTool
+from tools.edit.tool import EditTool
 from tools.sandbox import (
     Availability,
     SandboxChoice,

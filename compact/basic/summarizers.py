@@ -35,7 +35,7 @@ from compact.checkpoint import Call, Summary, SummaryJob, SummaryRejected, check
 from compact.originals import command_text
 from compact.policy import MIN_SUMMARY_TOKENS
 from tools import footer
-from tools.edit_call import path_of
+from tools.edit.call import path_of
 
 
 class ModelSummarizer:

@@ -12,8 +12,8 @@ import pytest
 
 from tools.base import ApprovalDecision, ProposedEdit
 from tools.bash import BashTool
-from tools.edit import EditTool
-from tools.edit_text import proposal
+from tools.edit.text import proposal
+from tools.edit.tool import EditTool
 
 
 @pytest.fixture

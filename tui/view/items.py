@@ -16,7 +16,7 @@ from agent.log.events import ToolResultData, TurnEndReason
 from compact.records import TimelineRecord
 from tools.bash import NOT_RUN
 from tools.bash_call import command_of
-from tools.edit_call import NOT_MADE, path_of
+from tools.edit.call import NOT_MADE, path_of
 from tui.text import raw_command
 
 

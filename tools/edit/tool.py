@@ -8,7 +8,7 @@ refuses. The bytes written are the ones the diff was made from: when the file ch
 between the question and the write, nothing is written and the model is told so.
 
 Snapshots are taken before and after a written edit as around a command, so the card, the
-diff, rewind and export see it. All file work is :mod:`tools.edit_files`' (descriptor-based,
+diff, rewind and export see it. All file work is :mod:`tools.edit.files`' (descriptor-based,
 no link followed, nothing outside the workspace).
 """
 
@@ -29,10 +29,10 @@ from tools.base import (
     ToolNotStarted,
     ToolOutput,
 )
-from tools.edit_call import NOT_MADE, EditCall, edit_schema, parse_edit
-from tools.edit_files import MAX_BYTES, EditRefused, Place, place, read, text_of, write
-from tools.edit_text import Replaced, account, proposal, replace
-from tools.proposed_edit import ProposedEdit
+from tools.edit.call import NOT_MADE, EditCall, edit_schema, parse_edit
+from tools.edit.files import MAX_BYTES, EditRefused, Place, place, read, text_of, write
+from tools.edit.proposal import ProposedEdit
+from tools.edit.text import Replaced, account, proposal, replace
 from tools.snapshots.recording import Recorder
 
 
@@ -62,7 +62,7 @@ class _Planned:
 
 
 class EditTool:
-    """The ``edit`` tool (see the module docstring and :func:`tools.edit_call.edit_schema`).
+    """The ``edit`` tool (see the module docstring and :func:`tools.edit.call.edit_schema`).
 
     Args:
         workspace: The session's working directory: paths are relative to it, and nothing

@@ -1,13 +1,13 @@
 """The edit tool's text work, on strings only: where ``old_string`` is, the new text, the
 unified diff shown for approval, and the short account the model gets back. Nothing here
-touches a file (:mod:`tools.edit_files` does)."""
+touches a file (:mod:`tools.edit.files` does)."""
 
 from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
 
-from tools.proposed_edit import ProposedEdit
+from tools.edit.proposal import ProposedEdit
 
 LISTED_MATCHES = 20
 """Line numbers named when ``old_string`` is found several times."""
