@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from tools.edit.proposal import ProposedEdit as ProposedEdit
 from tools.modes import POLICIES as POLICIES
 from tools.modes import SANDBOX_MODES as SANDBOX_MODES
 from tools.modes import ApprovalDecision as ApprovalDecision
@@ -23,8 +24,9 @@ from tools.modes import SandboxMode as SandboxMode
 if TYPE_CHECKING:
     from tools.snapshots.changes import Recorded
 
-Approver = Callable[[str], Awaitable[ApprovalDecision]]
-"""Front-end callback asked to approve a command; called with the full command text."""
+Approver = Callable[[str | ProposedEdit], Awaitable[ApprovalDecision]]
+"""Front-end callback asked to approve a command (called with the full command text) or an
+edit (called with the diff of exactly what will be written)."""
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import time
 
-from tools.base import ApprovalDecision
+from tools.base import ApprovalDecision, ProposedEdit
 from tui.screens.approval import QUIET_S, ApprovalScreen, Clock
+from tui.screens.edit_approval import EditApprovalScreen
 from tui.screens.main import MainScreen
 
 ALWAYS_NOTICE = (
@@ -32,8 +33,9 @@ class ModalApprover:
         self.clock: Clock = time.monotonic
         """The dialog's time (tests set it rather than wait)."""
 
-    async def __call__(self, command: str) -> ApprovalDecision:
-        """Ask in a modal; the turn waits for the answer (deny when the app goes away)."""
+    async def __call__(self, command: str | ProposedEdit) -> ApprovalDecision:
+        """Ask in a modal (an edit's shows its diff); the turn waits for the answer (deny
+        when the app goes away)."""
         main = self.screen
         runtime = main.runtime
         assert runtime is not None  # a turn runs only on a session that is shown
@@ -43,18 +45,28 @@ class ModalApprover:
             if not future.done():
                 future.set_result(decision or "deny")
 
-        screen = ApprovalScreen(
-            command,
-            cwd=str(runtime.bash.cwd),
-            forward=self.type_ahead,
-            quiet_s=self.quiet_s,
-            sandbox=runtime.sandbox_words,
-            clock=self.clock,
-        )
+        screen: ApprovalScreen
+        if isinstance(command, ProposedEdit):
+            screen = EditApprovalScreen(
+                command,
+                cwd=runtime.session.cwd,
+                forward=self.type_ahead,
+                quiet_s=self.quiet_s,
+                clock=self.clock,
+            )
+        else:
+            screen = ApprovalScreen(
+                command,
+                cwd=str(runtime.bash.cwd),
+                forward=self.type_ahead,
+                quiet_s=self.quiet_s,
+                sandbox=runtime.sandbox_words,
+                clock=self.clock,
+            )
         main.approving = True
         for card in main.transcript.running_cards():
             card.awaiting_approval = True
-        main.fold.asking(command)
+        main.fold.asking(command.summary if isinstance(command, ProposedEdit) else command)
         main.show_status()
         await main.app.push_screen(screen, callback=answered)
         try:
@@ -70,7 +82,10 @@ class ModalApprover:
                 main.show_status()
         if decision == "always":
             after = f" The next ones run {runtime.bash.sandbox.describe('auto')}."
-            await main.transcript.add_notice(ALWAYS_NOTICE + after, "warning")
+            said = ALWAYS_NOTICE
+            if isinstance(command, ProposedEdit):  # one policy: commands follow it too
+                said = said.replace("commands run", "commands and edits run")
+            await main.transcript.add_notice(said + after, "warning")
         return decision
 
     def type_ahead(self, text: str) -> None:

@@ -25,6 +25,10 @@ DENIED_HINT = (
     "reefline: a bash command was not run because headless mode denies commands by default; "
     "allow them with --approve auto"
 )
+EDIT_DENIED_HINT = (
+    "reefline: an edit was not made because headless mode denies commands and edits by "
+    "default; allow them with --approve auto"
+)
 
 
 class EventPrinter:
@@ -111,7 +115,7 @@ class EventPrinter:
             and self.runtime.bash.policy == "deny"
         ):
             self._denied_told = True
-            self.say(DENIED_HINT)
+            self.say(EDIT_DENIED_HINT if item.name == "edit" else DENIED_HINT)
 
     def _compaction(self, event: Event) -> None:
         """A compaction starting, each of its summarizer calls, and how it ended."""

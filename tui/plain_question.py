@@ -15,8 +15,9 @@ import asyncio
 from typing import Protocol
 
 from agent.formatting import plural
+from agent.redaction import redact
 from agent.turns import TurnResult
-from tools.base import ApprovalDecision
+from tools.base import ApprovalDecision, ProposedEdit
 from tui.line_input import Ahead, ReadInterrupted, ReadLine, TypedAhead
 from tui.runtime import Runtime
 from tui.text import command_shape
@@ -46,14 +47,21 @@ class Terminal(Protocol):
 
     def show_command(self, command: str, indent: str = "  ") -> None: ...
 
+    def say_diff(self, diff: str) -> None: ...
 
-async def ask(terminal: Terminal, command: str) -> ApprovalDecision:
-    """Ask about ``command`` on ``terminal``; see the module docstring."""
+
+async def ask(terminal: Terminal, command: str | ProposedEdit) -> ApprovalDecision:
+    """Ask about ``command`` (or an edit, shown as its diff) on ``terminal``; see the module
+    docstring."""
     runtime = terminal.runtime
-    shape = command_shape(command)
     jail = runtime.sandbox_words
-    terminal.say(f"Run this command, {jail}?" + (f"  ({shape})" if shape else ""))
-    terminal.show_command(command)
+    if isinstance(command, ProposedEdit):
+        terminal.say(f"Apply this edit? {command.summary}")
+        terminal.say_diff(redact(command.diff))  # a key in the file shows as ***, as on /diff
+    else:
+        shape = command_shape(command)
+        terminal.say(f"Run this command, {jail}?" + (f"  ({shape})" if shape else ""))
+        terminal.show_command(command)
     typing = _take_typed_ahead(terminal)
     while True:
         try:
@@ -66,7 +74,12 @@ async def ask(terminal: Terminal, command: str) -> ApprovalDecision:
         line = answer.strip()
         began, typing = typing, ""
         choice = None if began and line.startswith(began) else ANSWERS.get(line.lower())
-        if choice == "always":
+        if choice == "always" and isinstance(command, ProposedEdit):
+            terminal.say(
+                "From now on commands and edits run without asking, for the rest of this "
+                f"session; the next commands {runtime.bash.sandbox.describe('auto')}."
+            )
+        elif choice == "always":
             terminal.say(
                 "From now on commands run without asking, for the rest of this session; "
                 f"this one {jail}, the next ones {runtime.bash.sandbox.describe('auto')}."

@@ -18,14 +18,12 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from agent.formatting import fmt_duration, plural
 from agent.llm.replies import Notice, StreamEvent, ToolOutputDelta
-from agent.log.events import Event, ToolResultData
+from agent.log.events import Event
 from agent.loop_settings import cut_text
 from agent.turns import TurnCancelled, TurnResult
 from compact.contract.service import CompactNotice
 from compact.reports.wording import compaction_news, describe, progress_text, start_line
-from tools.footer import output_lines
 from tui import plain_question
 from tui.command_registry import COMMANDS
 from tui.commands import parse_slash, run
@@ -40,11 +38,12 @@ from tui.line_input import (
     stream_reader,
     typed_ahead,
 )
+from tui.plain_calls import call_lines, result_lines
+from tui.plain_edit import write_diff
 from tui.runtime import Runtime
 from tui.terminal_state import LEAVE_PROMPT, owning_sigint, restore_terminal, terminal_state
 from tui.text import clean, command_lines, first_line, resume_hint
 from tui.view import items as view_items
-from tui.view.changes import plain_lines
 from tui.view.fold import Change, LogView
 from tui.view.items import Answer, CommandOutcome, Prompt, RetryPlanned, ToolRun, TurnClosed
 from tui.view.workspace import RecordLines
@@ -138,10 +137,11 @@ class PlainRepl:
         if isinstance(item, view_items.PruneBatch) and change.new:
             self._prunes.add(item.seq)
         elif isinstance(item, ToolRun):
-            if change.new:
-                self.show_command(item.command, indent="")
+            lines = call_lines(item) if change.new else []
             if item.result is not None and not item.pruned:
-                self._tool_result(item.result)
+                lines += result_lines(item.result)
+            for line in lines:
+                self.say(line)
         elif isinstance(item, Answer):
             if item.text.strip():
                 self.say(clean(item.text).rstrip())
@@ -167,9 +167,11 @@ class PlainRepl:
             if isinstance(item, Prompt):
                 self.say(f"› {first_line(item.text, 200)}")
             elif isinstance(item, ToolRun):
-                self.show_command(item.command, indent="")
+                shown = call_lines(item)
                 if item.result is not None and not item.pruned:
-                    self._tool_result(item.result)
+                    shown += result_lines(item.result)
+                for line in shown:
+                    self.say(line)
             elif isinstance(item, Answer):
                 lines = clean(item.text).rstrip().splitlines()
                 for line in lines[:RECAP_ANSWER_LINES]:
@@ -177,15 +179,6 @@ class PlainRepl:
                 if len(lines) > RECAP_ANSWER_LINES:
                     self.say(f"  … ({len(lines) - RECAP_ANSWER_LINES} more lines)")
         self.say("── end of the earlier entries ──")
-
-    def _tool_result(self, data: ToolResultData) -> None:
-        if data.is_error and data.exit_code is None:
-            self.say(f"  ! {first_line(data.content, 160)}")
-            return
-        took = f" · {fmt_duration(data.duration_s)}" if data.duration_s is not None else ""
-        self.say(f"  exit {data.exit_code}{took} · {plural(output_lines(data.content), 'line')}")
-        for line in plain_lines(data.files):
-            self.say(line)
 
     def _on_notice(self, notice: CompactNotice) -> None:
         self.say(f"! {notice.text}")
@@ -229,6 +222,10 @@ class PlainRepl:
         """Every line of ``command``, written out (:func:`tui.text.command_lines`)."""
         for line in command_lines(command, indent):
             self.say(line)
+
+    def say_diff(self, diff: str) -> None:
+        """An edit's diff, every line, coloured on a terminal (:mod:`tui.plain_edit`)."""
+        write_diff(self.out, diff)
 
     async def run(self) -> int:
         """Read and handle lines until ``/quit`` or the end of input; returns the exit code."""

@@ -39,6 +39,7 @@ from compact.contract.service import BackendParts
 from compact.parts.recall import moved_note, rebuild_missing
 from tools.base import ApprovalPolicy, Approver
 from tools.bash import BashTool
+from tools.edit.tool import EditTool
 from tools.sandbox import (
     Availability,
     SandboxChoice,
@@ -337,7 +338,7 @@ def _build(
         session,
         model,
         provider.model,
-        [bash],
+        [bash, EditTool(workspace=work_dir, gate=bash)],
         settings=LoopSettings(
             max_steps=settings.max_steps,
             max_output_tokens=settings.max_output_tokens,

@@ -35,6 +35,7 @@ from compact.contract.policy import MIN_SUMMARY_TOKENS
 from compact.parts.checkpoint import Call, Summary, SummaryJob, SummaryRejected, checkpoint_sections
 from compact.parts.originals import command_text
 from tools import footer
+from tools.edit.call import path_of
 
 
 class ModelSummarizer:
@@ -166,9 +167,11 @@ def fallback_summary(messages: Sequence[Mapping[str, Any]], budget_chars: int = 
             requests.append(text.strip())
         for call in message.get("tool_calls") or ():
             fn = call.get("function", {})
-            pending[call.get("id", "")] = command_text(
-                fn.get("name", "tool"), fn.get("arguments", ""), limit=120
-            )
+            arguments = fn.get("arguments", "")
+            pending[call.get("id", "")] = command_text(fn.get("name", "tool"), arguments, limit=120)
+            # The file a call names (an edit's): named even without a known extension.
+            if isinstance(arguments, str) and (named := path_of(arguments)) is not None:
+                paths.setdefault(named, None)
         if role == "tool":
             command = pending.pop(message.get("tool_call_id", ""), "tool call")
             code = footer.last_exit(text)

@@ -13,6 +13,7 @@ from pathlib import Path
 from agent.log.events import SurfaceReplace, ToolResult
 from agent.log.session import Session
 from tools.bash_call import command_of
+from tools.edit.call import path_of
 
 TRIM_MARK = "characters trimmed to save context"
 """The words inside a trimmed result's marker."""
@@ -72,9 +73,13 @@ def ensure_spill(session: Session, seq: int, content: str) -> str:
 
 
 def command_text(name: str, arguments: str, limit: int = 80) -> str:
-    """The command a bash call ran, on one line within ``limit`` (the tool name otherwise)."""
+    """The command a call ran (``command``), on one line within ``limit``; else the tool's
+    name and the file it names (``path``: ``edit app.py``), or its name alone."""
     text = command_of(arguments)
     if text is None:
-        return name
+        path = path_of(arguments)
+        if path is None:
+            return name
+        text = f"{name} {path}"
     text = " ".join(text.split()).replace("`", "'")
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -110,21 +110,12 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         self._enabled = False
         """The buttons are enabled (the dialog has been up for the quiet moment)."""
 
+    TITLE_TEXT = "Run this command?"
+
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog -approval") as dialog:
-            dialog.border_title = "Run this command?"
-            if self.cwd:
-                yield Static(Content.styled(f"in {self.cwd}", "$text-muted"), classes="where")
-            if self.sandbox.startswith("sandboxed"):
-                yield Static(Content.styled(f"runs {self.sandbox}", "$text-muted"), classes="jail")
-            elif self.sandbox:
-                said = f"runs {self.sandbox}: as you, with your files and your network"
-                yield Static(Content.styled(said, "$text-warning"), classes="jail")
-            shape = command_shape(self.command)
-            if shape:
-                yield Static(Content.styled(f"⚠ {shape}", "$text-warning"), classes="shape")
-            with VerticalScroll(classes="command-box"):
-                yield Static(command_content(self.command), classes="command")
+            dialog.border_title = self.TITLE_TEXT
+            yield from self.body()
             hint = Static("", classes="hint")
             hint.display = False
             yield hint
@@ -133,6 +124,21 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
                 yield Button("Always this session  ctrl+a", id="always", variant="warning",
                              disabled=True)  # fmt: skip
                 yield Button("Deny  n", id="deny", variant="error", disabled=True)
+
+    def body(self) -> ComposeResult:
+        """What is asked about: where and how the command runs, and the command."""
+        if self.cwd:
+            yield Static(Content.styled(f"in {self.cwd}", "$text-muted"), classes="where")
+        if self.sandbox.startswith("sandboxed"):
+            yield Static(Content.styled(f"runs {self.sandbox}", "$text-muted"), classes="jail")
+        elif self.sandbox:
+            said = f"runs {self.sandbox}: as you, with your files and your network"
+            yield Static(Content.styled(said, "$text-warning"), classes="jail")
+        shape = command_shape(self.command)
+        if shape:
+            yield Static(Content.styled(f"⚠ {shape}", "$text-warning"), classes="shape")
+        with VerticalScroll(classes="command-box"):
+            yield Static(command_content(self.command), classes="command")
 
     def on_mount(self) -> None:
         self.opened = self.clock()
@@ -184,9 +190,7 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         elif key in MOVE_KEYS:
             self._move(MOVE_KEYS[key])
         elif key in SCROLL_KEYS:
-            self.query_one(".command-box", VerticalScroll).scroll_relative(
-                y=SCROLL_KEYS[key], animate=False
-            )
+            self.scroll_box(SCROLL_KEYS[key])
         elif key == "enter":
             self._enter(now)
         elif key == "ctrl+a":
@@ -201,6 +205,10 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
                 self._type("\b", now)
         elif event.character:
             self._printable(event.character, now)
+
+    def scroll_box(self, step: int) -> None:
+        """Scroll what is asked about by ``step`` rows (up and down)."""
+        self.query_one(".command-box", VerticalScroll).scroll_relative(y=step, animate=False)
 
     def on_paste(self, event: events.Paste) -> None:
         event.stop()

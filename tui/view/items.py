@@ -16,6 +16,7 @@ from agent.log.events import ToolResultData, TurnEndReason
 from compact.reports.records import TimelineRecord
 from tools.bash import NOT_RUN
 from tools.bash_call import command_of
+from tools.edit.call import NOT_MADE, path_of
 from tui.text import raw_command
 
 
@@ -101,8 +102,13 @@ class ToolRun:
 
     @property
     def command(self) -> str:
-        """What the call runs, for showing: :attr:`bash_command`, else the raw arguments."""
-        return raw_command(self.arguments) if self.name == "bash" else self.arguments
+        """What the call runs, for showing: :attr:`bash_command`, an edit's path, else the
+        raw arguments."""
+        if self.name == "bash":
+            return raw_command(self.arguments)
+        if self.name == "edit" and (path := path_of(self.arguments)) is not None:
+            return path
+        return self.arguments
 
     @property
     def running(self) -> bool:
@@ -114,7 +120,7 @@ class ToolRun:
         return (
             self.result is not None
             and self.result.is_error
-            and (self.result.content.startswith(NOT_RUN))
+            and (self.result.content.startswith((NOT_RUN, NOT_MADE)))
         )
 
     @property
