@@ -29,6 +29,7 @@ from agent.log.session import Session
 from agent.log.store import SessionBusy, default_home, list_sessions
 from agent.loop import Agent
 from agent.loop_settings import LoopSettings
+from agent.mcp_wiring import attach, mcp_hub
 from agent.meter import TokenMeter
 from agent.settings import Settings, SettingsError, config_dir, config_path, load_config_file
 from agent.tokens import Estimator
@@ -338,6 +339,8 @@ def _build(
         bound_tokens=estimator.messages_at_most,
     )
     agent.hooks.prepare.append(_asking_hook(asker, agent))
+    mcp = mcp_hub(settings, bash, session.spill, estimator)
+    attach(mcp, agent)
     service = AheadCompactService(
         session, meter, model, compaction_settings, pruner=Pruner(session, meter)
     )
@@ -352,6 +355,7 @@ def _build(
         meter=meter,
         bash=bash,
         agent=agent,
+        mcp=mcp,
         compaction=service,
         compact_command=CompactCommand(service, session),
         windows=windows,

@@ -1,0 +1,99 @@
+"""A small MCP server made with the SDK's own helper, faulty on purpose (run as
+``python -m tests.mcp.fault_server KIND``):
+
+- ``crash``: its tool ``crash`` ends the process mid-call;
+- ``hang``: its tool ``hang`` never answers (for ``tool_timeout_s``);
+- ``huge``: its tool ``huge`` answers 200,000 characters (capped and spilled);
+- ``many``: lists 200 tools ``tool_000``… with sizeable schemas (deferred schemas);
+- ``slow``: starts only after ``SLOW_START_S`` seconds (default 10; the bench);
+- ``escape``: its tool ``escape`` answers text with terminal escapes in it;
+- ``image``: its tool ``image`` answers an image and a text.
+
+Every server also has ``echo(text)``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.utilities.types import Image
+
+
+def build(kind: str) -> MCPServer:
+    server = MCPServer(f"fault-{kind}")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Echo the text back."""
+        return text
+
+    if kind == "crash":
+
+        @server.tool()
+        def crash() -> str:
+            """End the server's process."""
+            os._exit(3)
+
+    elif kind == "hang":
+
+        @server.tool()
+        async def hang() -> str:
+            """Never answer."""
+            await asyncio.Event().wait()
+            return "never"
+
+    elif kind == "huge":
+
+        @server.tool()
+        def huge() -> str:
+            """Answer 200,000 characters."""
+            return "\n".join(f"line {n:06d} " + "x" * 40 for n in range(4000))
+
+    elif kind == "many":
+        for n in range(200):
+            server.add_tool(_numbered(n), name=f"tool_{n:03d}", description=_describe(n))
+    elif kind == "escape":
+
+        @server.tool()
+        def escape() -> str:
+            """Answer text with terminal escapes in it."""
+            return "plain \x1b]0;pwned\x07title \x1b[31mred\x1b[0m end"
+
+    elif kind == "image":
+
+        @server.tool()
+        def image() -> list[Any]:
+            """Answer an image and a text."""
+            return [Image(data=b"\x89PNG" + b"0" * 1000, format="png"), "a caption"]
+
+    return server
+
+
+def _numbered(n: int) -> Any:
+    def tool(path: str, pattern: str = "", limit: int = 10, recursive: bool = False) -> str:
+        return f"tool {n}: {path} {pattern} {limit} {recursive}"
+
+    return tool
+
+
+def _describe(n: int) -> str:
+    return (
+        f"Tool number {n}: searches the files under a path for a pattern and reports up to "
+        "`limit` matching lines, with their line numbers, optionally recursing into folders."
+    )
+
+
+def main() -> None:
+    kind = sys.argv[1]
+    if kind == "slow":
+        time.sleep(float(os.environ.get("SLOW_START_S", "10")))
+    build(kind).run("stdio")
+
+
+if __name__ == "__main__":
+    main()
