@@ -15,13 +15,15 @@ Every server also has ``echo(text)``.
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.utilities.types import Image
+from mcp_types import ImageContent, TextContent
 
 
 def build(kind: str) -> MCPServer:
@@ -43,7 +45,9 @@ def build(kind: str) -> MCPServer:
 
         @server.tool()
         async def hang() -> str:
-            """Never answer."""
+            """Never answer (first touching the file ``HANG_MARK`` names, when set)."""
+            if mark := os.environ.get("HANG_MARK"):
+                Path(mark).touch()
             await asyncio.Event().wait()
             return "never"
 
@@ -66,10 +70,14 @@ def build(kind: str) -> MCPServer:
 
     elif kind == "image":
 
-        @server.tool()
-        def image() -> list[Any]:
+        @server.tool(structured_output=False)
+        def image() -> list[ImageContent | TextContent]:
             """Answer an image and a text."""
-            return [Image(data=b"\x89PNG" + b"0" * 1000, format="png"), "a caption"]
+            data = base64.b64encode(b"\x89PNG" + b"0" * 1000).decode()
+            return [
+                ImageContent(type="image", data=data, mime_type="image/png"),
+                TextContent(type="text", text="a caption"),
+            ]
 
     return server
 

@@ -18,7 +18,7 @@ def toml_table(name: str, command: str, args: list[str], **more: object) -> str:
     """A ``[mcp_servers.NAME]`` table (values written as JSON, which TOML reads for these)."""
     lines = [f"[mcp_servers.{name}]", f"command = {json.dumps(command)}"]
     lines.append(f"args = {json.dumps(args)}")
-    lines += [f"{key} = {json.dumps(value)}" for key, value in more.items()]
+    lines += [f"{key} = {_toml(value)}" for key, value in more.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -28,3 +28,9 @@ def fault(name: str, kind: str, **more: object) -> str:
     return toml_table(
         name, sys.executable, ["-m", "tests.mcp.fault_server", kind], cwd=str(ROOT), **more
     )
+
+
+def _toml(value: object) -> str:
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + " }"
+    return json.dumps(value)

@@ -37,14 +37,20 @@ class SchemaTool:
         self._tools = tools
 
     def schema(self) -> dict[str, Any]:
-        listing = "\n".join(f"{name}: {tool.summary()}" for name, tool in self._tools().items())
+        listing: list[str] = []
+        server = None
+        for tool in self._tools().values():
+            if tool.server.name != server:
+                server = tool.server.name
+                listing.append(f"[{server}]")
+            listing.append(f"{tool.listed.name}: {tool.summary()}")
         return {
             "type": "function",
             "function": {
                 "name": SCHEMA_TOOL,
                 "description": (
-                    "Returns the full JSON schemas of MCP tools (their parameters), so you can "
-                    "call them by name. The MCP tools:\n" + listing
+                    "Returns the full JSON schemas of MCP tools, to call them by their full "
+                    "names, mcp__<server>__<tool>. The tools, by [server]:\n" + "\n".join(listing)
                 ),
                 "parameters": {
                     "type": "object",

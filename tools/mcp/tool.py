@@ -23,6 +23,8 @@ from tools.mcp.spec import tool_name
 from tools.spill import SpillFolder
 
 NOT_CALLED = "MCP tool not called"
+SUMMARY = 60
+"""The most characters of a tool's description a deferred listing shows."""
 HINT = "The user can allow tool calls with `--approve auto` or `/approve auto`."
 
 
@@ -59,9 +61,10 @@ class McpTool:
         }
 
     def summary(self) -> str:
-        """The description's first line, short: what a deferred listing shows."""
+        """The description's first sentence, short: what a deferred listing shows."""
         line = (self.listed.description.strip().splitlines() or [""])[0]
-        return line if len(line) <= 100 else line[:99] + "…"
+        line = line.split(". ")[0].rstrip(".")
+        return line if len(line) <= SUMMARY else line[: SUMMARY - 1].rstrip() + "…"
 
     def approval_text(self, arguments: dict[str, Any]) -> str:
         """What the person is asked about: server, tool and arguments (untrusted: the
