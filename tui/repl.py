@@ -42,7 +42,7 @@ from tui.line_input import (
 )
 from tui.runtime import Runtime
 from tui.terminal_state import LEAVE_PROMPT, owning_sigint, restore_terminal, terminal_state
-from tui.text import clean, command_lines, first_line, resume_hint
+from tui.text import clean, command_lines, ended, first_line, resume_hint
 from tui.view import items as view_items
 from tui.view.changes import plain_lines
 from tui.view.fold import Change, LogView
@@ -183,7 +183,7 @@ class PlainRepl:
             self.say(f"  ! {first_line(data.content, 160)}")
             return
         took = f" · {fmt_duration(data.duration_s)}" if data.duration_s is not None else ""
-        self.say(f"  exit {data.exit_code}{took} · {plural(output_lines(data.content), 'line')}")
+        self.say(f"  {ended(data.exit_code)}{took} · {plural(output_lines(data.content), 'line')}")
         for line in plain_lines(data.files):
             self.say(line)
 

@@ -101,8 +101,11 @@ class ToolRun:
 
     @property
     def command(self) -> str:
-        """What the call runs, for showing: :attr:`bash_command`, else the raw arguments."""
-        return raw_command(self.arguments) if self.name == "bash" else self.arguments
+        """What the call runs, for showing: :attr:`bash_command`, else the tool's name and
+        its raw arguments."""
+        return (
+            raw_command(self.arguments) if self.name == "bash" else f"{self.name} {self.arguments}"
+        )
 
     @property
     def running(self) -> bool:

@@ -178,6 +178,8 @@ class ToolCard(Vertical):
             parts.append((self.stopped, "$text-warning"))
         elif self.is_error and self.exit_code is None:
             parts.append(("error", "$text-error"))
+        elif self.exit_code is None and self.tool_name != "bash":
+            parts.append(("done", "$text-success"))  # a tool with no exit code (MCP)
         elif self.exit_code is None:
             parts.append(("no exit code", "$text-warning"))
         else:
