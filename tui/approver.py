@@ -12,6 +12,7 @@ import asyncio
 import time
 
 from tools.base import ApprovalDecision
+from tools.question import ToolQuestion
 from tui.screens.approval import QUIET_S, ApprovalScreen, Clock
 from tui.screens.main import MainScreen
 
@@ -48,8 +49,9 @@ class ModalApprover:
             cwd=str(runtime.bash.cwd),
             forward=self.type_ahead,
             quiet_s=self.quiet_s,
-            sandbox=runtime.sandbox_words,
+            sandbox=command.where if isinstance(command, ToolQuestion) else runtime.sandbox_words,
             clock=self.clock,
+            asks=command.asks if isinstance(command, ToolQuestion) else "Run this command?",
         )
         main.approving = True
         for card in main.transcript.running_cards():
@@ -68,7 +70,9 @@ class ModalApprover:
                 for card in main.transcript.running_cards():
                     card.awaiting_approval = False
                 main.show_status()
-        if decision == "always":
+        if decision == "always" and isinstance(command, ToolQuestion):
+            await main.transcript.add_notice(command.always, "warning")
+        elif decision == "always":
             after = f" The next ones run {runtime.bash.sandbox.describe('auto')}."
             await main.transcript.add_notice(ALWAYS_NOTICE + after, "warning")
         return decision

@@ -17,6 +17,7 @@ from typing import Protocol
 from agent.formatting import plural
 from agent.turns import TurnResult
 from tools.base import ApprovalDecision
+from tools.question import ToolQuestion
 from tui.line_input import Ahead, ReadInterrupted, ReadLine, TypedAhead
 from tui.runtime import Runtime
 from tui.text import command_shape
@@ -52,7 +53,10 @@ async def ask(terminal: Terminal, command: str) -> ApprovalDecision:
     runtime = terminal.runtime
     shape = command_shape(command)
     jail = runtime.sandbox_words
-    terminal.say(f"Run this command, {jail}?" + (f"  ({shape})" if shape else ""))
+    if isinstance(command, ToolQuestion):
+        terminal.say(f"{command.asks} It runs {command.where}, as you.")
+    else:
+        terminal.say(f"Run this command, {jail}?" + (f"  ({shape})" if shape else ""))
     terminal.show_command(command)
     typing = _take_typed_ahead(terminal)
     while True:
@@ -66,7 +70,9 @@ async def ask(terminal: Terminal, command: str) -> ApprovalDecision:
         line = answer.strip()
         began, typing = typing, ""
         choice = None if began and line.startswith(began) else ANSWERS.get(line.lower())
-        if choice == "always":
+        if choice == "always" and isinstance(command, ToolQuestion):
+            terminal.say(command.always)
+        elif choice == "always":
             terminal.say(
                 "From now on commands run without asking, for the rest of this session; "
                 f"this one {jail}, the next ones {runtime.bash.sandbox.describe('auto')}."

@@ -20,6 +20,7 @@ from tools.base import ApprovalDecision, ApprovalPolicy, Approver, OutputListene
 from tools.mcp.result import capped, content_text
 from tools.mcp.server import ListedTool, McpServer, ServerGone
 from tools.mcp.spec import tool_name
+from tools.question import ToolQuestion
 from tools.spill import SpillFolder
 
 NOT_CALLED = "MCP tool not called"
@@ -66,13 +67,15 @@ class McpTool:
         line = line.split(". ")[0].rstrip(".")
         return line if len(line) <= SUMMARY else line[: SUMMARY - 1].rstrip() + "…"
 
-    def approval_text(self, arguments: dict[str, Any]) -> str:
+    def approval_text(self, arguments: dict[str, Any]) -> ToolQuestion:
         """What the person is asked about: server, tool and arguments (untrusted: the
         front ends show it through the terminal sanitizer)."""
         shown = json.dumps(arguments, ensure_ascii=False, indent=1)
-        return (
-            f"MCP server `{self.server.name}` · tool `{self.listed.name}` "
-            f"(not sandboxed)\narguments: {shown}"
+        return ToolQuestion(
+            f"MCP server `{self.server.name}` · tool `{self.listed.name}`\narguments: {shown}",
+            asks="Call this MCP tool?",
+            where="unsandboxed",
+            always=f"From now on {self.name} runs without asking, for the rest of this session.",
         )
 
     async def run(

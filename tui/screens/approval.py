@@ -87,8 +87,10 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         quiet_s: float = QUIET_S,
         sandbox: str = "",
         clock: Clock = time.monotonic,
+        asks: str = "Run this command?",
     ) -> None:
         super().__init__(classes="modal")
+        self.asks = asks
         self.quiet_s = quiet_s
         """The quiet moment in seconds (:data:`QUIET_S` by default)."""
         self.clock = clock
@@ -112,7 +114,7 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog -approval") as dialog:
-            dialog.border_title = "Run this command?"
+            dialog.border_title = self.asks
             if self.cwd:
                 yield Static(Content.styled(f"in {self.cwd}", "$text-muted"), classes="where")
             if self.sandbox.startswith("sandboxed"):
