@@ -20,18 +20,11 @@ def call(name: str, arguments: dict, call_id: str = "c1") -> dict:
     return {"id": call_id, "name": name, "arguments": arguments}
 
 
-def ask(run_cli: Run, server: OpenAIServer, *more: str) -> subprocess.CompletedProcess[str]:
-    return run_cli(
-        "-p",
-        "go",
-        "--base-url",
-        server.base_url,
-        "--model",
-        "m",
-        "--context-window",
-        "100000",
-        *more,
-    )
+def ask(
+    run_cli: Run, server: OpenAIServer, *more: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    common = ("--base-url", server.base_url, "--model", "m", "--context-window", "100000")
+    return run_cli("-p", "go", *common, *more, env=env)
 
 
 def tool_messages(server: OpenAIServer, n: int) -> list[str]:

@@ -9,7 +9,9 @@
 - ``escape``: its tool ``escape`` answers text with terminal escapes in it;
 - ``image``: its tool ``image`` answers an image and a text.
 
-Every server also has ``echo(text)``.
+Every server also has ``echo(text)``. ``http PORT_FILE`` serves ``echo`` over streamable
+HTTP on 127.0.0.1 (its port written to PORT_FILE), answering 401 to a request whose
+``Authorization`` is not ``Bearer $EXPECTED_TOKEN``.
 """
 
 from __future__ import annotations
@@ -96,8 +98,33 @@ def _describe(n: int) -> str:
     )
 
 
+def serve_http(port_file: str) -> None:
+    import socket
+
+    import uvicorn
+
+    app = build("http").streamable_http_app()
+    expected = f"Bearer {os.environ['EXPECTED_TOKEN']}".encode()
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != expected:
+            await send({"type": "http.response.start", "status": 401, "headers": []})
+            await send({"type": "http.response.body", "body": b"wrong or missing token"})
+            return
+        await app(scope, receive, send)
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    Path(port_file).write_text(str(sock.getsockname()[1]))
+    config = uvicorn.Config(guarded, log_level="warning", lifespan="on")
+    uvicorn.Server(config).run(sockets=[sock])
+
+
 def main() -> None:
     kind = sys.argv[1]
+    if kind == "http":
+        serve_http(sys.argv[2])
+        return
     if kind == "slow":
         time.sleep(float(os.environ.get("SLOW_START_S", "10")))
     build(kind).run("stdio")
