@@ -77,7 +77,10 @@ class McpServer:
 
     async def _run(self) -> None:
         try:
-            from mcp import Client  # the SDK loads only when a server is configured
+            # The SDK loads only when a server is configured, and off the loop: its second
+            # of imports must not hold up the first request.
+            await asyncio.to_thread(_load_sdk)
+            from mcp import Client
 
             async with contextlib.AsyncExitStack() as stack:
                 async with asyncio.timeout(self.spec.startup_timeout_s):
@@ -199,6 +202,11 @@ async def _list_tools(client: Any) -> list[ListedTool]:
         if cursor is None:
             break
     return listed
+
+
+def _load_sdk() -> None:
+    import mcp.client.stdio
+    import mcp.client.streamable_http  # noqa: F401
 
 
 def _client_info() -> Any:
