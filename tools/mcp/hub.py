@@ -37,15 +37,8 @@ class McpHub:
         self.gate = gate
         self.count = count
         self.notify: Callable[[str], None] | None = None
-        specs = list(specs)
-        # The servers' stderr, private to this process (0700), removed at stop(): outside
-        # the workspace and the spill folder, which a sandboxed command may write.
-        self._stderr_dir = (
-            Path(tempfile.mkdtemp(prefix="reefline-mcp-"))
-            if any(s.enabled and s.command for s in specs)
-            else None
-        )
-        self.servers = {s.name: McpServer(s, self._stderr_dir, self._changed) for s in specs}
+        self._stderr_dir: Path | None = None
+        self.servers = {s.name: McpServer(s, self._changed) for s in specs}
         self.deferring = False
         """Sticky: once the schemas went deferred they stay so (a request that switches
         back and forth would break the prompt cache each time)."""
@@ -55,8 +48,14 @@ class McpHub:
     def start(self) -> None:
         """Start every enabled server, in parallel, without waiting for any (needs a running
         loop; a second call does nothing)."""
+        asyncio.get_running_loop()  # RuntimeError before anything is made, when none runs
+        stdio = any(s.spec.enabled and s.spec.command for s in self.servers.values())
+        if self._stderr_dir is None and stdio:
+            # The servers' stderr, private to this process (0700), removed at stop(): outside
+            # the workspace and the spill folder, which a sandboxed command may write.
+            self._stderr_dir = Path(tempfile.mkdtemp(prefix="reefline-mcp-"))
         for server in self.servers.values():
-            server.start()
+            server.start(self._stderr_dir)
 
     def tools(self) -> dict[str, McpTool]:
         """Every tool of the servers that are ready, by full name, in the config's order."""
@@ -146,6 +145,7 @@ class _Waiting:
         self, arguments: dict[str, Any], on_output: OutputListener | None = None
     ) -> ToolOutput:
         server = self.hub.servers[server_of(self.name) or ""]
+        self.hub.start()  # started at the first step already: this only makes sure
         await server.settled()
         tool = self.hub.find(self.name)
         if tool is None or isinstance(tool, _Waiting):

@@ -43,14 +43,13 @@ class McpServer:
     def __init__(
         self,
         spec: ServerSpec,
-        stderr_dir: Path | None = None,
         on_change: Callable[[McpServer], None] | None = None,
     ) -> None:
         self.spec = spec
         self.state: State = "starting" if spec.enabled else "disabled"
         self.error: str | None = None
         self.tools: list[ListedTool] = []
-        self._stderr_dir = stderr_dir
+        self._stderr_dir: Path | None = None
         self._on_change = on_change
         self._client: Any = None
         self._settled = asyncio.Event()
@@ -64,14 +63,15 @@ class McpServer:
     def name(self) -> str:
         return self.spec.name
 
-    def start(self) -> None:
-        """Start connecting in the background (idempotent; nothing for a disabled server)."""
+    def start(self, stderr_dir: Path | None = None) -> None:
+        """Start connecting in the background (idempotent; nothing for a disabled server);
+        a stdio server's stderr goes to a file in ``stderr_dir`` (None: nowhere)."""
         if self._task is None and self.spec.enabled:
+            self._stderr_dir = stderr_dir
             self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def settled(self) -> State:
-        """Wait until the server is ready or has failed; its state then."""
-        self.start()
+        """Wait until the server is ready or has failed (started: see :meth:`start`)."""
         await self._settled.wait()
         return self.state
 
@@ -135,7 +135,6 @@ class McpServer:
         if self._stderr_dir is None:
             self._stderr = open(os.devnull, "w")  # noqa: SIM115 - closed when the server ends
         else:
-            self._stderr_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
             path = self._stderr_dir / f"{self.spec.name}.stderr"
             self._stderr = open(path, "w", encoding="utf-8")  # noqa: SIM115
         return self._stderr
