@@ -32,6 +32,9 @@ def mcp_report(hub: McpHub, window: int | None) -> str:
         cost = hub.count([t.schema() for t in tools])
         lines.append(f"{head} · {len(tools)} tools · {cost:,} tokens of schemas")
         lines += [f"  {t.name}  {hub.count([t.schema()]):,} tokens  {t.summary()}" for t in tools]
+        if skipped := hub.skipped(server):
+            names = ", ".join(repr(n) for n in skipped)
+            lines.append(f"  not offered (a name a model API refuses): {names}")
     lines.append(sending(hub, window))
     return "\n".join(lines)
 

@@ -34,7 +34,9 @@ def test_mcp_results_are_pruned_and_summarized_like_any_result(
     events = log_events(log)
     starts = {e["data"]["call_id"]: e["data"]["name"] for e in events if e["type"] == "tool/start"}
     results = [e for e in events if e["type"] == "tool/result"]
-    mcp_seqs = {e["seq"] for e in results if starts.get(e["data"]["call_id"], "").startswith("mcp__")}
+    mcp_seqs = {
+        e["seq"] for e in results if starts.get(e["data"]["call_id"], "").startswith("mcp__")
+    }
     assert len(mcp_seqs) >= 7
     summarized = {
         seq for e in events if e["type"] == "compact/summary" for seq in e["data"]["shadowed_seqs"]

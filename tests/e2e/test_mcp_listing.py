@@ -85,3 +85,14 @@ def test_plain_names_a_dead_server_once_and_lists_the_servers(
     assert out.count("MCP server `broken` failed") == 1, out
     assert "time · ready · stdio" in out and "mcp__time__convert_time" in out
     assert "crashy · failed" in out and "broken · failed" in out
+
+
+def test_what_a_server_lists_is_shown_sanitized_and_bad_names_are_left_out(
+    run_cli: Run, cli_env: dict[str, str]
+) -> None:
+    configure(cli_env, fault("esc", "escape"))
+    out = run_cli("mcp")
+    assert out.returncode == 0, out.stderr
+    assert "\x1b" not in out.stdout
+    assert "mcp__esc__escape" in out.stdout and "\\x1b[2J" in out.stdout
+    assert "not offered (a name a model API refuses): 'get time\\x1b[31m'" in out.stdout

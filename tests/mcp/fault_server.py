@@ -64,10 +64,10 @@ def build(kind: str) -> MCPServer:
         for n in range(200):
             server.add_tool(_numbered(n), name=f"tool_{n:03d}", description=_describe(n))
     elif kind == "escape":
+        server.add_tool(lambda: "x", name="get time\x1b[31m", description="A bad name.")
 
-        @server.tool()
+        @server.tool(description="Answer text with terminal \x1b[2Jescapes in it.")
         def escape() -> str:
-            """Answer text with terminal escapes in it."""
             return "plain \x1b]0;pwned\x07title \x1b[31mred\x1b[0m end"
 
     elif kind == "image":

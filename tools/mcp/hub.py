@@ -5,6 +5,7 @@ fails named once. It is a tool source for the loop (:class:`agent.toolbox.ToolSo
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable
@@ -14,9 +15,10 @@ from typing import Any
 from tools.base import OutputListener, Tool, ToolOutput
 from tools.mcp.deferral import SCHEMA_TOOL, SchemaTool, budget
 from tools.mcp.server import McpServer
-from tools.mcp.spec import ServerSpec, server_of
+from tools.mcp.spec import ServerSpec, server_of, tool_name
 from tools.mcp.tool import Gate, McpTool
 
+NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 Count = Callable[[list[dict[str, Any]]], int]
 """Prices a list of tool schemas in tokens (the estimator's ``tools_tokens``)."""
 
@@ -58,14 +60,20 @@ class McpHub:
             server.start(self._stderr_dir)
 
     def tools(self) -> dict[str, McpTool]:
-        """Every tool of the servers that are ready, by full name, in the config's order."""
+        """Every tool of the servers that are ready, by full name, in the config's order;
+        not those whose full name a provider would refuse (:func:`unusable`)."""
         found: dict[str, McpTool] = {}
         for server in self.servers.values():
             if server.state == "ready":
                 for listed in server.tools:
                     tool = McpTool(server, listed, self.gate)
-                    found[tool.name] = tool
+                    if not unusable(tool.name):
+                        found[tool.name] = tool
         return found
+
+    def skipped(self, server: McpServer) -> list[str]:
+        """The tools of ``server`` that are not offered: their names cannot be sent."""
+        return [t.name for t in server.tools if unusable(tool_name(server.name, t.name))]
 
     def cost(self, deferred: bool) -> int:
         """What the MCP tools add to each request, in tokens: all their schemas, or the
@@ -129,6 +137,12 @@ class McpHub:
         if self._stderr_dir is not None:
             shutil.rmtree(self._stderr_dir, ignore_errors=True)
             self._stderr_dir = None
+
+
+def unusable(name: str) -> bool:
+    """A function name OpenAI-compatible APIs refuse (they take ``[A-Za-z0-9_-]{1,64}``):
+    offering it would fail every request, so the tool is left out (``/mcp`` says so)."""
+    return NAME.fullmatch(name) is None
 
 
 class _Waiting:

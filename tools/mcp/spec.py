@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import urllib.parse
 from dataclasses import dataclass, field
 
 SEPARATOR = "__"
@@ -38,7 +39,9 @@ class ServerSpec:
         """Where it runs, as ``/mcp`` says it (no header, no token)."""
         if self.command is not None:
             return " ".join([self.command, *self.args])
-        return self.url or ""
+        parts = urllib.parse.urlsplit(self.url or "")
+        host = parts.netloc.rpartition("@")[2]  # a password in the URL is not shown
+        return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 def tool_name(server: str, tool: str) -> str:
