@@ -138,3 +138,15 @@ def test_ctrl_c_cancels_a_call_in_flight(
     assert events[-1]["type"] == "turn/end" and events[-1]["data"]["reason"] == "cancelled"
     result = next(e for e in events if e["type"] == "tool/result")["data"]
     assert "interrupted" in result["content"], result
+
+
+def test_a_server_past_its_startup_timeout_is_named_and_its_calls_fail(
+    run_cli: Run, openai_server: OpenAIServer, cli_env: dict[str, str]
+) -> None:
+    configure(cli_env, fault("slow", "slow", startup_timeout_s=1))
+    openai_server.push({"tool_calls": [call("mcp__slow__echo", {"text": "x"})]}, {"text": "ok"})
+    out = ask(run_cli, openai_server, "--approve", "auto", env={"SLOW_START_S": "600"})
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.count("MCP server `slow` failed: did not start within 1 s") == 1, out.stderr
+    [answer] = tool_messages(openai_server, 1)
+    assert "MCP server `slow` is not running: did not start within 1 s" in answer

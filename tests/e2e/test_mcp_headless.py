@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 from tests.e2e.conftest import Run, log_events, session_files
-from tests.mcp.servers import GIT, TIME, toml_table
+from tests.mcp.servers import GIT, TIME, fault, toml_table
 from tests.openai_server import OpenAIServer
 
 
@@ -101,3 +101,16 @@ def test_ask_without_anyone_to_ask_refuses_the_call(
     assert out.returncode == 0, out.stderr
     [answer] = tool_messages(openai_server, 1)
     assert answer.startswith("MCP tool not called"), answer
+
+
+def test_a_server_still_starting_holds_up_neither_the_prompt_nor_the_exit(
+    run_cli: Run, openai_server: OpenAIServer, cli_env: dict[str, str]
+) -> None:
+    """A server that would take ten minutes to start: the request goes out without its
+    tools, the answer comes, and reefline leaves (ending the server) without waiting."""
+    configure(cli_env, fault("slow", "slow"))
+    openai_server.push({"text": "answered"})
+    out = ask(run_cli, openai_server, env={"SLOW_START_S": "600"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "answered\n"
+    assert offered(openai_server, 0) == ["bash"]

@@ -181,6 +181,8 @@ class McpServer:
         """End the connection (the SDK ends a stdio server's process)."""
         self._stop.set()
         if self._task is not None and not self._task.done():
+            if self.state == "starting":
+                self._task.cancel()  # nothing to close politely yet: the SDK ends the process
             try:
                 await asyncio.wait_for(asyncio.shield(self._task), 5)
             except (TimeoutError, Exception):
