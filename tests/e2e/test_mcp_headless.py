@@ -114,3 +114,16 @@ def test_a_server_still_starting_holds_up_neither_the_prompt_nor_the_exit(
     assert out.returncode == 0, out.stderr
     assert out.stdout == "answered\n"
     assert offered(openai_server, 0) == ["bash"]
+
+
+def test_a_stdio_server_gets_the_env_it_is_given_not_the_api_key(
+    run_cli: Run, openai_server: OpenAIServer, cli_env: dict[str, str]
+) -> None:
+    configure(cli_env, fault("probe", "crash", env={"GIVEN_TO_IT": "1"}))
+    openai_server.push({"tool_calls": [call("mcp__probe__environ", {})]}, {"text": "ok"})
+    secret = {"OPENAI_API_KEY": "sk-not-for-servers", "MY_KEY": "k", "DEEPSEEK_API_KEY": "d"}
+    out = ask(run_cli, openai_server, "--approve", "auto", "--api-key-env", "MY_KEY", env=secret)
+    assert out.returncode == 0, out.stderr
+    [names] = tool_messages(openai_server, 1)
+    assert "GIVEN_TO_IT" in names.split() and "PATH" in names.split()
+    assert not {"OPENAI_API_KEY", "MY_KEY", "DEEPSEEK_API_KEY"} & set(names.split())

@@ -9,7 +9,7 @@
 - ``escape``: its tool ``escape`` answers text with terminal escapes in it;
 - ``image``: its tool ``image`` answers an image and a text.
 
-Every server also has ``echo(text)``. ``http PORT_FILE`` serves ``echo`` over streamable
+Every server also has ``echo(text)`` and ``environ()`` (its variables' names). ``http PORT_FILE`` serves ``echo`` over streamable
 HTTP on 127.0.0.1 (its port written to PORT_FILE), answering 401 to a request whose
 ``Authorization`` is not ``Bearer $EXPECTED_TOKEN``.
 """
@@ -35,6 +35,11 @@ def build(kind: str) -> MCPServer:
     def echo(text: str) -> str:
         """Echo the text back."""
         return text
+
+    @server.tool()
+    def environ() -> str:
+        """The names of the server's environment variables."""
+        return " ".join(sorted(os.environ))
 
     if kind == "crash":
 
