@@ -73,6 +73,7 @@ def test_a_wrong_token_is_a_server_that_failed_and_is_not_shown(
     out = ask(run_cli, openai_server, "--approve", "auto", env={"WEB_TOKEN": wrong})
     assert out.returncode == 0, out.stderr
     assert out.stderr.count("MCP server `web` failed") == 1, out.stderr
+    assert "HTTP 401 (check bearer_token_env and headers)" in out.stderr
     [answer] = tool_messages(openai_server, 1)
     assert "MCP server `web` is not running" in answer
     for text in (out.stdout, out.stderr, answer, everything_written(cli_env)):

@@ -56,6 +56,8 @@ class McpServer:
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._stderr: TextIO | None = None
+        self._http_status: int | None = None
+        """The last HTTP error status the server answered (streamable HTTP)."""
         if not spec.enabled:
             self._settled.set()
 
@@ -127,7 +129,16 @@ class McpServer:
                 )
             headers["Authorization"] = f"Bearer {token}"
         assert spec.url is not None
-        return streamable_http_client(spec.url, http_client=create_mcp_http_client(headers))
+        client = create_mcp_http_client(headers)
+
+        async def note_refusal(response: Any) -> None:
+            # The SDK says only "Server returned an error response": the status says why (a
+            # message's, not the optional event stream's GET, which a server may refuse).
+            if response.status_code >= 400 and response.request.method == "POST":
+                self._http_status = response.status_code
+
+        client.event_hooks["response"].append(note_refusal)
+        return streamable_http_client(spec.url, http_client=client)
 
     def _stderr_file(self) -> TextIO:
         """Where the server's stderr goes: a file of the session (its tail is quoted when
@@ -140,6 +151,9 @@ class McpServer:
         return self._stderr
 
     def _fail(self, why: str) -> None:
+        if (status := self._http_status) is not None:
+            check = " (check bearer_token_env and headers)" if status in (401, 403) else ""
+            why = f"{why}: HTTP {status}{check}"
         if tail := self._stderr_tail():
             why = f"{why}; its stderr ended with: {tail}"
         self.state, self.error, self.tools = "failed", why, []
