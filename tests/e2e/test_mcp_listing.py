@@ -96,3 +96,14 @@ def test_what_a_server_lists_is_shown_sanitized_and_bad_names_are_left_out(
     assert "\x1b" not in out.stdout
     assert "mcp__esc__escape" in out.stdout and "\\x1b[2J" in out.stdout
     assert "not offered (a name a model API refuses): 'get time\\x1b[31m'" in out.stdout
+
+
+def test_headless_mcp_command_lists_the_servers_as_they_stand(
+    run_cli: Run, cli_env: dict[str, str]
+) -> None:
+    configure(cli_env, toml_table("time", TIME, []), toml_table("off", TIME, [], enabled=False))
+    out = run_cli("--demo", "-p", "/mcp")
+    assert out.returncode == 0, out.stderr
+    first = out.stdout.splitlines()[0]
+    assert first.startswith(("time · starting · stdio", "time · ready · stdio")), out.stdout
+    assert "off · disabled · stdio" in out.stdout

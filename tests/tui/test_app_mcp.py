@@ -4,10 +4,11 @@ is named once in a notice and ``/mcp`` lists the servers. Real ``mcp-server-time
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
-from agent.log.events import ToolResult
-from tests.mcp.servers import TIME
+from agent.log.events import ToolResult, TurnEnd
+from tests.mcp.servers import ROOT, TIME
 from tests.openai_server import OpenAIServer
 from tests.tui.conftest import UI
 from tui.screens.approval import ApprovalScreen
@@ -76,3 +77,34 @@ async def test_ask_shows_server_tool_and_arguments_and_always_is_per_tool(
         await ui.until(pilot, lambda: any("time · ready · stdio" in n for n in notices(app)))
         listing = next(n for n in notices(app) if "time · ready · stdio" in n)
         assert "gone · failed" in listing and "mcp__time__convert_time" in listing
+
+
+async def test_esc_cancels_an_mcp_call_in_flight(
+    ui: UI, openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    """A call the server never answers: Esc ends it (and the turn), long before its
+    tool_timeout_s; the server stays up for the next call."""
+    mark = tmp_path / "hanging"
+    hang = {
+        "command": sys.executable, "args": ["-m", "tests.mcp.fault_server", "hang"],
+        "cwd": str(ROOT), "env": {"HANG_MARK": str(mark)}, "tool_timeout_s": 600,
+    }  # fmt: skip
+    hung = {"tool_calls": [{"id": "c1", "name": "mcp__slowpoke__hang", "arguments": {}}]}
+    echo = {"id": "c2", "name": "mcp__slowpoke__echo", "arguments": {"text": "still up"}}
+    openai_server.push(hung, {"tool_calls": [echo]}, {"text": "done"})
+    runtime = ui.runtime(
+        base_url=openai_server.base_url, model="m", demo=False, context_window=100_000,
+        mcp_servers={"slowpoke": hang},
+    )  # fmt: skip
+    app = ui.app(runtime)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.type(pilot, "hang")
+        await ui.until(pilot, mark.exists)
+        await pilot.press("escape")
+        await ui.settle(pilot)
+        ends = [e for e in app.runtime.session.events if isinstance(e, TurnEnd)]
+        assert ends and ends[-1].data.reason == "cancelled"
+        assert "interrupted" in results(app)[0].data.content
+        await ui.type(pilot, "again")
+        await ui.until(pilot, lambda: len(results(app)) == 2)
+        assert results(app)[1].data.content == "still up"
