@@ -100,7 +100,7 @@ class McpServer:
             if not self._stop.is_set():
                 self._fail("its connection was cancelled")
             raise
-        except BaseException as exc:  # an ExceptionGroup of the SDK's task group among them
+        except (Exception, BaseExceptionGroup) as exc:  # the SDK's task group raises groups
             self._fail(describe(exc))
         finally:
             self._client = None
