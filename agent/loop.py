@@ -52,6 +52,7 @@ from agent.loop_settings import LoopSettings
 from agent.requests import build_request
 from agent.streaming import stream_reply
 from agent.tool_calls import run_tool_call
+from agent.toolbox import Toolbox, ToolSource
 from agent.turns import Steering, StreamListener, TurnCancelled, TurnError, TurnResult, TurnState
 from agent.workspace import workspace_context
 from tools.base import Tool, ToolInterrupted, ToolNotStarted, ToolOutput
@@ -81,6 +82,8 @@ class Agent:
         self.session = session
         self.model = model
         self.tools = {tool.name: tool for tool in tools}
+        self.tool_sources: list[ToolSource] = []
+        """Tools that come and go during the session (MCP servers), after :attr:`tools`."""
         self.settings = settings or LoopSettings()
         self.hooks = hooks or Hooks()
         self.windows = (
@@ -155,7 +158,10 @@ class Agent:
         )
 
     def tool_schemas(self) -> list[dict[str, Any]]:
-        return [tool.schema() for tool in self.tools.values()]
+        schemas = [tool.schema() for tool in self.tools.values()]
+        for source in self.tool_sources:
+            schemas += source.offered(self.context_window)
+        return schemas
 
     def system_prompt(self) -> str:
         return self.settings.system_prompt
@@ -261,7 +267,8 @@ class Agent:
             if refused is not None:
                 output = ToolOutput(refused, is_error=True)
             else:
-                output = await run_tool_call(self.session, self.tools, state, call, self._emit)
+                tools = Toolbox(self.tools, self.tool_sources)
+                output = await run_tool_call(self.session, tools, state, call, self._emit)
             # Only a logged result answers the call: if the append fails, the call stays
             # pending and the turn's closers answer it (else the surface keeps an orphan call
             # that every later request would carry).

@@ -15,9 +15,17 @@ import os
 import urllib.parse
 from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
-from typing import Any, get_origin
+from typing import Annotated, Any, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PositiveInt,
+    ValidationError,
+    model_validator,
+)
 
 from agent.config_file import (
     SettingsError,
@@ -28,6 +36,7 @@ from agent.config_file import (
     read_config,
 )
 from agent.llm.prices import ModelPrice
+from agent.mcp_config import McpServerConfig, check_name
 from tools.modes import ApprovalPolicy, SandboxMode
 
 __all__ = [
@@ -104,6 +113,8 @@ class Settings(BaseModel):
     """Compaction settings, validated by the compaction backend (a :data:`TableCheck`)."""
     prices: dict[str, PriceSetting] = {}
     """Per-model prices for the cost estimate, beside the built-in table (which they override)."""
+    mcp_servers: dict[Annotated[str, AfterValidator(check_name)], McpServerConfig] = {}
+    """MCP servers whose tools the model may call (:mod:`agent.mcp_config`)."""
 
     @property
     def model_prices(self) -> dict[str, ModelPrice]:
@@ -146,6 +157,9 @@ def describe_errors(
         message = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden" and len(loc) == 1:
             message = f"not a setting{did_you_mean(loc[0], known)}"
+        elif err["type"] == "extra_forbidden" and loc[0] == "mcp_servers" and len(loc) == 3:
+            fields = McpServerConfig.model_fields
+            message = f"not a field of an MCP server{did_you_mean(loc[2], fields)}"
         if not loc:  # a rule between settings: its message names them
             lines.append(f"{source}: {message}")
             continue

@@ -12,6 +12,7 @@ import asyncio
 import time
 
 from tools.base import ApprovalDecision, ProposedEdit
+from tools.question import ToolQuestion
 from tui.screens.approval import QUIET_S, ApprovalScreen, Clock
 from tui.screens.edit_approval import EditApprovalScreen
 from tui.screens.main import MainScreen
@@ -46,6 +47,7 @@ class ModalApprover:
                 future.set_result(decision or "deny")
 
         screen: ApprovalScreen
+        question = command if isinstance(command, ToolQuestion) else None
         if isinstance(command, ProposedEdit):
             screen = EditApprovalScreen(
                 command,
@@ -60,8 +62,11 @@ class ModalApprover:
                 cwd=str(runtime.bash.cwd),
                 forward=self.type_ahead,
                 quiet_s=self.quiet_s,
-                sandbox=runtime.sandbox_words,
+                sandbox=command.where
+                if isinstance(command, ToolQuestion)
+                else runtime.sandbox_words,
                 clock=self.clock,
+                asks=command.asks if isinstance(command, ToolQuestion) else None,
             )
         main.approving = True
         for card in main.transcript.running_cards():
@@ -80,7 +85,9 @@ class ModalApprover:
                 for card in main.transcript.running_cards():
                     card.awaiting_approval = False
                 main.show_status()
-        if decision == "always":
+        if decision == "always" and isinstance(command, ToolQuestion):
+            await main.transcript.add_notice(command.always, "warning")
+        elif decision == "always":
             after = f" The next ones run {runtime.bash.sandbox.describe('auto')}."
             said = ALWAYS_NOTICE
             if isinstance(command, ProposedEdit):  # one policy: commands follow it too

@@ -59,7 +59,7 @@ class _Parser(argparse.ArgumentParser):
         return hints
 
 
-SUBCOMMANDS = ("sessions", "timeline", "compact", "uncompact", "export", "fork", "diff")
+SUBCOMMANDS = ("sessions", "timeline", "compact", "uncompact", "export", "fork", "diff", "mcp")
 """The session tools (:mod:`tui.subcommands`), named first on the command line."""
 
 SESSION_TOOLS = """\
@@ -70,7 +70,8 @@ session tools (each takes --help):
   reefline uncompact [ID]        undo a session's newest compaction, like /uncompact (-n N)
   reefline diff [ID]             what a session's commands changed (--turn N | --seq S)
   reefline export [ID]           a session's transcript as Markdown (-o FILE)
-  reefline fork ID [--at SEQ]    a new session from before one of its prompts (lists them)"""
+  reefline fork ID [--at SEQ]    a new session from before one of its prompts (lists them)
+  reefline mcp                   start the configured MCP servers and list their tools"""
 
 
 def build_parser() -> argparse.ArgumentParser:

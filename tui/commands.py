@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import tui.command_set  # noqa: F401  (registers every command)
+from tui import mcp_command as _registers_mcp  # noqa: F401  (registers /mcp)
 from tui.command_registry import (
     COMMANDS,
     SLASH_COMMANDS,

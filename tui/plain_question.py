@@ -18,6 +18,7 @@ from agent.formatting import plural
 from agent.redaction import redact
 from agent.turns import TurnResult
 from tools.base import ApprovalDecision, ProposedEdit
+from tools.question import ToolQuestion
 from tui.line_input import Ahead, ReadInterrupted, ReadLine, TypedAhead
 from tui.runtime import Runtime
 from tui.text import command_shape
@@ -59,8 +60,11 @@ async def ask(terminal: Terminal, command: str | ProposedEdit) -> ApprovalDecisi
         terminal.say(f"Apply this edit? {command.summary}")
         terminal.say_diff(redact(command.diff))  # a key in the file shows as ***, as on /diff
     else:
-        shape = command_shape(command)
-        terminal.say(f"Run this command, {jail}?" + (f"  ({shape})" if shape else ""))
+        if isinstance(command, ToolQuestion):
+            terminal.say(f"{command.asks} It runs {command.where}, as you.")
+        else:
+            shape = command_shape(command)
+            terminal.say(f"Run this command, {jail}?" + (f"  ({shape})" if shape else ""))
         terminal.show_command(command)
     typing = _take_typed_ahead(terminal)
     while True:
@@ -79,6 +83,8 @@ async def ask(terminal: Terminal, command: str | ProposedEdit) -> ApprovalDecisi
                 "From now on commands and edits run without asking, for the rest of this "
                 f"session; the next commands {runtime.bash.sandbox.describe('auto')}."
             )
+        elif choice == "always" and isinstance(command, ToolQuestion):
+            terminal.say(command.always)
         elif choice == "always":
             terminal.say(
                 "From now on commands run without asking, for the rest of this session; "

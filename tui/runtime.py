@@ -33,6 +33,7 @@ from compact.contract.service import CompactService, NoticeListener
 from compact.reports.forecast import compacting_soon
 from tools.base import ApprovalPolicy
 from tools.bash import BashTool
+from tools.mcp.hub import McpHub
 from tools.snapshots.recording import FirstRecord
 from tui.usage_reading import UsageReading
 
@@ -68,6 +69,7 @@ class Runtime:
     meter: TokenMeter
     bash: BashTool
     agent: Agent
+    mcp: McpHub
     compaction: CompactService
     compact_command: CompactCommand
     windows: WindowBook
@@ -88,6 +90,8 @@ class Runtime:
         """The one way a front end hears the core: each event appended to the log, each
         transient stream item (deltas, retries, notices), each compaction notice. Returns the
         function that stops all three. The callbacks run inside the core, synchronously."""
+        with contextlib.suppress(RuntimeError):  # no loop runs yet: the first step starts them
+            self.mcp.start()  # in the background, once there is someone to tell of a failure
         stops = [
             self.session.subscribe(on_event),
             self.agent.listen(on_stream),
@@ -202,8 +206,11 @@ class Runtime:
         self.session.close_or_discard()
 
     async def release_model(self) -> None:
-        """Close the model's HTTP connections, on the loop that opened them."""
+        """Stop the MCP servers and close the model's HTTP connections, on the loop that
+        opened them."""
         with contextlib.suppress(Exception):  # exiting: a failed close must not mask why
+            await self.mcp.stop()
+        with contextlib.suppress(Exception):
             await self.model.aclose()
 
     async def aclose(self) -> None:

@@ -83,11 +83,16 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument("--turn", type=int, metavar="N", help="only the commands of turn N")
     which.add_argument("--seq", type=int, metavar="S", help="only the command at seq S")
     diff.add_argument("--home", type=Path)
+    sub.add_parser("mcp", help="start the configured MCP servers and list their tools")
     return parser
 
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "mcp":
+        from tui.mcp_command import run_mcp_listing
+
+        return run_mcp_listing()
     if args.command in ("compact", "uncompact"):
         return _compact(args)
     try:

@@ -124,6 +124,12 @@ def first_line(text: str, limit: int = 80) -> str:
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
+def ended(exit_code: int | None) -> str:
+    """How a call that was no error ended: ``exit N`` for a command, ``done`` for a tool
+    that has no exit code (an MCP tool)."""
+    return "done" if exit_code is None else f"exit {exit_code}"
+
+
 def strip_footer(output: str) -> str:
     """Command output without the bash tool's last ``[exit 0 · 0.01s]`` line (the tool card
     shows the exit code and duration itself)."""

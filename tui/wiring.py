@@ -22,6 +22,7 @@ from agent.log.session import Session
 from agent.log.store import SessionBusy, default_home, list_sessions
 from agent.loop import Agent
 from agent.loop_settings import LoopSettings
+from agent.mcp_wiring import attach, mcp_hub
 from agent.meter import TokenMeter
 from agent.provider import (
     PROVIDER_SETTINGS,
@@ -349,6 +350,8 @@ def _build(
         bound_tokens=estimator.messages_at_most,
     )
     agent.hooks.prepare.append(_asking_hook(asker, agent))
+    mcp = mcp_hub(settings, bash, session.spill, estimator)
+    attach(mcp, agent)
     service = backends.build(BackendParts(session, meter, model, compaction_settings))
     service.install(agent.hooks)
     return Runtime(
@@ -361,6 +364,7 @@ def _build(
         meter=meter,
         bash=bash,
         agent=agent,
+        mcp=mcp,
         compaction=service,
         compact_command=CompactCommand(service, session),
         windows=windows,

@@ -51,6 +51,7 @@ def test_the_command_set() -> None:
         "model",
         "approve",
         "quit",
+        "mcp",
     ]
     assert set(SLASH_USAGE) == set(SLASH_COMMANDS)
     assert all(help_ and "\n" not in help_ for help_ in SLASH_COMMANDS.values())

@@ -87,8 +87,10 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         quiet_s: float = QUIET_S,
         sandbox: str = "",
         clock: Clock = time.monotonic,
+        asks: str | None = None,
     ) -> None:
         super().__init__(classes="modal")
+        self.asks = asks or self.TITLE_TEXT
         self.quiet_s = quiet_s
         """The quiet moment in seconds (:data:`QUIET_S` by default)."""
         self.clock = clock
@@ -114,7 +116,7 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog -approval") as dialog:
-            dialog.border_title = self.TITLE_TEXT
+            dialog.border_title = self.asks
             yield from self.body()
             hint = Static("", classes="hint")
             hint.display = False

@@ -103,12 +103,12 @@ class ToolRun:
     @property
     def command(self) -> str:
         """What the call runs, for showing: :attr:`bash_command`, an edit's path, else the
-        raw arguments."""
+        tool's name and its raw arguments."""
         if self.name == "bash":
             return raw_command(self.arguments)
         if self.name == "edit" and (path := path_of(self.arguments)) is not None:
             return path
-        return self.arguments
+        return f"{self.name} {self.arguments}"
 
     @property
     def running(self) -> bool:

@@ -179,7 +179,7 @@ class ToolCard(Vertical):
         elif self.is_error and self.exit_code is None:
             parts.append(("error", "$text-error"))
         elif self.exit_code is None and self.tool_name != "bash":
-            parts.append(("done", "$text-success"))  # a tool that runs no command
+            parts.append(("done", "$text-success"))  # a tool that runs no command (edit, MCP)
         elif self.exit_code is None:
             parts.append(("no exit code", "$text-warning"))
         else:
