@@ -5,7 +5,7 @@ The app observes the core and never drives compaction itself: session events, st
 and compaction notices arrive as Textual messages through :class:`RuntimeBridge`, in order
 with the app's own (a turn's worker ending), and go on to the main screen. A turn runs in
 one exclusive worker that Esc cancels (:class:`~tui.sending.Sender`); a slash command runs
-through the one command layer (:func:`tui.commands.run`) and :meth:`ReeflineApp.apply` does
+through the one command layer (:func:`tui.commands.run.run`) and :meth:`ReeflineApp.apply` does
 what it asks.
 """
 
@@ -24,9 +24,7 @@ from textual.worker import Worker
 
 from tui import heap
 from tui.approver import ModalApprover
-from tui.commands import COMMANDS, SLASH_COMMANDS, parse_slash, run
-from tui.completion import choices
-from tui.effects import (
+from tui.commands.effects import (
     Adopt,
     Choose,
     Effect,
@@ -34,6 +32,8 @@ from tui.effects import (
     PickSession,
     Quit,
 )
+from tui.commands.run import COMMANDS, SLASH_COMMANDS, parse_slash, run
+from tui.completion import choices
 from tui.history import PromptHistory, history_path
 from tui.runtime import Runtime
 from tui.screens.approval import Clock
@@ -212,7 +212,7 @@ class ReeflineApp(App[None]):
     # --- slash commands -----------------------------------------------------------------------
 
     async def run_slash(self, name: str, args: str = "") -> None:
-        """Run ``/name args`` (:func:`tui.commands.run`); one that runs a while (``/compact``)
+        """Run ``/name args`` (:func:`tui.commands.run.run`); one that runs a while (``/compact``)
         runs in the background, where Esc stops it."""
         command = COMMANDS.get(name)
         if command is not None and command.background and not self._compacting():
@@ -231,8 +231,8 @@ class ReeflineApp(App[None]):
                 self.main.command_ended()
 
     async def apply(self, effect: Effect) -> None:
-        """Do what a command asks (:mod:`tui.effects`), the app's way: what leads to another
-        command or another session is decided here, what is only shown the screen shows."""
+        """Do what a command asks (:mod:`tui.commands.effects`), the app's way: what leads to
+        another command or another session is decided here, what is only shown the screen shows."""
         main = self.main
         if not main.live:
             return

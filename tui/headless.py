@@ -9,7 +9,7 @@ Exit codes: 0 ok, 1 error, 2 usage, 130 interrupted (SIGINT, Ctrl+C), 143 termin
 Each signal closes the turn the same way (the session is saved).
 
 A prompt that is a slash command (``-p /context``) runs it through the one command layer
-(:func:`tui.commands.run`) instead of a turn, and prints what it shows; a command that opens
+(:func:`tui.commands.run.run`) instead of a turn, and prints what it shows; a command that opens
 another session (``/rewind 2``) leaves it saved and says its id.
 """
 
@@ -43,7 +43,7 @@ async def run_prompt(
     out = out or sys.stdout
     err = err or sys.stderr
     if prompt.lstrip().startswith("/"):  # maybe a command: only then load the command set
-        from tui.command_registry import parse_slash
+        from tui.commands.registry import parse_slash
 
         if (slash := parse_slash(prompt)) is not None:
             return await run_command(runtime, *slash, out=out, err=err)
@@ -95,10 +95,10 @@ async def run_command(runtime: Runtime, name: str, args: str, *, out: TextIO, er
     stderr); 2 for an unknown command, 1 when it says something went wrong."""
     # The command set loads every command's module: only a run that names one pays for it
     # (a prompt's run goes to its first request without them).
-    from tui.command_registry import parse_slash
-    from tui.commands import COMMANDS, run, unknown_command_text
-    from tui.effect_lines import effect_lines
-    from tui.effects import Adopt, Choose, Said
+    from tui.commands.effect_lines import effect_lines
+    from tui.commands.effects import Adopt, Choose, Said
+    from tui.commands.registry import parse_slash
+    from tui.commands.run import COMMANDS, run, unknown_command_text
 
     if name not in COMMANDS:
         err.write(f"reefline: {clean(unknown_command_text(name))}\n")

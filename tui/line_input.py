@@ -23,7 +23,7 @@ from prompt_toolkit.key_binding import KeyPress
 from prompt_toolkit.patch_stdout import patch_stdout
 
 from agent.log.store import ensure_private_dir, open_private
-from tui.commands import SLASH_COMMANDS
+from tui.commands.run import SLASH_COMMANDS
 from tui.history import history_path
 
 ReadLine = Callable[[str], Awaitable[str | None]]

@@ -27,10 +27,10 @@ from compact.contract import CompactNotice
 from compact.wording import compaction_news, describe, progress_text, start_line
 from tools.footer import output_lines
 from tui import plain_question
-from tui.command_registry import COMMANDS
-from tui.commands import parse_slash, run
-from tui.effect_lines import effect_lines, gauge_line
-from tui.effects import Adopt, Choose, Effect, Quit
+from tui.commands.effect_lines import effect_lines, gauge_line
+from tui.commands.effects import Adopt, Choose, Effect, Quit
+from tui.commands.registry import COMMANDS
+from tui.commands.run import parse_slash, run
 from tui.line_input import (
     ReadInterrupted,
     ReadLine,
@@ -297,7 +297,7 @@ class PlainRepl:
             self.interruptible = None
 
     async def apply(self, effect: Effect) -> None:
-        """Do what a command asks (:mod:`tui.effects`): most are lines to print."""
+        """Do what a command asks (:mod:`tui.commands.effects`): most are lines to print."""
         if isinstance(effect, Quit):
             self.leaving = True
         elif isinstance(effect, Choose):

@@ -25,8 +25,8 @@ from textual.widgets import OptionList
 
 from agent.settings import load_settings
 from tui.app import ReeflineApp
+from tui.commands.switching import rewind_points
 from tui.screens.approval import ApprovalScreen
-from tui.switching import rewind_points
 from tui.widgets.entries import UserEntry
 from tui.widgets.prompt import PromptArea
 from tui.widgets.timeline import TimelinePanel

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from agent.log.events import Event
 from tests.tui.conftest import UI
-from tui.commands import run
+from tui.commands.run import run
 from tui.runtime import Runtime
 from tui.view.status import StatusFold
 

@@ -30,10 +30,7 @@ from compact.events import CompactProgress
 from compact.records import TimelineRecord
 from tools.snapshots.git import GitError
 from tui import heap
-from tui.commands import SLASH_COMMANDS
-from tui.completion import Choice
-from tui.demo import BANNER as DEMO_BANNER
-from tui.effects import (
+from tui.commands.effects import (
     Effect,
     Help,
     Prompt,
@@ -44,7 +41,10 @@ from tui.effects import (
     ShowGauge,
     ToggleTimeline,
 )
-from tui.file_commands import shadow_of
+from tui.commands.files import shadow_of
+from tui.commands.run import SLASH_COMMANDS
+from tui.completion import Choice
+from tui.demo import BANNER as DEMO_BANNER
 from tui.gauge_reading import current_reading
 from tui.history import PromptHistory
 from tui.runtime import Runtime
@@ -283,7 +283,8 @@ class MainScreen(Screen[None]):
         self.timeline.display = not self.timeline.display
 
     async def show_effect(self, effect: Effect) -> None:
-        """Show what a command asks to show (:mod:`tui.effects`); the app decides the rest."""
+        """Show what a command asks to show (:mod:`tui.commands.effects`); the app decides the
+        rest."""
         if isinstance(effect, Said):
             await self.transcript.add_notice(effect.text, effect.level)
         elif isinstance(effect, Help):

@@ -1,17 +1,18 @@
 """The one command layer of the front ends: :func:`run` runs a slash command for the app, the
-plain REPL and headless alike, and yields what the front end should do (:mod:`tui.effects`);
-each front end has one ``apply(effect)``.
+plain REPL and headless alike, and yields what the front end should do
+(:mod:`tui.commands.effects`); each front end has one ``apply(effect)``.
 
-The table and its parsing are :mod:`tui.command_registry`; the commands themselves are
-:mod:`tui.command_set` (adding one touches only that module).
+The table and its parsing are :mod:`tui.commands.registry`; the commands themselves are
+:mod:`tui.commands.handlers` (adding one touches only that module).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-import tui.command_set  # noqa: F401  (registers every command)
-from tui.command_registry import (
+import tui.commands.handlers  # noqa: F401  (registers every command)
+from tui.commands.effects import Effect, Said
+from tui.commands.registry import (
     COMMANDS,
     SLASH_COMMANDS,
     SLASH_USAGE,
@@ -21,7 +22,6 @@ from tui.command_registry import (
     slash_help,
     unknown_command_text,
 )
-from tui.effects import Effect, Said
 from tui.runtime import Runtime
 
 __all__ = [

@@ -1,12 +1,11 @@
 """Effects as lines of text, for the front ends that print (the plain REPL, headless): what
-:func:`tui.commands.run` asks to show, said the same way by both."""
+:func:`tui.commands.run.run` asks to show, said the same way by both."""
 
 from __future__ import annotations
 
 from agent.log.store import first_prompt
 from compact.wording import describe
-from tui.context_report import report_lines
-from tui.effects import (
+from tui.commands.effects import (
     Effect,
     Help,
     PickRewind,
@@ -18,6 +17,7 @@ from tui.effects import (
     ShowGauge,
     ToggleTimeline,
 )
+from tui.context_report import report_lines
 from tui.gauge_reading import current_reading
 from tui.runtime import Runtime
 from tui.text import first_line
@@ -35,8 +35,9 @@ def said_line(said: Said) -> str:
 
 def effect_lines(effect: Effect, runtime: Runtime) -> list[str]:
     """What ``effect`` shows, as lines (none for the effects that act rather than show:
-    :class:`~tui.effects.Adopt`, :class:`~tui.effects.Quit`, :class:`~tui.effects.Rewinding`,
-    and :class:`~tui.effects.Choose`, which asks).
+    :class:`~tui.commands.effects.Adopt`, :class:`~tui.commands.effects.Quit`,
+    :class:`~tui.commands.effects.Rewinding`, and :class:`~tui.commands.effects.Choose`, which
+    asks).
     Lines are raw: the printer passes them through the terminal filter."""
     if isinstance(effect, Said):
         return [said_line(effect)]

@@ -1,7 +1,7 @@
-"""Every slash command: its table entry (:func:`~tui.command_registry.command`) and what it
+"""Every slash command: its table entry (:func:`~tui.commands.registry.command`) and what it
 does, once for every front end. Adding a command is adding a handler here.
 
-A handler acts on the runtime and yields effects (:mod:`tui.effects`): what to say, what to
+A handler acts on the runtime and yields effects (:mod:`tui.commands.effects`): what to say, what to
 show, which runtime to go on with. ``/compact`` goes through the runtime's consumer tier
 (:class:`compact.command.CompactCommand`); nothing here calls a compaction backend.
 """
@@ -17,9 +17,7 @@ from compact.timeline import timeline
 from compact.uncompact import uncompact
 from tools.base import POLICIES
 from tools.snapshots.git import GitError
-from tui.command_registry import command, slash_help
-from tui.context_report import ContextReport
-from tui.effects import (
+from tui.commands.effects import (
     Adopt,
     Choose,
     Effect,
@@ -35,9 +33,11 @@ from tui.effects import (
     ShowGauge,
     ToggleTimeline,
 )
-from tui.file_commands import REWIND_CHOICES, last_diff, undo_restore, undoable
+from tui.commands.files import REWIND_CHOICES, last_diff, undo_restore, undoable
+from tui.commands.registry import command, slash_help
+from tui.commands.switching import rewind, rewind_points, switch_session
+from tui.context_report import ContextReport
 from tui.runtime import Runtime
-from tui.switching import rewind, rewind_points, switch_session
 
 SWITCH_BUSY = "Wait for the turn to finish (or press esc) before switching sessions."
 

@@ -3,7 +3,7 @@ this one just before an earlier prompt (``/new``, ``/resume``, ``/rewind``).
 
 Each builds the new runtime off the event loop (loading a long session prices every message
 of it) and returns it, or what went wrong; the front end shows the new one and closes the old
-(:class:`tui.effects.Adopt`)."""
+(:class:`tui.commands.effects.Adopt`)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from pathlib import Path
 
 from agent.log.fork import ForkError, ForkPoint, fork_points, fork_session
 from agent.settings import SettingsError
-from tui.effects import Level, Said
-from tui.file_commands import restore_files
+from tui.commands.effects import Level, Said
+from tui.commands.files import restore_files
 from tui.runtime import Runtime, StartupError
 from tui.wiring import build_runtime
 

@@ -1,9 +1,9 @@
 """What a slash command asks of the front end that ran it: small frozen values.
 
-:func:`tui.commands.run` does the command's work on the runtime and yields these; each front
+:func:`tui.commands.run.run` does the command's work on the runtime and yields these; each front
 end has one ``apply(effect)`` that shows them its way (the app as notices, modals and panels,
 the plain REPL and headless as lines). A command never draws anything itself, so adding one
-touches only the command set (:mod:`tui.command_set`).
+touches only the command set (:mod:`tui.commands.handlers`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ class Said:
 
 @dataclass(frozen=True)
 class Help:
-    """Show the commands (:func:`tui.command_registry.slash_help`); a front end adds its keys."""
+    """Show the commands (:func:`tui.commands.registry.slash_help`); a front end adds its keys."""
 
     commands: str
 

@@ -1,8 +1,8 @@
 """The slash-command table: each command's name, usage, help and handler, registered by the
-command set (:mod:`tui.command_set`) with :func:`command`; and how typed text is read as one.
+command set (:mod:`tui.commands.handlers`) with :func:`command`; and how typed text is read as one.
 
 A handler takes the runtime and the argument text and yields what the front end should do
-(:mod:`tui.effects`); it never draws. The table is the one list every front end offers:
+(:mod:`tui.commands.effects`); it never draws. The table is the one list every front end offers:
 help, completion, the app's palette and menu read it.
 """
 
@@ -13,7 +13,7 @@ import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
-from tui.effects import Effect
+from tui.commands.effects import Effect
 from tui.runtime import Runtime
 
 Handler = Callable[[Runtime, str], AsyncIterator[Effect]]

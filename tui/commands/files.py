@@ -9,7 +9,7 @@ from agent.file_diff import load_patch
 from agent.file_rewind import describe, plan_rewind, plan_undo, put_back, restores
 from agent.log.events import FilesRestore, ToolResult
 from tools.snapshots.shadow import ShadowRepo, SnapshotUnavailable
-from tui.effects import Level
+from tui.commands.effects import Level
 from tui.runtime import Runtime
 
 REWIND_CHOICES = ("conversation only", "conversation and files")
