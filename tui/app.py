@@ -35,7 +35,7 @@ from tui.commands.effects import (
 from tui.commands.run import COMMANDS, SLASH_COMMANDS, parse_slash, run
 from tui.completion import choices
 from tui.history import PromptHistory, history_path
-from tui.runtime import Runtime
+from tui.runtime.runtime import Runtime
 from tui.screens.approval import Clock
 from tui.screens.choice import ChoiceScreen
 from tui.screens.main import MainScreen

@@ -31,8 +31,8 @@ def run_interactive(settings: Settings, args: argparse.Namespace) -> int:
 
     from agent.settings import SettingsError
     from tui import heap
-    from tui.runtime import StartupError
-    from tui.wiring import build_runtime
+    from tui.runtime.runtime import StartupError
+    from tui.runtime.wiring import build_runtime
 
     plain = args.plain or not (sys.stdin.isatty() and sys.stdout.isatty())
     if not plain:
@@ -102,8 +102,8 @@ def run_headless(settings: Settings, args: argparse.Namespace) -> int:
     from agent.settings import SettingsError
     from tui import heap
     from tui.headless import run_prompt
-    from tui.runtime import StartupError
-    from tui.wiring import build_runtime
+    from tui.runtime.runtime import StartupError
+    from tui.runtime.wiring import build_runtime
 
     try:
         runtime = build_runtime(

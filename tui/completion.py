@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from agent.llm.window_table import KNOWN_CONTEXT_WINDOWS
 from agent.log.store import first_prompt, list_sessions
 from tui.commands.run import SLASH_COMMANDS
-from tui.runtime import Runtime
+from tui.runtime.runtime import Runtime
 from tui.text import first_line
 
 MAX_CHOICES = 20

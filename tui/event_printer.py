@@ -16,7 +16,7 @@ from agent.log.events import Event
 from agent.replies import Notice, StreamEvent, ToolOutputDelta
 from compact.wording import compaction_news, describe, progress_text, start_line
 from tools.terminal import json_safe
-from tui.runtime import Runtime
+from tui.runtime.runtime import Runtime
 from tui.text import clean
 from tui.view.fold import LogView
 from tui.view.items import RetryPlanned, ToolRun, ViewItem

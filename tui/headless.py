@@ -26,7 +26,7 @@ from agent.turns import TurnCancelled, TurnResult
 from compact.policy import CompactionSettings
 from tui.event_printer import EventPrinter
 from tui.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
-from tui.runtime import Runtime
+from tui.runtime.runtime import Runtime
 from tui.text import clean
 from tui.view.workspace import RecordLines
 

@@ -18,7 +18,7 @@ from agent.formatting import plural
 from agent.turns import TurnResult
 from tools.base import ApprovalDecision
 from tui.line_input import Ahead, ReadInterrupted, ReadLine, TypedAhead
-from tui.runtime import Runtime
+from tui.runtime.runtime import Runtime
 from tui.text import command_shape
 
 ANSWERS: dict[str, ApprovalDecision] = {

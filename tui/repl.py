@@ -40,7 +40,7 @@ from tui.line_input import (
     stream_reader,
     typed_ahead,
 )
-from tui.runtime import Runtime
+from tui.runtime.runtime import Runtime
 from tui.terminal_state import LEAVE_PROMPT, owning_sigint, restore_terminal, terminal_state
 from tui.text import clean, command_lines, first_line, resume_hint
 from tui.view import items as view_items

@@ -26,11 +26,11 @@ from textual.widgets import OptionList
 from agent.settings import load_settings
 from tui.app import ReeflineApp
 from tui.commands.switching import rewind_points
+from tui.runtime.wiring import build_runtime
 from tui.screens.approval import ApprovalScreen
 from tui.widgets.entries import UserEntry
 from tui.widgets.prompt import PromptArea
 from tui.widgets.timeline import TimelinePanel
-from tui.wiring import build_runtime
 
 Drive = Callable[[ReeflineApp, Pilot[Any]], Awaitable[None]]
 

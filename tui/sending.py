@@ -16,7 +16,7 @@ from textual.app import App
 from textual.worker import Worker, WorkerState
 
 from agent.turns import TurnCancelled, TurnResult
-from tui.runtime import Runtime
+from tui.runtime.runtime import Runtime
 from tui.screens.main import MainScreen
 
 

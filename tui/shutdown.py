@@ -22,7 +22,7 @@ from typing import Any
 
 from textual.worker import Worker
 
-from tui.runtime import Runtime
+from tui.runtime.runtime import Runtime
 from tui.terminal_state import LEAVE_APPLICATION_MODE, TtyState, restore_terminal
 
 TERMINATE_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGINT)

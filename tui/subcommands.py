@@ -177,7 +177,7 @@ def _spend_reader() -> Callable[[Path], str]:
     """What a log says the session used and cost (empty when it called no model), folded
     from the lines that record model calls; prices are loaded on first need."""
     from agent.usage_totals import records_a_call, usage_of_log
-    from tui.usage_reading import UsageReading
+    from tui.runtime.usage_reading import UsageReading
 
     price_of: PriceOf | None = None
 
@@ -215,8 +215,8 @@ def _compact(args: argparse.Namespace) -> int:
     from compact.dry_run import report
     from compact.policy import load_compaction_settings
     from compact.uncompact import uncompact
-    from tui.runtime import StartupError  # the model client: only this tool needs it
-    from tui.wiring import build_runtime
+    from tui.runtime.runtime import StartupError  # the model client: only this tool needs it
+    from tui.runtime.wiring import build_runtime
 
     try:
         settings = load_settings(

@@ -70,10 +70,10 @@ from tests.bench.report import Figure
 from tests.openai_server import ScriptedResponse
 from tui import heap
 from tui.app import ReeflineApp
+from tui.runtime.wiring import build_runtime
 from tui.widgets.prompt import PromptArea
 from tui.widgets.reply import AssistantEntry
 from tui.widgets.transcript import PAGE, REPLAY_WINDOW, ShowEarlier
-from tui.wiring import build_runtime
 
 GROUP = "Textual app"
 ROOT = Path(__file__).resolve().parents[2]

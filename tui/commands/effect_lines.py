@@ -17,9 +17,9 @@ from tui.commands.effects import (
     ShowGauge,
     ToggleTimeline,
 )
-from tui.context_report import report_lines
-from tui.gauge_reading import current_reading
-from tui.runtime import Runtime
+from tui.runtime.context_report import report_lines
+from tui.runtime.gauge_reading import current_reading
+from tui.runtime.runtime import Runtime
 from tui.text import first_line
 
 

@@ -15,8 +15,8 @@ from agent.log.events import FilesRestore
 from agent.log.fork import ForkPoint
 from agent.log.store import StoredSession
 from compact.records import TimelineRecord
-from tui.context_report import ContextReport
-from tui.runtime import Runtime
+from tui.runtime.context_report import ContextReport
+from tui.runtime.runtime import Runtime
 
 Level = Literal["info", "warning", "error"]
 """How much something said matters: the app's notice colour, the REPL's ``!``."""

@@ -10,7 +10,7 @@ from agent.file_rewind import describe, plan_rewind, plan_undo, put_back, restor
 from agent.log.events import FilesRestore, ToolResult
 from tools.snapshots.shadow import ShadowRepo, SnapshotUnavailable
 from tui.commands.effects import Level
-from tui.runtime import Runtime
+from tui.runtime.runtime import Runtime
 
 REWIND_CHOICES = ("conversation only", "conversation and files")
 """What ``/rewind`` asks, in this order (the second puts files back too)."""

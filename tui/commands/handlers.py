@@ -36,8 +36,8 @@ from tui.commands.effects import (
 from tui.commands.files import REWIND_CHOICES, last_diff, undo_restore, undoable
 from tui.commands.registry import command, slash_help
 from tui.commands.switching import rewind, rewind_points, switch_session
-from tui.context_report import ContextReport
-from tui.runtime import Runtime
+from tui.runtime.context_report import ContextReport
+from tui.runtime.runtime import Runtime
 
 SWITCH_BUSY = "Wait for the turn to finish (or press esc) before switching sessions."
 

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from tui.commands.effects import Effect
-from tui.runtime import Runtime
+from tui.runtime.runtime import Runtime
 
 Handler = Callable[[Runtime, str], AsyncIterator[Effect]]
 

@@ -22,7 +22,7 @@ from tui.commands.registry import (
     slash_help,
     unknown_command_text,
 )
-from tui.runtime import Runtime
+from tui.runtime.runtime import Runtime
 
 __all__ = [
     "COMMANDS",

@@ -15,8 +15,8 @@ from agent.log.fork import ForkError, ForkPoint, fork_points, fork_session
 from agent.settings import SettingsError
 from tui.commands.effects import Level, Said
 from tui.commands.files import restore_files
-from tui.runtime import Runtime, StartupError
-from tui.wiring import build_runtime
+from tui.runtime.runtime import Runtime, StartupError
+from tui.runtime.wiring import build_runtime
 
 
 @dataclass(frozen=True)

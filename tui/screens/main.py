@@ -45,9 +45,9 @@ from tui.commands.files import shadow_of
 from tui.commands.run import SLASH_COMMANDS
 from tui.completion import Choice
 from tui.demo import BANNER as DEMO_BANNER
-from tui.gauge_reading import current_reading
 from tui.history import PromptHistory
-from tui.runtime import Runtime
+from tui.runtime.gauge_reading import current_reading
+from tui.runtime.runtime import Runtime
 from tui.screens.context import ContextScreen
 from tui.screens.diff import DiffScreen
 from tui.screens.summary import SummaryScreen

@@ -16,7 +16,7 @@ from textual.message_pump import MessagePump
 from agent.log.events import Event
 from agent.replies import StreamEvent
 from compact.contract import CompactNotice
-from tui.runtime import Runtime
+from tui.runtime.runtime import Runtime
 
 
 @dataclass
@@ -41,7 +41,7 @@ class CompactionNoticed(Message):
 
 
 class RuntimeBridge:
-    """Subscribes ``target`` to a runtime (:meth:`~tui.runtime.Runtime.observe`)."""
+    """Subscribes ``target`` to a runtime (:meth:`~tui.runtime.runtime.Runtime.observe`)."""
 
     def __init__(self, runtime: Runtime, target: MessagePump) -> None:
         self.runtime = runtime

@@ -51,7 +51,7 @@ from tools.snapshots.git import git_found
 from tools.snapshots.recording import Recorder
 from tools.snapshots.shadow import ShadowRepo, inside_home
 from tui.demo import DEMO_CONTEXT_WINDOW, ScriptedModel
-from tui.runtime import Runtime, StartupError
+from tui.runtime.runtime import Runtime, StartupError
 
 
 def _compaction_source() -> str:

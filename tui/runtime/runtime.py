@@ -34,7 +34,7 @@ from compact.forecast import compacting_soon
 from tools.base import ApprovalPolicy
 from tools.bash import BashTool
 from tools.snapshots.recording import FirstRecord
-from tui.usage_reading import UsageReading
+from tui.runtime.usage_reading import UsageReading
 
 
 class StartupError(Exception):

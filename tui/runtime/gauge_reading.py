@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from agent.formatting import fmt_tokens
 from agent.measurement import BREAKDOWN_KEYS, Measurement
-from tui.runtime import Runtime
+from tui.runtime.runtime import Runtime
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class GaugeReading:
     where: str = ""
     """Where the window figure came from: ``from server``, ``from table``, ``set``..."""
     spend: str = ""
-    """What the session used and cost so far (:attr:`tui.usage_reading.UsageReading.short`),
+    """What the session used and cost so far (:attr:`tui.runtime.usage_reading.UsageReading.short`),
     said after the details; the first thing a narrow line drops."""
     soon: bool = False
     """Automatic compaction is expected within about two steps (:mod:`compact.forecast`)."""

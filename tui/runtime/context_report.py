@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agent.formatting import fmt_tokens
-from tui.gauge_reading import GaugeReading, breakdown_rows
-from tui.runtime import Runtime
+from tui.runtime.gauge_reading import GaugeReading, breakdown_rows
+from tui.runtime.runtime import Runtime
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class ContextReport:
     facts: tuple[Fact, ...]
     """The window, what is free of it, where auto-compaction starts, the sandbox."""
     usage: tuple[tuple[str, str], ...]
-    """The session's totals (:meth:`tui.usage_reading.UsageReading.rows`)."""
+    """The session's totals (:meth:`tui.runtime.usage_reading.UsageReading.rows`)."""
     estimated: bool
     """The figures are the local tokenizer's estimate (no provider reading yet)."""
 
