@@ -35,6 +35,7 @@ from tui.commands.effects import (
 from tui.commands.run import COMMANDS, SLASH_COMMANDS, parse_slash, run
 from tui.completion import choices
 from tui.history import PromptHistory, history_path
+from tui.line.terminal_state import terminal_state
 from tui.runtime.runtime import Runtime
 from tui.screens.approval import Clock
 from tui.screens.choice import ChoiceScreen
@@ -43,7 +44,6 @@ from tui.screens.rewind import RewindScreen
 from tui.screens.sessions import SessionsScreen
 from tui.sending import Sender
 from tui.shutdown import shut_down, watch_signals
-from tui.terminal_state import terminal_state
 from tui.text import clean, resume_hint
 from tui.theme_memory import ThemeMemory
 from tui.view.fold import LogView

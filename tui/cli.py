@@ -55,7 +55,7 @@ def run_interactive(settings: Settings, args: argparse.Namespace) -> int:
         print(f"reefline: cannot open the session log: {clean(str(exc))}", file=sys.stderr)
         return EXIT_ERROR
     if plain:
-        from tui.repl import run_repl
+        from tui.line.repl import run_repl
 
         return asyncio.run(run_repl(runtime))
     from tui.app import run_app
@@ -96,12 +96,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_headless(settings: Settings, args: argparse.Namespace) -> int:
-    """``reefline -p``: one turn, the answer on stdout (see :mod:`tui.headless`)."""
+    """``reefline -p``: one turn, the answer on stdout (see :mod:`tui.line.headless`)."""
     import asyncio
 
     from agent.settings import SettingsError
     from tui import heap
-    from tui.headless import run_prompt
+    from tui.line.headless import run_prompt
     from tui.runtime.runtime import StartupError
     from tui.runtime.wiring import build_runtime
 

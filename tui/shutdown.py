@@ -22,8 +22,8 @@ from typing import Any
 
 from textual.worker import Worker
 
+from tui.line.terminal_state import LEAVE_APPLICATION_MODE, TtyState, restore_terminal
 from tui.runtime.runtime import Runtime
-from tui.terminal_state import LEAVE_APPLICATION_MODE, TtyState, restore_terminal
 
 TERMINATE_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGINT)
 SHUTDOWN_WAIT_S = 5.0

@@ -14,7 +14,7 @@ import pytest
 
 from agent.log.events import ToolResult
 from tests.tui.conftest import UI
-from tui.repl import PlainRepl
+from tui.line.repl import PlainRepl
 from tui.screens.approval import ApprovalScreen
 from tui.screens.context import ContextScreen
 

@@ -13,8 +13,8 @@ from tests.tui.conftest import UI
 from tui.commands.effects import Effect, Said, ShowContext
 from tui.commands.registry import command, unregister
 from tui.commands.run import run
-from tui.line_input import stream_reader
-from tui.repl import PlainRepl
+from tui.line.input import stream_reader
+from tui.line.repl import PlainRepl
 from tui.runtime.context_report import ESTIMATED, ContextReport
 from tui.runtime.runtime import Runtime
 from tui.screens.context import ContextScreen

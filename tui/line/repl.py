@@ -26,12 +26,12 @@ from agent.turns import TurnCancelled, TurnResult
 from compact.contract import CompactNotice
 from compact.wording import compaction_news, describe, progress_text, start_line
 from tools.footer import output_lines
-from tui import plain_question
 from tui.commands.effect_lines import effect_lines, gauge_line
 from tui.commands.effects import Adopt, Choose, Effect, Quit
 from tui.commands.registry import COMMANDS
 from tui.commands.run import parse_slash, run
-from tui.line_input import (
+from tui.line import plain_question
+from tui.line.input import (
     ReadInterrupted,
     ReadLine,
     TypedAhead,
@@ -40,8 +40,8 @@ from tui.line_input import (
     stream_reader,
     typed_ahead,
 )
+from tui.line.terminal_state import LEAVE_PROMPT, owning_sigint, restore_terminal, terminal_state
 from tui.runtime.runtime import Runtime
-from tui.terminal_state import LEAVE_PROMPT, owning_sigint, restore_terminal, terminal_state
 from tui.text import clean, command_lines, first_line, resume_hint
 from tui.view import items as view_items
 from tui.view.changes import plain_lines

@@ -24,8 +24,8 @@ from typing import TextIO
 from agent.loop_settings import cut_text
 from agent.turns import TurnCancelled, TurnResult
 from compact.policy import CompactionSettings
-from tui.event_printer import EventPrinter
 from tui.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from tui.line.event_printer import EventPrinter
 from tui.runtime.runtime import Runtime
 from tui.text import clean
 from tui.view.workspace import RecordLines

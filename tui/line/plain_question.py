@@ -17,7 +17,7 @@ from typing import Protocol
 from agent.formatting import plural
 from agent.turns import TurnResult
 from tools.base import ApprovalDecision
-from tui.line_input import Ahead, ReadInterrupted, ReadLine, TypedAhead
+from tui.line.input import Ahead, ReadInterrupted, ReadLine, TypedAhead
 from tui.runtime.runtime import Runtime
 from tui.text import command_shape
 
@@ -35,7 +35,7 @@ QUESTION = "[y] once  [always] this session  [n] deny › "
 
 
 class Terminal(Protocol):
-    """What the question needs of the REPL (:class:`tui.repl.PlainRepl`)."""
+    """What the question needs of the REPL (:class:`tui.line.repl.PlainRepl`)."""
 
     runtime: Runtime
     read: ReadLine
