@@ -65,7 +65,7 @@ REWIND_WINDOW_S = 1.0
 
 
 class ReeflineApp(App[None]):
-    """See the module docstring. ``runtime`` is built by the caller (see ``tui.cli``);
+    """See the module docstring. ``runtime`` is built by the caller (see ``tui.shell.cli``);
     ``scripted_delay_s``: the demo model's delay in the runtimes the app opens."""
 
     HORIZONTAL_BREAKPOINTS: ClassVar = [(0, "-narrow"), (100, "-roomy")]  # see app.tcss

@@ -141,7 +141,7 @@ def settings(base_url: str = "http://127.0.0.1:9/v1") -> Settings:
 async def _resume_app(session_id: str) -> tuple[float, int]:
     """Seconds from nothing to the resumed session on screen; entries mounted."""
     started = time.perf_counter()
-    heap.defer_collection()  # as tui.cli does before it opens a session for the app
+    heap.defer_collection()  # as tui.shell.cli does before it opens a session for the app
     runtime = build_runtime(settings(), resume=session_id)
     app = ReeflineApp(runtime)
     try:
@@ -267,7 +267,7 @@ async def _type_keys(app: ReeflineApp, count: int) -> list[float]:
 
 
 async def _keys(session_id: str) -> dict[str, float]:
-    heap.defer_collection()  # as tui.cli does
+    heap.defer_collection()  # as tui.shell.cli does
     runtime = build_runtime(settings(), resume=session_id)
     app = ReeflineApp(runtime)
     try:

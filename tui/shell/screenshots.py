@@ -1,5 +1,5 @@
 """Regenerate ``screenshots/*.svg`` (and ``*.png`` when ``rsvg-convert`` is installed) from the
-running app on the offline demo model: ``python -m tui.screenshots [--out DIR]``.
+running app on the offline demo model: ``python -m tui.shell.screenshots [--out DIR]``.
 
 Every shot drives the real app with Textual's Pilot in a temporary home and a small sample
 project, so nothing on the machine running it is read or changed. See screenshots/README.md.
@@ -277,7 +277,7 @@ async def main_async(out: Path, only: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tui.screenshots", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tui.shell.screenshots", description=__doc__)
     parser.add_argument("--out", type=Path, default=Path("screenshots"))
     parser.add_argument("names", nargs="*", help="only these shots (default: all)")
     args = parser.parse_args(argv)

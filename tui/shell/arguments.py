@@ -60,7 +60,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 SUBCOMMANDS = ("sessions", "timeline", "compact", "uncompact", "export", "fork", "diff")
-"""The session tools (:mod:`tui.subcommands`), named first on the command line."""
+"""The session tools (:mod:`tui.shell.subcommands`), named first on the command line."""
 
 SESSION_TOOLS = """\
 session tools (each takes --help):

@@ -12,8 +12,8 @@ import difflib
 import sys
 from typing import TYPE_CHECKING
 
-from tui.arguments import SUBCOMMANDS, build_parser, given_flags, settings_flags
 from tui.exit_codes import EXIT_ERROR, EXIT_USAGE
+from tui.shell.arguments import SUBCOMMANDS, build_parser, given_flags, settings_flags
 from tui.text import clean
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ def run_interactive(settings: Settings, args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in SUBCOMMANDS:
-        from tui import subcommands
+        from tui.shell import subcommands
 
         return subcommands.main(argv)
     parser = build_parser()

@@ -110,8 +110,8 @@ def _view(args: argparse.Namespace, home: Path) -> int:
     from agent.log.session import Session
     from compact.registry import build_registry
     from compact.timeline import timeline
-    from tui.export import export_markdown
-    from tui.timeline_report import timeline_json, timeline_table
+    from tui.shell.export import export_markdown
+    from tui.shell.timeline_report import timeline_json, timeline_table
 
     session_id = args.session or _latest(home)
     if session_id is None:
@@ -125,7 +125,7 @@ def _view(args: argparse.Namespace, home: Path) -> int:
     if args.command == "fork":
         return _fork(session, args.at, restore_files=args.restore_files)
     if args.command == "diff":
-        from tui.file_subcommands import print_diff
+        from tui.shell.file_subcommands import print_diff
 
         return print_diff(session, home, args.turn, args.seq)
     if args.command == "timeline":
@@ -296,7 +296,7 @@ def _fork(parent: Session, at: int | None, *, restore_files: bool = False) -> in
         file=sys.stderr,
     )
     if restore_files:
-        from tui.file_subcommands import restore_for_fork
+        from tui.shell.file_subcommands import restore_for_fork
 
         return restore_for_fork(parent, new_id, point.seq)
     return EXIT_OK

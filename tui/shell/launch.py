@@ -16,7 +16,7 @@ def main() -> int:
         names = secret_env.key_names(sys.argv[1:], os.environ)
         secret_env.reexec_without(names, sys.argv)  # does not return when a key is set
     from tui import heap
-    from tui.cli import main as cli_main
+    from tui.shell.cli import main as cli_main
 
     try:
         return cli_main()
