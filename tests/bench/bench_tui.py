@@ -69,7 +69,7 @@ from tests.bench.bench_session import build
 from tests.bench.report import Figure
 from tests.openai_server import ScriptedResponse
 from tui import heap
-from tui.app import ReeflineApp
+from tui.app.app import ReeflineApp
 from tui.runtime.wiring import build_runtime
 from tui.widgets.prompt import PromptArea
 from tui.widgets.reply import AssistantEntry

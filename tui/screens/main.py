@@ -2,7 +2,7 @@
 gauge, prompt and its completion menu. It owns these widgets and shows one runtime's session:
 the log as people see it (:class:`~tui.view.fold.LogView`), the status line as a fold of the
 same log (:class:`~tui.view.status.StatusFold`), and what the core reports as it happens
-(the app hands it over from its :class:`~tui.widgets.bridge.RuntimeBridge`, in the one order
+(the app hands it over from its :class:`~tui.app.bridge.RuntimeBridge`, in the one order
 its own messages keep: a turn's last events are shown before the app sees the turn end).
 
 The app holds the runtime and decides what happens; this screen only shows it and hands back

@@ -58,7 +58,7 @@ def run_interactive(settings: Settings, args: argparse.Namespace) -> int:
         from tui.line.repl import run_repl
 
         return asyncio.run(run_repl(runtime))
-    from tui.app import run_app
+    from tui.app.app import run_app
 
     return run_app(runtime)
 

@@ -24,7 +24,7 @@ from textual.pilot import Pilot
 from textual.widgets import OptionList
 
 from agent.settings import load_settings
-from tui.app import ReeflineApp
+from tui.app.app import ReeflineApp
 from tui.commands.switching import rewind_points
 from tui.runtime.wiring import build_runtime
 from tui.screens.approval import ApprovalScreen

@@ -4,7 +4,7 @@ ask for to the main screen (:class:`~tui.screens.main.MainScreen`), which owns t
 The app observes the core and never drives compaction itself: session events, stream deltas
 and compaction notices arrive as Textual messages through :class:`RuntimeBridge`, in order
 with the app's own (a turn's worker ending), and go on to the main screen. A turn runs in
-one exclusive worker that Esc cancels (:class:`~tui.sending.Sender`); a slash command runs
+one exclusive worker that Esc cancels (:class:`~tui.app.sending.Sender`); a slash command runs
 through the one command layer (:func:`tui.commands.run.run`) and :meth:`ReeflineApp.apply` does
 what it asks.
 """
@@ -23,7 +23,16 @@ from textual.widget import AwaitMount
 from textual.worker import Worker
 
 from tui import heap
-from tui.approver import ModalApprover
+from tui.app.approver import ModalApprover
+from tui.app.bridge import (
+    CompactionNoticed,
+    RuntimeBridge,
+    SessionEventAppended,
+    StreamItemReceived,
+)
+from tui.app.sending import Sender
+from tui.app.shutdown import shut_down, watch_signals
+from tui.app.theme_memory import ThemeMemory
 from tui.commands.effects import (
     Adopt,
     Choose,
@@ -42,17 +51,8 @@ from tui.screens.choice import ChoiceScreen
 from tui.screens.main import MainScreen
 from tui.screens.rewind import RewindScreen
 from tui.screens.sessions import SessionsScreen
-from tui.sending import Sender
-from tui.shutdown import shut_down, watch_signals
 from tui.text import clean, resume_hint
-from tui.theme_memory import ThemeMemory
 from tui.view.fold import LogView
-from tui.widgets.bridge import (
-    CompactionNoticed,
-    RuntimeBridge,
-    SessionEventAppended,
-    StreamItemReceived,
-)
 from tui.widgets.prompt import PromptSubmitted
 from tui.widgets.status import StatusLine
 from tui.widgets.timeline import TimelinePanel, TimelineUndoRequested
