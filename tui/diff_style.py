@@ -16,15 +16,21 @@ from dataclasses import dataclass, field
 
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_for_filename
-from pygments.token import Comment, Keyword, Name, Number, String, _TokenType
+from pygments.token import Comment, Keyword, Name, Number, String, _TokenType, is_token_subtype
 from pygments.util import ClassNotFound
 from textual.content import Content
 
 from tui.cells import cells
 from tui.text import clean
 
-STYLES = (("+++", "$text-muted"), ("---", "$text-muted"), ("+", "$text-success"))
-STYLES += (("-", "$text-error"), ("@@", "$text-accent"), ("diff --git", "bold"))
+STYLES: tuple[tuple[str, str], ...] = (
+    ("+++", "$text-muted"),
+    ("---", "$text-muted"),
+    ("+", "$text-success"),
+    ("-", "$text-error"),
+    ("@@", "$text-accent"),
+    ("diff --git", "bold"),
+)
 CODE_STYLES: tuple[tuple[_TokenType, str], ...] = (
     (Comment, "italic $text-muted"),
     (String, "$text-warning"),
@@ -54,7 +60,7 @@ def lexer_for(path: str) -> Lexer | None:
 
 
 def code_style(token: _TokenType) -> str:
-    return next((style for kind, style in CODE_STYLES if token in kind), "")
+    return next((style for kind, style in CODE_STYLES if is_token_subtype(token, kind)), "")
 
 
 def code_line(text: str, lexer: Lexer | None) -> Content:

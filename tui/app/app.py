@@ -68,8 +68,10 @@ class ReeflineApp(App[None]):
     """See the module docstring. ``runtime`` is built by the caller (see ``tui.shell.cli``);
     ``scripted_delay_s``: the demo model's delay in the runtimes the app opens."""
 
-    HORIZONTAL_BREAKPOINTS: ClassVar = [(0, "-narrow"), (100, "-roomy")]  # see app.tcss
-    VERTICAL_BREAKPOINTS: ClassVar = [(0, "-short"), (12, "-tall")]
+    # See app.tcss. Textual types these as instance variables (a ClassVar here would not
+    # type-check against App); never mutated.
+    HORIZONTAL_BREAKPOINTS: list[tuple[int, str]] | None = [(0, "-narrow"), (100, "-roomy")]  # noqa: RUF012
+    VERTICAL_BREAKPOINTS: list[tuple[int, str]] | None = [(0, "-short"), (12, "-tall")]  # noqa: RUF012
 
     CSS_PATH = "app.tcss"
     TITLE = "reefline"

@@ -40,7 +40,7 @@ class EventPrinter:
         self._soon_told = False
         self.stdout_closed = False
         """stdout's reader went away (``| head``): nothing more is written there."""
-        self.on_stdout_closed: Callable[[], None] = lambda: None
+        self.on_stdout_closed: Callable[[], object] = lambda: None
         """Called once when that happens (the run stops: nobody reads its output)."""
         self.view = LogView()
         self.view.feed_all(runtime.session.events)

@@ -136,7 +136,7 @@ class _cancel_on:
     seen: long work in it (a prune of thousands of results) awaits between its units."""
 
     def __init__(
-        self, loop: asyncio.AbstractEventLoop, task: asyncio.Future[object], *signals: int
+        self, loop: asyncio.AbstractEventLoop, task: asyncio.Future[TurnResult], *signals: int
     ) -> None:
         self.loop = loop
         self.task = task

@@ -258,8 +258,10 @@ class MainScreen(Screen[None]):
         if not self.live:
             return
         now = time.time()
-        rt = self.runtime
-        self.status.tick(rt and rt.compaction.background, rt and rt.first_record)
+        if (rt := self.runtime) is not None:
+            self.status.tick(rt.compaction.background, rt.first_record)
+        else:
+            self.status.tick()
         for card in self.transcript.running_cards():
             card.tick(now)
         if any(r.status == "running" for r in self.timeline.records):

@@ -24,6 +24,7 @@ from textual.pilot import Pilot
 from textual.widgets import OptionList
 
 from agent.settings import load_settings
+from tools.modes import ApprovalPolicy
 from tui.app.app import ReeflineApp
 from tui.commands.switching import rewind_points
 from tui.runtime.wiring import build_runtime
@@ -64,7 +65,7 @@ class Shot:
     size: tuple[int, int]
     drive: Drive
     settings: dict[str, Any]
-    approve: str = "auto"
+    approve: ApprovalPolicy = "auto"
     theme: str | None = None
 
 

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
     from agent.llm.prices import ModelPrice, PriceOf
     from agent.log.session import Session
+    from compact.command import CommandOutcome
+    from compact.uncompact import UndoOutcome
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -244,6 +246,7 @@ def _compact(args: argparse.Namespace) -> int:
         return _fail(f"cannot open the session log: {exc}", EXIT_ERROR)
     # Only the compaction's notices are said (retries, fallbacks); its outcome ends the run.
     runtime.observe(lambda event: None, lambda item: None, lambda notice: _say(notice.text))
+    outcome: UndoOutcome | CommandOutcome
     try:
         if args.command == "uncompact":
             number = "" if args.number is None else str(args.number)
