@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, assert_never
 
 from textual import events
 from textual.app import App, SystemCommand
@@ -40,6 +40,7 @@ from tui.commands.effects import (
     PickRewind,
     PickSession,
     Quit,
+    Shown,
 )
 from tui.commands.run import COMMANDS, SLASH_COMMANDS, parse_slash, run
 from tui.completion import choices
@@ -254,8 +255,10 @@ class ReeflineApp(App[None]):
             await self._open(effect.runtime)
         elif isinstance(effect, Quit):
             self.exit()
-        else:
+        elif isinstance(effect, Shown):
             await main.show_effect(effect)
+        else:
+            assert_never(effect)
 
     def _runs(self, line: Callable[[Any], str]) -> Callable[[Any], Awaitable[None]]:
         """A modal's callback: run the command line its answer stands for (None or an empty

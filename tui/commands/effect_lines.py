@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+from typing import assert_never
+
 from agent.log.store import first_prompt
 from compact.wording import describe
 from tui.commands.effects import (
-    Effect,
     Help,
     PickRewind,
     PickSession,
+    Printed,
     Prompt,
     Said,
     ShowContext,
@@ -33,12 +35,9 @@ def said_line(said: Said) -> str:
     return said.text if said.level == "info" else f"! {said.text}"
 
 
-def effect_lines(effect: Effect, runtime: Runtime) -> list[str]:
-    """What ``effect`` shows, as lines (none for the effects that act rather than show:
-    :class:`~tui.commands.effects.Adopt`, :class:`~tui.commands.effects.Quit`,
-    :class:`~tui.commands.effects.Rewinding`, and :class:`~tui.commands.effects.Choose`, which
-    asks).
-    Lines are raw: the printer passes them through the terminal filter."""
+def effect_lines(effect: Printed, runtime: Runtime) -> list[str]:
+    """What ``effect`` shows, as lines. Lines are raw: the printer passes them through the
+    terminal filter."""
     if isinstance(effect, Said):
         return [said_line(effect)]
     if isinstance(effect, Help):
@@ -72,4 +71,4 @@ def effect_lines(effect: Effect, runtime: Runtime) -> list[str]:
         return effect.text.splitlines()
     if isinstance(effect, Prompt):
         return effect.text.splitlines() or [""]
-    return []
+    assert_never(effect)

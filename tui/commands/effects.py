@@ -151,4 +151,23 @@ Effect = (
     | Prompt
     | Quit
 )
-"""Everything a command may ask of a front end."""
+"""Everything a command may ask of a front end. Each front end's ``apply`` takes every kind
+in turn and ends with ``assert_never``: a kind added here and forgotten there is a type error
+(mypy), not an effect silently dropped."""
+
+Shown = Said | Help | ShowContext | ShowGauge | ToggleTimeline | ShowDiff | Rewinding | Prompt
+"""What the app's main screen shows; the app does the rest itself (a modal, another session,
+quitting)."""
+
+Printed = (
+    Said
+    | Help
+    | ShowContext
+    | ShowGauge
+    | ToggleTimeline
+    | PickSession
+    | PickRewind
+    | ShowDiff
+    | Prompt
+)
+"""What a line front end (the REPL, headless) prints; it does the rest its own way."""

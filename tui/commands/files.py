@@ -8,8 +8,10 @@ import asyncio
 from agent.file_diff import load_patch
 from agent.file_rewind import describe, plan_rewind, plan_undo, put_back, restores
 from agent.log.events import FilesRestore, ToolResult
+from agent.log.files_data import FilesData
+from tools.snapshots.git import GitError
 from tools.snapshots.shadow import ShadowRepo, SnapshotUnavailable
-from tui.commands.effects import Level
+from tui.commands.effects import Level, Said, ShowDiff
 from tui.runtime.runtime import Runtime
 
 REWIND_CHOICES = ("conversation only", "conversation and files")
@@ -66,15 +68,22 @@ def undoable(runtime: Runtime) -> list[FilesRestore]:
     return [e for e in restores(runtime.session) if e.data.restored]
 
 
-async def last_diff(runtime: Runtime) -> str | None:
-    """The patch of the newest command that changed files, secrets masked, made off the
-    event loop (None: none did, or there are no snapshots here).
-
-    Raises:
-        tools.snapshots.git.GitError: its snapshots cannot be read (removed from the home).
-    """
-    repo = shadow_of(runtime)
+def last_changed(runtime: Runtime) -> FilesData | None:
+    """The snapshot record of the newest command that changed files (None: none did)."""
     for event in reversed(runtime.session.events):
         if isinstance(event, ToolResult) and event.data.files and event.data.files.changes:
-            return None if repo is None else await load_patch(repo, event.data.files)
+            return event.data.files
     return None
+
+
+async def diff_of(runtime: Runtime | None, files: FilesData, title: str) -> ShowDiff | Said:
+    """The one way a front end reaches a command's diff (``/diff``, a tool card's ``· diff``):
+    the patch of ``files`` (its ``tool/result`` record), secrets masked, made off the event
+    loop, to show under ``title``; or what to say when it cannot be read."""
+    repo = None if runtime is None else shadow_of(runtime)
+    if repo is None:
+        return Said("No snapshots here: the diff cannot be shown.")
+    try:
+        return ShowDiff(title, await load_patch(repo, files))
+    except GitError as exc:
+        return Said(f"Cannot show the diff: {exc}", "error")

@@ -16,7 +16,6 @@ from compact.dry_run import report
 from compact.timeline import timeline
 from compact.uncompact import uncompact
 from tools.base import POLICIES
-from tools.snapshots.git import GitError
 from tui.commands.effects import (
     Adopt,
     Choose,
@@ -29,11 +28,10 @@ from tui.commands.effects import (
     Rewinding,
     Said,
     ShowContext,
-    ShowDiff,
     ShowGauge,
     ToggleTimeline,
 )
-from tui.commands.files import REWIND_CHOICES, last_diff, undo_restore, undoable
+from tui.commands.files import REWIND_CHOICES, diff_of, last_changed, undo_restore, undoable
 from tui.commands.registry import command, slash_help
 from tui.commands.switching import rewind, rewind_points, switch_session
 from tui.runtime.context_report import ContextReport
@@ -163,15 +161,11 @@ async def _rewind(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
 
 @command("/diff", "Show what the last command that changed files changed.")
 async def _diff(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
-    try:
-        text = await last_diff(runtime)
-    except GitError as exc:
-        yield Said(f"Cannot show the diff: {exc}", "error")
-        return
-    if text is None:
+    files = last_changed(runtime)
+    if files is None:
         yield Said("No command of this session changed a file.")
     else:
-        yield ShowDiff("the last command that changed files", text)
+        yield await diff_of(runtime, files, "the last command that changed files")
 
 
 @command("/model <name>", "Switch the model for the next request.", fill=True)

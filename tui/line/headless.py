@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import signal
 import sys
-from typing import TextIO
+from typing import TextIO, assert_never
 
 from agent.loop_settings import cut_text
 from agent.turns import TurnCancelled, TurnResult
@@ -96,7 +96,7 @@ async def run_command(runtime: Runtime, name: str, args: str, *, out: TextIO, er
     # The command set loads every command's module: only a run that names one pays for it
     # (a prompt's run goes to its first request without them).
     from tui.commands.effect_lines import effect_lines
-    from tui.commands.effects import Adopt, Choose, Said
+    from tui.commands.effects import Adopt, Choose, Printed, Quit, Rewinding, Said
     from tui.commands.registry import parse_slash
     from tui.commands.run import COMMANDS, run, unknown_command_text
 
@@ -111,19 +111,21 @@ async def run_command(runtime: Runtime, name: str, args: str, *, out: TextIO, er
             if new.session.path.exists():
                 kept = f"Session {new.session.id}: continue it with --resume {new.session.id}"
                 out.write(clean(kept) + "\n")
-            continue
-        if isinstance(effect, Choose):  # nobody to ask: the first answer, and how to say another
+        elif isinstance(effect, Choose):  # nobody to ask: the first answer, and how to say another
             others = ", ".join(effect.commands[1:])
             out.write(clean(f"{effect.question} {effect.answers[0]} (or: {others})") + "\n")
             if (slash := parse_slash(effect.commands[0])) is not None:
                 code = max(code, await run_command(runtime, *slash, out=out, err=err))
-            continue
-        if isinstance(effect, Said) and effect.level != "info":
+        elif isinstance(effect, Said) and effect.level != "info":
             err.write(f"reefline: {clean(effect.text)}\n")
             code = EXIT_ERROR
-            continue
-        for line in effect_lines(effect, runtime):
-            out.write(clean(line) + "\n")
+        elif isinstance(effect, Printed):
+            for line in effect_lines(effect, runtime):
+                out.write(clean(line) + "\n")
+        elif isinstance(effect, Quit | Rewinding):
+            pass  # the run ends with its command anyway; the rewind's outcome is said
+        else:
+            assert_never(effect)
     out.flush()
     return code
 

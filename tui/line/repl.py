@@ -16,18 +16,16 @@ import os
 import signal
 import sys
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import Any, TextIO, assert_never
 
-from agent.formatting import fmt_duration, plural
-from agent.log.events import Event, ToolResultData
+from agent.log.events import Event
 from agent.loop_settings import cut_text
 from agent.replies import Notice, StreamEvent, ToolOutputDelta
 from agent.turns import TurnCancelled, TurnResult
 from compact.contract import CompactNotice
 from compact.wording import compaction_news, describe, progress_text, start_line
-from tools.footer import output_lines
 from tui.commands.effect_lines import effect_lines, gauge_line
-from tui.commands.effects import Adopt, Choose, Effect, Quit
+from tui.commands.effects import Adopt, Choose, Effect, Printed, Quit, Rewinding
 from tui.commands.registry import COMMANDS
 from tui.commands.run import parse_slash, run
 from tui.line import plain_question
@@ -40,22 +38,18 @@ from tui.line.input import (
     stream_reader,
     typed_ahead,
 )
+from tui.line.item_lines import recap_lines, result_lines
 from tui.line.terminal_state import LEAVE_PROMPT, owning_sigint, restore_terminal, terminal_state
 from tui.runtime.runtime import Runtime
-from tui.text import clean, command_lines, first_line, resume_hint
+from tui.text import clean, command_lines, resume_hint
 from tui.view import items as view_items
-from tui.view.changes import plain_lines
 from tui.view.fold import Change, LogView
-from tui.view.items import Answer, CommandOutcome, Prompt, RetryPlanned, ToolRun, TurnClosed
+from tui.view.items import Answer, CommandOutcome, RetryPlanned, ToolRun, TurnClosed
 from tui.view.workspace import RecordLines
 
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 """The signals that end the REPL (SIGINT interrupts a turn; at a prompt ctrl+c is a key)."""
 
-RECAP_ENTRIES = 6
-"""How many of the last prompts, commands and answers a resumed session shows first."""
-RECAP_ANSWER_LINES = 8
-"""How many lines of an answer the recap shows."""
 LIVE_LINES = 20
 """Lines of a running command's output the REPL prints as they come."""
 
@@ -141,7 +135,8 @@ class PlainRepl:
             if change.new:
                 self.show_command(item.command, indent="")
             if item.result is not None and not item.pruned:
-                self._tool_result(item.result)
+                for line in result_lines(item.result):
+                    self.say(line)
         elif isinstance(item, Answer):
             if item.text.strip():
                 self.say(clean(item.text).rstrip())
@@ -154,38 +149,6 @@ class PlainRepl:
             self.say(f"! turn ended: {item.reason}{error}")
         elif isinstance(item, CommandOutcome):
             self.say(clean(item.text))
-
-    def _recap(self) -> None:
-        """A resumed session's last few entries (prompts, commands, answers), so the user
-        sees where the conversation stood; the app shows them in its transcript."""
-        entries = view_items.recap_entries(self.view.items)
-        if not entries:
-            return
-        recent = entries[-RECAP_ENTRIES:]
-        self.say(f"Earlier in this session (the last {len(recent)} of {len(entries)} entries):")
-        for item in recent:
-            if isinstance(item, Prompt):
-                self.say(f"› {first_line(item.text, 200)}")
-            elif isinstance(item, ToolRun):
-                self.show_command(item.command, indent="")
-                if item.result is not None and not item.pruned:
-                    self._tool_result(item.result)
-            elif isinstance(item, Answer):
-                lines = clean(item.text).rstrip().splitlines()
-                for line in lines[:RECAP_ANSWER_LINES]:
-                    self.say(line)
-                if len(lines) > RECAP_ANSWER_LINES:
-                    self.say(f"  … ({len(lines) - RECAP_ANSWER_LINES} more lines)")
-        self.say("── end of the earlier entries ──")
-
-    def _tool_result(self, data: ToolResultData) -> None:
-        if data.is_error and data.exit_code is None:
-            self.say(f"  ! {first_line(data.content, 160)}")
-            return
-        took = f" · {fmt_duration(data.duration_s)}" if data.duration_s is not None else ""
-        self.say(f"  exit {data.exit_code}{took} · {plural(output_lines(data.content), 'line')}")
-        for line in plain_lines(data.files):
-            self.say(line)
 
     def _on_notice(self, notice: CompactNotice) -> None:
         self.say(f"! {notice.text}")
@@ -240,7 +203,8 @@ class PlainRepl:
                 self.say(f"reefline · {runtime.model_name}{label} · session {runtime.session.id}")
                 for notice in runtime.notices:
                     self.say(f"! {notice}")
-                self._recap()
+                for entry in recap_lines(self.view.items):  # where the session stood
+                    self.say(entry)
                 self.say(f"Commands run {runtime.sandbox_words}; /context says more.")
                 self.say("/help lists the commands; ctrl+d or /quit leaves.")
                 while True:
@@ -314,9 +278,13 @@ class PlainRepl:
             await old.aclose()
             self.attach(effect.runtime)
             self.say(f"Session {effect.runtime.session.id}.")
-        else:
+        elif isinstance(effect, Rewinding):
+            pass  # the app shows the prompt read-only meanwhile; a line front end just waits
+        elif isinstance(effect, Printed):
             for line in effect_lines(effect, self.runtime):
                 self.say(line)
+        else:
+            assert_never(effect)
 
     async def hang_up(self) -> None:
         """The terminal is gone: close the running turn, then the log, and leave at once."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TypeVar, assert_never
 
 from textual import events, on
 from textual.app import ComposeResult
@@ -22,16 +22,13 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 
-from agent.file_diff import load_patch
 from agent.log.events import Event, ToolStart
 from agent.replies import Notice, StreamEvent
 from compact.contract import CompactNotice
 from compact.events import CompactProgress
 from compact.records import TimelineRecord
-from tools.snapshots.git import GitError
 from tui import heap
 from tui.commands.effects import (
-    Effect,
     Help,
     Prompt,
     Rewinding,
@@ -39,9 +36,10 @@ from tui.commands.effects import (
     ShowContext,
     ShowDiff,
     ShowGauge,
+    Shown,
     ToggleTimeline,
 )
-from tui.commands.files import shadow_of
+from tui.commands.files import diff_of
 from tui.commands.run import SLASH_COMMANDS
 from tui.completion import Choice
 from tui.demo import BANNER as DEMO_BANNER
@@ -284,7 +282,7 @@ class MainScreen(Screen[None]):
         self.timeline_chosen = True
         self.timeline.display = not self.timeline.display
 
-    async def show_effect(self, effect: Effect) -> None:
+    async def show_effect(self, effect: Shown) -> None:
         """Show what a command asks to show (:mod:`tui.commands.effects`); the app decides the
         rest."""
         if isinstance(effect, Said):
@@ -312,6 +310,8 @@ class MainScreen(Screen[None]):
             self.show_status()
         elif isinstance(effect, Prompt):
             self.put_prompt(effect.text, read_only=self.prompt.read_only)
+        else:
+            assert_never(effect)
 
     def command_ended(self) -> None:
         """What a command showed for its time (a rewind) ends with it."""
@@ -362,17 +362,8 @@ class MainScreen(Screen[None]):
 
     async def on_diff_requested(self, message: DiffRequested) -> None:
         """A tool card's ``· diff``: the patch of its command, in the diff screen."""
-        repo = shadow_of(self.runtime) if self.runtime is not None else None
-        if repo is None:
-            await self.transcript.add_notice("No snapshots here: the diff cannot be shown.")
-            return
-        files = message.files
-        try:
-            text = await load_patch(repo, files)
-        except GitError as exc:
-            await self.transcript.add_notice(f"Cannot show the diff: {exc}", "error")
-            return
-        await self.app.push_screen(DiffScreen(summary(files) or "no change", text))
+        title = summary(message.files) or "no change"
+        await self.show_effect(await diff_of(self.runtime, message.files, title))
 
     # --- summaries ----------------------------------------------------------------------------
 
