@@ -18,6 +18,8 @@ from tui.text import clean
 
 if TYPE_CHECKING:
     from agent.settings import Settings
+    from tools.modes import ApprovalPolicy
+    from tui.runtime.runtime import Runtime
 
 # What runs a session (the model client, the app) is imported once it is needed: --help,
 # --version and the session tools start without it.
@@ -29,31 +31,15 @@ def run_interactive(settings: Settings, args: argparse.Namespace) -> int:
     nobody can answer (stdin is not a terminal)."""
     import asyncio
 
-    from agent.settings import SettingsError
     from tui import heap
-    from tui.runtime.runtime import StartupError
-    from tui.runtime.wiring import build_runtime
 
     plain = args.plain or not (sys.stdin.isatty() and sys.stdout.isatty())
     if not plain:
         heap.defer_collection()  # until the app has the session loaded (see tui.heap)
-    try:
-        runtime = build_runtime(
-            settings,
-            resume=args.resume,
-            continue_last=args.continue_last,
-            chosen=given_flags(args),
-            default_approve="ask" if sys.stdin.isatty() else "deny",
-            scripted_delay_s=0.0 if plain else 0.02,
-        )
-    except (StartupError, SettingsError) as exc:
-        heap.resume_collection()
-        print(f"reefline: {clean(str(exc))}", file=sys.stderr)
-        return EXIT_USAGE
-    except OSError as exc:
-        heap.resume_collection()
-        print(f"reefline: cannot open the session log: {clean(str(exc))}", file=sys.stderr)
-        return EXIT_ERROR
+    approve: ApprovalPolicy = "ask" if sys.stdin.isatty() else "deny"
+    runtime = open_runtime(settings, args, approve, delay_s=0.0 if plain else 0.02)
+    if isinstance(runtime, int):
+        return runtime
     if plain:
         from tui.line.repl import run_repl
 
@@ -61,6 +47,36 @@ def run_interactive(settings: Settings, args: argparse.Namespace) -> int:
     from tui.app.app import run_app
 
     return run_app(runtime)
+
+
+def open_runtime(
+    settings: Settings, args: argparse.Namespace, approve: ApprovalPolicy, delay_s: float = 0.0
+) -> Runtime | int:
+    """The runtime the flags ask for (a new session, or the one they resume) with ``approve``
+    as the default approval policy and ``delay_s`` as the demo model's; or, when it cannot be
+    opened, the exit code, having said why on stderr (and given back a collection deferred for
+    the app: :func:`tui.heap.resume_collection`)."""
+    from agent.settings import SettingsError
+    from tui import heap
+    from tui.runtime.runtime import StartupError
+    from tui.runtime.wiring import build_runtime
+
+    try:
+        return build_runtime(
+            settings,
+            resume=args.resume,
+            continue_last=args.continue_last,
+            chosen=given_flags(args),
+            default_approve=approve,
+            scripted_delay_s=delay_s,
+        )
+    except (StartupError, SettingsError) as exc:
+        said, code = clean(str(exc)), EXIT_USAGE
+    except OSError as exc:
+        said, code = f"cannot open the session log: {clean(str(exc))}", EXIT_ERROR
+    heap.resume_collection()
+    print(f"reefline: {said}", file=sys.stderr)
+    return code
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -99,26 +115,12 @@ def run_headless(settings: Settings, args: argparse.Namespace) -> int:
     """``reefline -p``: one turn, the answer on stdout (see :mod:`tui.line.headless`)."""
     import asyncio
 
-    from agent.settings import SettingsError
     from tui import heap
     from tui.line.headless import run_prompt
-    from tui.runtime.runtime import StartupError
-    from tui.runtime.wiring import build_runtime
 
-    try:
-        runtime = build_runtime(
-            settings,
-            resume=args.resume,
-            continue_last=args.continue_last,
-            chosen=given_flags(args),
-            default_approve="deny",
-        )
-    except (StartupError, SettingsError) as exc:
-        print(f"reefline: {clean(str(exc))}", file=sys.stderr)
-        return EXIT_USAGE
-    except OSError as exc:
-        print(f"reefline: cannot open the session log: {clean(str(exc))}", file=sys.stderr)
-        return EXIT_ERROR
+    runtime = open_runtime(settings, args, "deny")
+    if isinstance(runtime, int):
+        return runtime
     heap.keep_loaded()  # the libraries and the session live as long as this process
 
     async def headless() -> int:
