@@ -148,7 +148,7 @@ async def _resume_app(session_id: str) -> tuple[float, int]:
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
             elapsed = time.perf_counter() - started
-            mounted = len(app.transcript.children)
+            mounted = len(app.main.transcript.children)
             assert app.query(ShowEarlier), "a long session opens with its newest entries"
     finally:
         app.runtime.close()
@@ -290,8 +290,8 @@ async def _keys(session_id: str) -> dict[str, float]:
                     pages.append(elapsed)
             await pilot.pause()
             mount_s = time.perf_counter() - started
-            entries = sum(1 for line in app.transcript.dump())
-            mounted = len(app.transcript.children)
+            entries = sum(1 for line in app.main.transcript.dump())
+            mounted = len(app.main.transcript.children)
             widgets = sum(1 for _ in app.screen.walk_children(with_self=True))
             rss_mb = peak_rss_mb()
             app.query_one(PromptArea).focus()
@@ -541,7 +541,7 @@ async def _stream_app(base_url: str, text: str) -> tuple[float, float, list[floa
         streaming = False
         while True:
             await asyncio.sleep(0.1)
-            live = app.transcript._live
+            live = app.main.transcript._live
             if live is None and streaming:
                 return
             if not received:
@@ -554,10 +554,10 @@ async def _stream_app(base_url: str, text: str) -> tuple[float, float, list[floa
                 max_lag = max(max_lag, time.perf_counter() - shown_at)
 
     def final_on_screen() -> bool:
-        entries = app.transcript.query(AssistantEntry)
+        entries = app.main.transcript.query(AssistantEntry)
         return (
             not app.busy
-            and app.transcript._live is None
+            and app.main.transcript._live is None
             and bool(entries)
             and entries.last().source.strip() == text.strip()
         )
@@ -575,7 +575,7 @@ async def _stream_app(base_url: str, text: str) -> tuple[float, float, list[floa
                 if time.monotonic() > deadline:
                     raise RuntimeError(
                         "the app never showed the final text:\n"
-                        + "\n".join(app.transcript.dump()[-5:])
+                        + "\n".join(app.main.transcript.dump()[-5:])
                     )
                 await asyncio.sleep(0.005)
             await pilot.pause()  # the frame with it

@@ -47,17 +47,13 @@ from tui.completion import choices
 from tui.history import PromptHistory, history_path
 from tui.line.terminal_state import terminal_state
 from tui.runtime.runtime import Runtime
-from tui.screens.approval import Clock
 from tui.screens.choice import ChoiceScreen
 from tui.screens.main import MainScreen
 from tui.screens.rewind import RewindScreen
 from tui.screens.sessions import SessionsScreen
 from tui.text import clean, resume_hint
-from tui.view.fold import LogView
 from tui.widgets.prompt import PromptSubmitted
-from tui.widgets.status import StatusLine
-from tui.widgets.timeline import TimelinePanel, TimelineUndoRequested
-from tui.widgets.transcript import Transcript
+from tui.widgets.timeline import TimelineUndoRequested
 
 QUIT_WINDOW_S = 3.0
 """A second Ctrl+C within this many seconds quits."""
@@ -105,34 +101,6 @@ class ReeflineApp(App[None]):
 
     def get_default_screen(self) -> Screen[Any]:
         return self.main
-
-    # --- what tests and the screenshots read ----------------------------------------------------
-
-    @property
-    def view(self) -> LogView:
-        return self.main.view
-
-    @property
-    def transcript(self) -> Transcript:
-        return self.main.transcript
-
-    @property
-    def timeline(self) -> TimelinePanel:
-        return self.main.timeline
-
-    @property
-    def status(self) -> StatusLine:
-        return self.main.status
-
-    @property
-    def approval_clock(self) -> Clock:
-        """The approval dialog's time (monotonic seconds): what its quiet moment is measured
-        on (:mod:`tui.screens.approval`); tests set it."""
-        return self.approver.clock
-
-    @approval_clock.setter
-    def approval_clock(self, clock: Clock) -> None:
-        self.approver.clock = clock
 
     def _compacting(self) -> bool:
         return self.compact_worker is not None and not self.compact_worker.is_finished
@@ -202,7 +170,7 @@ class ReeflineApp(App[None]):
     # --- sending ------------------------------------------------------------------------------
 
     async def on_prompt_submitted(self, message: PromptSubmitted) -> None:
-        self.transcript.follow()  # what is sent, and what answers it, is in view
+        self.main.transcript.follow()  # what is sent, and what answers it, is in view
         slash = parse_slash(message.text)
         if slash is not None:
             await self.run_slash(*slash)
@@ -324,7 +292,7 @@ class ReeflineApp(App[None]):
         self.main.toggle_timeline()
 
     def action_copy_answer(self) -> None:
-        answer = self.transcript.last_answer
+        answer = self.main.transcript.last_answer
         if answer:
             self.copy_to_clipboard(answer)
             self.notify("Copied the last answer to the clipboard.")

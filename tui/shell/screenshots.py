@@ -100,7 +100,7 @@ async def one_turn(app: ReeflineApp, pilot: Pilot[Any]) -> None:
     """One prompt, scrolled so its tool cards show."""
     await _still(app, pilot)
     await _send(app, pilot, PROMPTS[0])
-    transcript = app.transcript
+    transcript = app.main.transcript
     transcript.release_anchor()
     transcript.scroll_to_widget(transcript.query(UserEntry).last(), top=True, animate=False)
     await pilot.pause()
@@ -122,7 +122,7 @@ async def compactions(app: ReeflineApp, pilot: Pilot[Any]) -> None:
     app.main.part(TimelinePanel).display = True
     for n in range(24):
         await _send(app, pilot, PROMPTS[n % len(PROMPTS)])
-        if sum(r.trigger == "auto" for r in app.view.timeline.records) >= 2:
+        if sum(r.trigger == "auto" for r in app.main.view.timeline.records) >= 2:
             break
     await _send(app, pilot, "/compact keep the cart and price details")
     app.main.part(PromptArea).focus()
