@@ -66,7 +66,7 @@ screenshots: $(VENV)/.installed-dev
 	@command -v rsvg-convert >/dev/null || { [ "$$(id -u)" = 0 ] && \
 		(apt-get install -y librsvg2-bin || (apt-get update && apt-get install -y librsvg2-bin)) \
 		>/dev/null; } || echo "rsvg-convert missing (Debian: librsvg2-bin): SVG only"
-	$(BIN)/python -m tui.screenshots
+	$(BIN)/python -m tui.shell.screenshots
 
 clean:
 	rm -rf $(VENV) build *.egg-info

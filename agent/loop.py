@@ -63,7 +63,7 @@ class Agent:
 
     Front ends observe the durable events through ``session.subscribe`` and the transient
     stream deltas through :meth:`listen` (a front end does both through
-    :meth:`tui.runtime.Runtime.observe`).
+    :meth:`tui.runtime.runtime.Runtime.observe`).
     """
 
     def __init__(

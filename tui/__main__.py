@@ -1,3 +1,3 @@
-from tui.launch import main
+from tui.shell.launch import main
 
 raise SystemExit(main())

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 from agent.llm.window_table import KNOWN_CONTEXT_WINDOWS
 from agent.log.store import first_prompt, list_sessions
-from tui.commands import SLASH_COMMANDS
-from tui.runtime import Runtime
+from tui.commands.run import SLASH_COMMANDS
+from tui.runtime.runtime import Runtime
 from tui.text import first_line
 
 MAX_CHOICES = 20

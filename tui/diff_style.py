@@ -16,15 +16,14 @@ from dataclasses import dataclass, field
 
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_for_filename
-from pygments.token import Comment, Keyword, Name, Number, String, _TokenType
+from pygments.token import Comment, Keyword, Name, Number, String, _TokenType, is_token_subtype
 from pygments.util import ClassNotFound
 from textual.content import Content
 
 from tui.cells import cells
 from tui.text import clean
+from tui.view.diff_rules import line_style
 
-STYLES = (("+++", "$text-muted"), ("---", "$text-muted"), ("+", "$text-success"))
-STYLES += (("-", "$text-error"), ("@@", "$text-accent"), ("diff --git", "bold"))
 CODE_STYLES: tuple[tuple[_TokenType, str], ...] = (
     (Comment, "italic $text-muted"),
     (String, "$text-warning"),
@@ -54,7 +53,7 @@ def lexer_for(path: str) -> Lexer | None:
 
 
 def code_style(token: _TokenType) -> str:
-    return next((style for kind, style in CODE_STYLES if token in kind), "")
+    return next((style for kind, style in CODE_STYLES if is_token_subtype(token, kind)), "")
 
 
 def code_line(text: str, lexer: Lexer | None) -> Content:
@@ -129,7 +128,7 @@ class FilePart:
 
 def line_coloured(line: str) -> Content:
     """``line`` in the colour its first characters give it (a header, a hunk's line)."""
-    style = next((s for head, s in STYLES if line.startswith(head)), "")
+    style = line_style(line)
     return _tabs(Content.styled(line, style) if style else Content(line), line)
 
 

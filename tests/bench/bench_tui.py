@@ -69,11 +69,11 @@ from tests.bench.bench_session import build
 from tests.bench.report import Figure
 from tests.openai_server import ScriptedResponse
 from tui import heap
-from tui.app import ReeflineApp
+from tui.app.app import ReeflineApp
+from tui.runtime.wiring import build_runtime
 from tui.widgets.prompt import PromptArea
 from tui.widgets.reply import AssistantEntry
 from tui.widgets.transcript import PAGE, REPLAY_WINDOW, ShowEarlier
-from tui.wiring import build_runtime
 
 GROUP = "Textual app"
 ROOT = Path(__file__).resolve().parents[2]
@@ -141,14 +141,14 @@ def settings(base_url: str = "http://127.0.0.1:9/v1") -> Settings:
 async def _resume_app(session_id: str) -> tuple[float, int]:
     """Seconds from nothing to the resumed session on screen; entries mounted."""
     started = time.perf_counter()
-    heap.defer_collection()  # as tui.cli does before it opens a session for the app
+    heap.defer_collection()  # as tui.shell.cli does before it opens a session for the app
     runtime = build_runtime(settings(), resume=session_id)
     app = ReeflineApp(runtime)
     try:
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
             elapsed = time.perf_counter() - started
-            mounted = len(app.transcript.children)
+            mounted = len(app.main.transcript.children)
             assert app.query(ShowEarlier), "a long session opens with its newest entries"
     finally:
         app.runtime.close()
@@ -267,7 +267,7 @@ async def _type_keys(app: ReeflineApp, count: int) -> list[float]:
 
 
 async def _keys(session_id: str) -> dict[str, float]:
-    heap.defer_collection()  # as tui.cli does
+    heap.defer_collection()  # as tui.shell.cli does
     runtime = build_runtime(settings(), resume=session_id)
     app = ReeflineApp(runtime)
     try:
@@ -290,8 +290,8 @@ async def _keys(session_id: str) -> dict[str, float]:
                     pages.append(elapsed)
             await pilot.pause()
             mount_s = time.perf_counter() - started
-            entries = sum(1 for line in app.transcript.dump())
-            mounted = len(app.transcript.children)
+            entries = sum(1 for line in app.main.transcript.dump())
+            mounted = len(app.main.transcript.children)
             widgets = sum(1 for _ in app.screen.walk_children(with_self=True))
             rss_mb = peak_rss_mb()
             app.query_one(PromptArea).focus()
@@ -541,7 +541,7 @@ async def _stream_app(base_url: str, text: str) -> tuple[float, float, list[floa
         streaming = False
         while True:
             await asyncio.sleep(0.1)
-            live = app.transcript._live
+            live = app.main.transcript._live
             if live is None and streaming:
                 return
             if not received:
@@ -554,10 +554,10 @@ async def _stream_app(base_url: str, text: str) -> tuple[float, float, list[floa
                 max_lag = max(max_lag, time.perf_counter() - shown_at)
 
     def final_on_screen() -> bool:
-        entries = app.transcript.query(AssistantEntry)
+        entries = app.main.transcript.query(AssistantEntry)
         return (
             not app.busy
-            and app.transcript._live is None
+            and app.main.transcript._live is None
             and bool(entries)
             and entries.last().source.strip() == text.strip()
         )
@@ -575,7 +575,7 @@ async def _stream_app(base_url: str, text: str) -> tuple[float, float, list[floa
                 if time.monotonic() > deadline:
                     raise RuntimeError(
                         "the app never showed the final text:\n"
-                        + "\n".join(app.transcript.dump()[-5:])
+                        + "\n".join(app.main.transcript.dump()[-5:])
                     )
                 await asyncio.sleep(0.005)
             await pilot.pause()  # the frame with it

@@ -62,7 +62,7 @@ def test_the_approval_policy_chosen_in_a_session_carries_over(tmp_path: Path) ->
 
 def test_a_resumed_runtime_keeps_always_and_says_so(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from agent.settings import load_settings
-    from tui.wiring import build_runtime
+    from tui.runtime.wiring import build_runtime
 
     (tmp_path / "empty.toml").write_text("")
     monkeypatch.setenv("REEFLINE_CONFIG", str(tmp_path / "empty.toml"))

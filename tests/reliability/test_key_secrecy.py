@@ -33,7 +33,7 @@ else:  # what the reefline launcher does first
 from agent.llm.chat import ChatRequest
 from agent.llm.client import AuthError
 from agent.settings import load_settings
-from tui.wiring import build_runtime
+from tui.runtime.wiring import build_runtime
 
 
 async def main():

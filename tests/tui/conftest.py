@@ -15,10 +15,10 @@ import pytest
 from textual.pilot import Pilot
 
 from agent.settings import load_settings
-from tui.app import ReeflineApp
-from tui.runtime import Runtime
+from tui.app.app import ReeflineApp
+from tui.runtime.runtime import Runtime
+from tui.runtime.wiring import build_runtime
 from tui.widgets.prompt import PromptArea
-from tui.wiring import build_runtime
 
 
 @pytest.fixture

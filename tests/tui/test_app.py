@@ -44,11 +44,11 @@ async def test_a_prompt_shows_the_message_tool_cards_and_the_answer(ui: UI) -> N
         assert all(c.exit_code == 0 and not c.running for c in cards)
         assert "parse_header" not in cards[-1].output
         assert "# Sample project" in cards[-1].output
-        answer = app.transcript.last_answer
+        answer = app.main.transcript.last_answer
         assert "I looked at" in answer
         assert any(answer.strip() == e.parts()[0] for e in app.query(AssistantEntry))
         assert app.query_one(PromptArea).text == ""
-        assert app.status.activity == "idle"
+        assert app.main.status.activity == "idle"
 
 
 async def test_the_gauge_follows_the_meter_and_marks_the_threshold(ui: UI) -> None:
@@ -103,13 +103,13 @@ async def test_resume_renders_the_same_transcript(ui: UI) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await ui.send(pilot, "look around")
         await ui.send(pilot, "and the README.md")
-        live = app.transcript.dump()
+        live = app.main.transcript.dump()
     session_id = runtime.session.id
     runtime.close()
     again = ui.app(ui.runtime(resume=session_id))
     async with again.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        resumed = again.transcript.dump()
+        resumed = again.main.transcript.dump()
     assert resumed[: len(live)] == live
     assert resumed[len(live) :] == ["context: Session resumed."]
     assert sum(line.startswith("$ ") for line in live) == 6
@@ -148,7 +148,7 @@ async def test_scrolling_back_through_a_huge_session_keeps_a_window_mounted(ui: 
         return [u.text for u in app.query(UserEntry)]
 
     def said() -> list[str]:
-        return [line[5:] for line in app.transcript.dump() if line.startswith("you: ")]
+        return [line[5:] for line in app.main.transcript.dump() if line.startswith("you: ")]
 
     def gaps(texts: list[str]) -> int:
         numbers = [int(t.split()[1]) for t in texts]
@@ -190,13 +190,13 @@ async def test_a_long_session_opens_with_the_newest_entries_and_shows_earlier(ui
         await pilot.pause()
         shown = [u.text for u in app.query(UserEntry)]
         assert shown[-1] == f"message {total - 1}" and len(shown) < total
-        assert sum(line.startswith("you: ") for line in app.transcript.dump()) == total
+        assert sum(line.startswith("you: ") for line in app.main.transcript.dump()) == total
         while app.query(ShowEarlier):
             await app.query_one(ShowEarlier).key_enter()
             await pilot.pause()
         mounted = [u.text for u in app.query(UserEntry)]
         assert mounted[0] == "message 0" and mounted[-1] == f"message {total - 1}"
-        said = [line[5:] for line in app.transcript.dump() if line.startswith("you: ")]
+        said = [line[5:] for line in app.main.transcript.dump() if line.startswith("you: ")]
         assert said == [f"message {n}" for n in range(total)]
 
 
@@ -245,13 +245,13 @@ async def test_an_entry_builds_only_the_parts_it_shows(ui: UI, openai_server) ->
         output.key_enter()
         await pilot.pause()
         assert output.render().plain.endswith("show all")
-        live = app.transcript.dump()
+        live = app.main.transcript.dump()
     runtime.close()
     resumed = ui.app(ui.runtime(**settings, context_window=32_000, resume=runtime.session.id))
     async with resumed.run_test(size=(100, 40)) as pilot:
         await pilot.pause()
         assert parts(resumed) == ([1, 0], [False, True])
-        assert resumed.transcript.dump()[: len(live)] == live
+        assert resumed.main.transcript.dump()[: len(live)] == live
 
 
 async def test_a_retried_reply_leaves_neither_its_partial_text_nor_its_reasoning(
@@ -277,4 +277,4 @@ async def test_a_retried_reply_leaves_neither_its_partial_text_nor_its_reasoning
         answers = [e.parts()[0] for e in app.query(AssistantEntry)]
         assert lines == ["a second thought"] and answers == ["second try"]
         assert not any("partial" in line or "first thought" in line
-                       for line in app.transcript.dump())  # fmt: skip
+                       for line in app.main.transcript.dump())  # fmt: skip

@@ -60,7 +60,7 @@ async def test_allow_once_runs_the_command_and_asks_again(ui: UI) -> None:
         await pilot.pause(0.2)
         assert results(app) == []  # the turn waits for the answer
         assert any(isinstance(e, ToolStart) for e in app.runtime.session.events)
-        assert app.status.activity == "approval"
+        assert app.main.status.activity == "approval"
         await pilot.press("y")
         await ui.until(pilot, lambda: len(results(app)) == 1)
         assert results(app)[0].data.exit_code == 0
@@ -87,11 +87,11 @@ async def test_always_switches_the_session_to_auto(ui: UI) -> None:
         assert app.runtime.bash.policy == "auto"
         assert len(results(app)) == 4 and all(r.data.exit_code == 0 for r in results(app))
         # ...and the screen says so: a notice where it happened, and the status line.
-        assert any("commands run without asking" in line for line in app.transcript.dump())
-        assert "commands run without asking" in app.status.render().plain
+        assert any("commands run without asking" in line for line in app.main.transcript.dump())
+        assert "commands run without asking" in app.main.status.render().plain
         await ui.type(pilot, "/approve ask")
         await pilot.pause()
-        assert "without asking" not in app.status.render().plain
+        assert "without asking" not in app.main.status.render().plain
 
 
 async def test_deny_tells_the_model_and_the_card_shows_it(ui: UI) -> None:
@@ -198,7 +198,7 @@ async def test_typing_ahead_goes_to_the_prompt_not_to_the_dialog(ui: UI) -> None
     """Steering typed while the agent works keeps going into the prompt when the dialog
     opens: the "a" of "also" is not "always", "y" is not "yes", Enter sends the steering."""
     app = ui.app(ui.runtime(approve="ask"))
-    clock = app.approval_clock = Clock()  # the dialog has just opened, until the test says
+    clock = app.approver.clock = Clock()  # the dialog has just opened, until the test says
     async with app.run_test(size=(120, 40)) as pilot:
         await ui.type(pilot, "hi there")
         await ui.until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
@@ -247,7 +247,7 @@ async def test_prose_typed_at_the_dialog_never_answers_it(
     queued message. Only then, after a quiet moment, ``y`` on its own approves."""
     (workdir / "notes.txt").write_text("use grep\n")
     app = ui.app(sed_runtime(ui, openai_server))
-    clock = app.approval_clock = Clock()
+    clock = app.approver.clock = Clock()
     async with app.run_test(size=(120, 40)) as pilot:
         await ui.type(pilot, "tidy the notes")
         await ui.until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
@@ -285,7 +285,7 @@ async def test_enter_ending_a_sentence_does_not_press_the_focused_button(
     quiet moment, Enter on the focused button answers."""
     (workdir / "notes.txt").write_text("use grep\n")
     app = ui.app(sed_runtime(ui, openai_server))
-    clock = app.approval_clock = Clock()
+    clock = app.approver.clock = Clock()
     async with app.run_test(size=(120, 40)) as pilot:
         await ui.type(pilot, "tidy the notes")
         await ui.until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
@@ -372,7 +372,7 @@ async def test_resume_takes_the_resumed_sessions_policy_not_the_current_one(ui: 
         await ui.send(pilot, f"/resume {asking_one.id}")
         assert app.runtime.session.id == asking_one.id
         assert app.runtime.bash.policy == "ask"
-        assert app.status.policy == "ask"
+        assert app.main.status.policy == "ask"
         await ui.type(pilot, "hi there")
         await ui.until(pilot, lambda: asking(app))
         await pilot.press("ctrl+c")
@@ -389,7 +389,7 @@ async def test_a_lone_letter_answers_at_once_with_enter_and_can_be_taken_back(
     back (nothing reaches the prompt), and ``n`` then Enter denies at once."""
     (workdir / "notes.txt").write_text("use grep\n")
     app = ui.app(sed_runtime(ui, openai_server))
-    clock = app.approval_clock = Clock()
+    clock = app.approver.clock = Clock()
     async with app.run_test(size=(120, 40)) as pilot:
         await ui.type(pilot, "tidy the notes")
         await ui.until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
@@ -417,7 +417,7 @@ async def test_the_typing_hint_keeps_the_buttons_in_view_at_80x24(
     """A command that fills its box, at 80×24: once typing shows the hint, the buttons and
     the hint are still all on screen."""
     app = ui.app(hostile_runtime(ui, openai_server, "\n" * 80 + "touch X" + "\nls -la" * 12))
-    clock = app.approval_clock = Clock()
+    clock = app.approver.clock = Clock()
     async with app.run_test(size=(80, 24)) as pilot:
         await ui.type(pilot, "go")
         await ui.until(pilot, lambda: isinstance(app.screen, ApprovalScreen))

@@ -29,7 +29,7 @@ async def test_manual_compact_goes_running_then_done(ui: UI) -> None:
         await ui.type(pilot, "/compact keep the parser")
         panel = app.query_one(TimelinePanel)
         await ui.until(pilot, lambda: any(r.status == "running" for r in panel.records))
-        assert app.status.activity == "compacting"
+        assert app.main.status.activity == "compacting"
         assert "⟳" in rows(app)[0] and "manual" in rows(app)[0]
         await ui.settle(pilot)
         [record] = panel.records
@@ -46,7 +46,7 @@ async def test_manual_compact_goes_running_then_done(ui: UI) -> None:
         assert after is not None and after.total < before.total
         assert after.total == app.runtime.meter.measure().total
         assert [u.text for u in app.query(UserEntry)] == ["explore the README.md", "now parser.py"]
-        assert app.status.activity == "idle"
+        assert app.main.status.activity == "idle"
 
 
 async def test_summary_modal_from_the_timeline_and_from_the_marker(ui: UI) -> None:
@@ -89,9 +89,9 @@ async def test_demo_auto_compaction_keeps_what_was_read(ui: UI) -> None:
         for prompt in prompts:
             await ui.send(pilot, prompt)
             sent.append(prompt)
-            if any(r.kind == "compaction" for r in app.view.timeline.records):
+            if any(r.kind == "compaction" for r in app.main.view.timeline.records):
                 break
-        autos = [r for r in app.view.timeline.records if r.kind == "compaction"]
+        autos = [r for r in app.main.view.timeline.records if r.kind == "compaction"]
         assert autos and autos[0].trigger == "auto" and autos[0].status == "done"
         assert len(sent) <= 6
         assert [u.text for u in app.query(UserEntry)] == sent
@@ -121,7 +121,7 @@ async def test_a_failed_compaction_shows_failed_with_its_reason(
         assert "✗ failed" in row
         assert any("could not produce a useful summary" in n.plain for n in app.query(Notice))
         assert not app.query(CompactionMarker)
-        assert app.status.activity == "idle"
+        assert app.main.status.activity == "idle"
 
 
 async def test_a_running_compaction_says_what_it_is_doing(
@@ -145,15 +145,15 @@ async def test_a_running_compaction_says_what_it_is_doing(
         await ui.type(pilot, "thanks")
         panel = app.query_one(TimelinePanel)
         await ui.until(pilot, lambda: any(r.note for r in panel.records), timeout=30)
-        assert app.status.activity == "compacting"
-        assert "auto" in app.status.detail and "terser" in app.status.detail
+        assert app.main.status.activity == "compacting"
+        assert "auto" in app.main.status.detail and "terser" in app.main.status.detail
         assert "terser" in rows(app)[0]
         openai_server.unstalled.set()  # seen in flight: now let the terser retry finish
         await ui.settle(pilot)
         [record] = [r for r in panel.records if r.kind == "compaction"]
         assert record.status == "done", record.error
         assert record.calls == 2 and record.note is None
-        assert app.status.activity == "idle"
+        assert app.main.status.activity == "idle"
 
 
 async def test_a_message_typed_during_compact_waits_queued_not_thinking(
@@ -180,19 +180,19 @@ async def test_a_message_typed_during_compact_waits_queued_not_thinking(
         await ui.send(pilot, "write a lot")
         await ui.send(pilot, "thanks")
         await ui.type(pilot, "/compact")
-        await ui.until(pilot, lambda: app.status.activity == "compacting")
+        await ui.until(pilot, lambda: app.main.status.activity == "compacting")
         await ui.type(pilot, "and now?")
         await pilot.pause()
-        assert app.status.activity == "compacting"
-        assert app.status.queued == 1
+        assert app.main.status.activity == "compacting"
+        assert app.main.status.queued == 1
         [waiting] = [e for e in app.query(UserEntry) if e.raw == "and now?"]
         assert waiting.queued and "compaction" in waiting.note
         gate.set()
         await ui.until(pilot, lambda: not waiting.queued, timeout=30)
         await ui.settle(pilot)
         assert [e.raw for e in app.query(UserEntry)].count("and now?") == 1
-        assert app.status.queued == 0
-        assert "Here you are." in "\n".join(app.transcript.dump())
+        assert app.main.status.queued == 0
+        assert "Here you are." in "\n".join(app.main.transcript.dump())
 
 
 async def test_a_summarizer_retry_shows_in_the_status_line(
@@ -217,8 +217,8 @@ async def test_a_summarizer_retry_shows_in_the_status_line(
         await ui.send(pilot, "write a lot")
         await ui.send(pilot, "thanks")
         await ui.type(pilot, "/compact")
-        await ui.until(pilot, lambda: "retry 1" in app.status.detail)
-        assert app.status.activity == "compacting"
+        await ui.until(pilot, lambda: "retry 1" in app.main.status.detail)
+        assert app.main.status.activity == "compacting"
         assert any("Summarizer request retry 1" in n.plain for n in app.query(Notice))
         gate.set()
         await ui.settle(pilot)
@@ -242,12 +242,12 @@ async def test_a_summary_written_ahead_is_quiet_progress_on_the_status_line(
     app = ui.app(runtime)
     async with app.run_test(size=(140, 40)) as pilot:
         await ui.send(pilot, "read data.txt again and again")
-        await ui.until(pilot, lambda: "summarizing ahead" in str(app.status.render()))
-        assert app.status.activity == "idle"
+        await ui.until(pilot, lambda: "summarizing ahead" in str(app.main.status.render()))
+        assert app.main.status.activity == "idle"
         await ui.until(pilot, openai_server.stalled.is_set)  # its call is in flight, held
         openai_server.unstalled.set()
-        await ui.until(pilot, lambda: "summary ready ahead" in str(app.status.render()))
-        assert app.status.activity == "idle"
+        await ui.until(pilot, lambda: "summary ready ahead" in str(app.main.status.render()))
+        assert app.main.status.activity == "idle"
 
 
 async def test_u_on_a_timeline_row_and_in_the_summary_modal_undoes_a_compaction(ui: UI) -> None:

@@ -15,7 +15,7 @@ from agent.log.session import Session
 from compact.contract.registry import build_registry
 from tests.tui.conftest import UI
 from tui import heap
-from tui.app import ReeflineApp
+from tui.app.app import ReeflineApp
 from tui.widgets.entries import UserEntry
 from tui.widgets.transcript import MOUNTED_PAGES, PAGE, REPLAY_WINDOW, ShowEarlier
 

@@ -30,7 +30,7 @@ async def test_esc_interrupts_a_running_bash(ui: UI, openai_server: OpenAIServer
         await ui.until(pilot, lambda: app.runtime.bash.running)
         card = app.query_one(ToolCard)
         assert card.running and card.command == "sleep 30"
-        assert app.status.activity == "bash"
+        assert app.main.status.activity == "bash"
         started = time.monotonic()
         await pilot.press("escape")
         await ui.settle(pilot)
@@ -41,7 +41,7 @@ async def test_esc_interrupts_a_running_bash(ui: UI, openai_server: OpenAIServer
         assert not card.running and card.is_error and "interrupted" in card.output
         notices = [n.plain for n in app.query(Notice)]
         assert any(text.startswith("Interrupted") for text in notices)
-        assert app.status.activity == "idle"
+        assert app.main.status.activity == "idle"
         assert len(openai_server.requests) == 1
 
 

@@ -24,7 +24,7 @@ async def test_shift_tab_reaches_a_row_and_closing_the_summary_gives_keys_back(u
         await ui.send(pilot, "explore the README.md")
         await ui.send(pilot, "now parser.py")
         await ui.send(pilot, "/compact")
-        assert app.view.timeline.records
+        assert app.main.view.timeline.records
         prompt = app.query_one(PromptArea)
         prompt.focus()
         await pilot.press("shift+tab")

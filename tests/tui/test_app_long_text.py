@@ -96,7 +96,7 @@ async def test_a_reply_at_the_text_bound_streams_as_its_head_and_ends_drawn(
         assert shown.startswith("HEAD-MARK") and shown.endswith("TAIL-MARK")
         assert "not drawn · the full text is in the session log" in shown
         assert len(shown) < 100_000
-        assert app.transcript.last_answer == shown  # ctrl+y copies what is drawn
+        assert app.main.transcript.last_answer == shown  # ctrl+y copies what is drawn
         await ui.send(pilot, "and now?")
         assert time.monotonic() - started < 2 * USABLE_S
         assert [e.text for e in app.query(UserEntry)][-1] == "and now?"

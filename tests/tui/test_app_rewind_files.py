@@ -28,7 +28,7 @@ async def test_rewind_asks_and_puts_the_files_back(ui: UI, openai_server: OpenAI
         await pilot.press("down", "enter")
         await ui.until(pilot, lambda: app.runtime.session.id != parent)
         await ui.settle(pilot)
-        await ui.until(pilot, lambda: app.status.activity == "idle")
+        await ui.until(pilot, lambda: app.main.status.activity == "idle")
         assert notes.read_text() == "one\n"
         said = [n.plain for n in app.query(Notice)][-1]
         assert "Back before turn 1" in said and "Put back 1 file" in said, said

@@ -14,7 +14,7 @@ import pytest
 
 from agent.log.events import ToolResult
 from tests.tui.conftest import UI
-from tui.repl import PlainRepl
+from tui.line.repl import PlainRepl
 from tui.screens.approval import ApprovalScreen
 from tui.screens.context import ContextScreen
 
@@ -31,13 +31,13 @@ async def test_the_status_line_says_the_sandbox_and_follows_the_policy(bwrap: st
     app = ui.app(ui.runtime(approve="auto"))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        line = app.status.render().plain
+        line = app.main.status.render().plain
         assert "commands run without asking · sandbox workspace-write" in line
         await ui.send(pilot, "look around")
         assert {r.data.sandbox for r in results(app)} == {"workspace-write"}
         await ui.type(pilot, "/approve ask")
         await pilot.pause()
-        assert " · sandbox off" in app.status.render().plain
+        assert " · sandbox off" in app.main.status.render().plain
 
 
 async def test_off_is_always_shown(ui: UI) -> None:
@@ -45,7 +45,7 @@ async def test_off_is_always_shown(ui: UI) -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         # Within the 80 columns: the hint after it is what a narrow terminal cuts.
-        assert " · sandbox off" in app.status.render().plain[:80]
+        assert " · sandbox off" in app.main.status.render().plain[:80]
 
 
 async def test_the_dialog_says_how_the_command_will_run(bwrap: str, ui: UI) -> None:
@@ -61,15 +61,15 @@ async def test_the_dialog_says_how_the_command_will_run(bwrap: str, ui: UI) -> N
         await ui.settle(pilot)
         modes = [r.data.sandbox for r in results(app)]
         assert modes[0] == "off" and set(modes[1:]) == {"workspace-write"} and len(modes) > 1
-        notices = "\n".join(app.transcript.dump())
+        notices = "\n".join(app.main.transcript.dump())
         assert "The next ones run sandboxed (workspace-write, no network)." in notices
-        assert "sandbox workspace-write" in app.status.render().plain
+        assert "sandbox workspace-write" in app.main.status.render().plain
 
 
 async def test_a_chosen_sandbox_is_said_in_the_dialog_and_in_context(bwrap: str, ui: UI) -> None:
     app = ui.app(ui.runtime(approve="ask", sandbox="read-only", sandbox_network=True))
     async with app.run_test(size=(120, 40)) as pilot:
-        assert "sandbox read-only + network" in app.status.render().plain
+        assert "sandbox read-only + network" in app.main.status.render().plain
         await ui.type(pilot, "hi there")
         await ui.until(pilot, lambda: asking(app))
         said = app.screen.query_one(".jail").render().plain
@@ -156,9 +156,9 @@ async def test_without_bwrap_the_app_says_so(
     app = ui.app(ui.runtime(approve="auto"))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        notices = "\n".join(app.transcript.dump())
+        notices = "\n".join(app.main.transcript.dump())
         assert notices.count("No sandbox: bubblewrap is not installed (no `bwrap` on PATH)") == 1
-        assert "commands run without asking · no sandbox" in app.status.render().plain
+        assert "commands run without asking · no sandbox" in app.main.status.render().plain
         await ui.send(pilot, "/context")
         text = "\n".join(line.plain for line in app.screen.lines)
         assert "sandbox        off: no sandbox here — bubblewrap is not installed" in text

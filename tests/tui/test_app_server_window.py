@@ -73,13 +73,13 @@ async def test_a_resumed_session_still_shows_the_cut(ui: UI, openai_server: Open
     app = ui.app(first)
     async with app.run_test(size=(120, 30)) as pilot:
         await ui.send(pilot, "a story")
-        live = app.transcript.dump()
+        live = app.main.transcript.dump()
     session_id = first.session.id
     first.close()
     again = ui.app(ui.runtime(**settings, context_window=32_000, resume=session_id))
     async with again.run_test(size=(120, 30)) as pilot:
         await pilot.pause()
-        resumed = again.transcript.dump()
+        resumed = again.main.transcript.dump()
     cut = [line for line in live if "cut off at the output cap" in line]
     assert cut and [line for line in resumed if "cut off at the output cap" in line] == cut
 
@@ -111,6 +111,6 @@ async def test_a_hostile_servers_notice_is_shown_not_obeyed(ui: UI) -> None:
         app = ui.app(runtime)
         async with app.run_test(size=(140, 40)) as pilot:
             await ui.send(pilot, "hi")
-            shown = "\n".join(app.transcript.dump())
+            shown = "\n".join(app.main.transcript.dump())
     assert "whole replies" in shown and "\\x1b]52;c;" in shown
     assert "\x1b" not in shown and "\x07" not in shown

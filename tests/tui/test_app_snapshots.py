@@ -12,7 +12,7 @@ from textual.pilot import Pilot
 from agent.log.session import Session
 from compact.contract.registry import build_registry
 from tests.tui.conftest import UI
-from tui.app import ReeflineApp
+from tui.app.app import ReeflineApp
 from tui.widgets.prompt import PromptArea
 from tui.widgets.transcript import Transcript
 

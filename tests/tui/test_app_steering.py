@@ -31,7 +31,7 @@ async def test_typing_while_busy_queues_steering(ui: UI, openai_server: OpenAISe
         assert entry.steering and entry.queued
         assert "queued" in entry.render().plain
         assert runtime.agent.pending_steering == ["also check the tests"]
-        assert app.status.queued == 1
+        assert app.main.status.queued == 1
         (ui.workdir / "go").touch()
         await ui.settle(pilot)
         assert not entry.queued and "queued" not in entry.render().plain
@@ -40,7 +40,7 @@ async def test_typing_while_busy_queues_steering(ui: UI, openai_server: OpenAISe
         last_request = openai_server.requests[-1]["messages"]
         assert any(m.get("content") == "also check the tests" for m in last_request)
         assert [u.text for u in app.query(UserEntry)] == ["start working", "also check the tests"]
-        assert "took your note" in app.transcript.last_answer
+        assert "took your note" in app.main.transcript.last_answer
 
 
 async def test_text_typed_during_a_final_answer_becomes_the_next_message(
@@ -58,7 +58,7 @@ async def test_text_typed_during_a_final_answer_becomes_the_next_message(
     app = ui.app(runtime)
     async with app.run_test(size=(120, 40)) as pilot:
         await ui.type(pilot, "first")
-        await ui.until(pilot, lambda: "First answer" in app.transcript.dump()[-1])
+        await ui.until(pilot, lambda: "First answer" in app.main.transcript.dump()[-1])
         assert app.busy
         await ui.type(pilot, "follow up")
         await ui.settle(pilot)
@@ -66,7 +66,7 @@ async def test_text_typed_during_a_final_answer_becomes_the_next_message(
         assert [u.text for u in app.query(UserEntry)] == ["first", "follow up"]
         assert not any(isinstance(e, SteeringMessage) for e in runtime.session.events)
         assert openai_server.requests[-1]["messages"][-1]["content"] == "follow up"
-        assert app.transcript.last_answer == "Second answer."
+        assert app.main.transcript.last_answer == "Second answer."
 
 
 async def test_text_held_when_the_turn_is_interrupted_goes_back_to_the_prompt(
@@ -80,7 +80,7 @@ async def test_text_held_when_the_turn_is_interrupted_goes_back_to_the_prompt(
     app = ui.app(runtime)
     async with app.run_test(size=(120, 40)) as pilot:
         await ui.type(pilot, "first")
-        await ui.until(pilot, lambda: "Slow answer" in app.transcript.dump()[-1])
+        await ui.until(pilot, lambda: "Slow answer" in app.main.transcript.dump()[-1])
         await ui.type(pilot, "never mind")
         await pilot.press("escape")
         await ui.settle(pilot)

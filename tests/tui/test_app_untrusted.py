@@ -40,7 +40,7 @@ async def test_hostile_text_renders_literally(ui: UI, openai_server: OpenAIServe
         answer = entries[-1].parts()[0]
         assert answer.startswith("[/] close [b]x[/b]")
         assert "red" in answer and "bell" in answer and "end" in answer
-        for text in app.transcript.dump():
+        for text in app.main.transcript.dump():
             assert not any(ord(c) < 32 and c not in "\n\t" for c in text), text
         assert "\\x1b]0;title\\x07 bell\\x07 nul\\x00 end" in answer
         await pilot.press("ctrl+y")
@@ -86,6 +86,6 @@ async def test_a_server_that_wants_a_key_and_got_none_says_which_flag_in_the_app
     app = ui.app(runtime)
     async with app.run_test(size=(120, 40)) as pilot:
         await ui.send(pilot, "hi")
-        shown = "\n".join(app.transcript.dump())
+        shown = "\n".join(app.main.transcript.dump())
         assert "--api-key-env NAME" in shown, shown
     assert "authorization" not in openai_server.headers[0]

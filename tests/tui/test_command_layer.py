@@ -1,4 +1,4 @@
-"""The one command layer (:func:`tui.commands.run`): a command is written once and every
+"""The one command layer (:func:`tui.commands.run.run`): a command is written once and every
 front end runs it; ``/context`` is the same rows in the app and in the plain REPL."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ import pytest
 
 from agent.formatting import fmt_tokens
 from tests.tui.conftest import UI
-from tui.command_registry import command, unregister
-from tui.commands import run
-from tui.context_report import ESTIMATED, ContextReport
-from tui.effects import Effect, Said, ShowContext
-from tui.line_input import stream_reader
-from tui.repl import PlainRepl
-from tui.runtime import Runtime
+from tui.commands.effects import Effect, Said, ShowContext
+from tui.commands.registry import command, unregister
+from tui.commands.run import run
+from tui.line.input import stream_reader
+from tui.line.repl import PlainRepl
+from tui.runtime.context_report import ESTIMATED, ContextReport
+from tui.runtime.runtime import Runtime
 from tui.screens.context import ContextScreen
 from tui.widgets.entries import Notice
 from tui.widgets.prompt import CompletionMenu
@@ -25,7 +25,7 @@ from tui.widgets.prompt import CompletionMenu
 @pytest.fixture
 def echo() -> Iterator[None]:
     """``/echo`` added as a command is added: one handler, registered beside the others
-    (:mod:`tui.command_set`), and nothing else anywhere."""
+    (:mod:`tui.commands.handlers`), and nothing else anywhere."""
 
     @command("/echo [text]", "Say the text back.")
     async def _echo(runtime: Runtime, args: str) -> AsyncIterator[Effect]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tui.commands import (
+from tui.commands.run import (
     SLASH_COMMANDS,
     SLASH_USAGE,
     closest_command,

@@ -28,7 +28,7 @@ from compact.contract.service import (
     CompactService,
 )
 from tests.tui.conftest import UI
-from tui.commands import run
+from tui.commands.run import run
 
 
 class NeverCompacts(CompactService):

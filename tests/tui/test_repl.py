@@ -19,8 +19,8 @@ from prompt_toolkit.output import DummyOutput
 from agent.log.store import list_sessions
 from tests.tui.conftest import UI
 from tui.history import history_path
-from tui.line_input import make_session, prompt_reader
-from tui.repl import PlainRepl
+from tui.line.input import make_session, prompt_reader
+from tui.line.repl import PlainRepl
 
 REEFLINE = str(Path(sys.executable).with_name("reefline"))
 

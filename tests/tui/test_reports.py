@@ -23,8 +23,8 @@ from tests.compact import (
     user_turn,
 )
 from tui.cells import cells
-from tui.export import cap_output, export_markdown
-from tui.timeline_report import timeline_json, timeline_table
+from tui.shell.export import cap_output, export_markdown
+from tui.shell.timeline_report import timeline_json, timeline_table
 
 FRAMED = "FRAMED-PREAMBLE continue without acknowledging it <compacted-summary>…"
 RAW = "## Primary request and intent\nRAW-SUMMARY find why the build fails"

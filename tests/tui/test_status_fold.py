@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from agent.log.events import Event
 from tests.tui.conftest import UI
-from tui.commands import run
-from tui.runtime import Runtime
+from tui.commands.run import run
+from tui.runtime.runtime import Runtime
 from tui.view.status import StatusFold
 
 Seen = list[tuple[str, str, int | None]]

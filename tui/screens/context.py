@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from agent.formatting import fmt_tokens
-from tui.context_report import ESTIMATED, TOTALS, ContextReport
+from tui.runtime.context_report import ESTIMATED, TOTALS, ContextReport
 
 BAR = 24
 

@@ -2,7 +2,7 @@
 gauge, prompt and its completion menu. It owns these widgets and shows one runtime's session:
 the log as people see it (:class:`~tui.view.fold.LogView`), the status line as a fold of the
 same log (:class:`~tui.view.status.StatusFold`), and what the core reports as it happens
-(the app hands it over from its :class:`~tui.widgets.bridge.RuntimeBridge`, in the one order
+(the app hands it over from its :class:`~tui.app.bridge.RuntimeBridge`, in the one order
 its own messages keep: a turn's last events are shown before the app sees the turn end).
 
 The app holds the runtime and decides what happens; this screen only shows it and hands back
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TypeVar, assert_never
 
 from textual import events, on
 from textual.app import ComposeResult
@@ -22,19 +22,13 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 
-from agent.file_diff import load_patch
 from agent.llm.replies import Notice, StreamEvent
 from agent.log.events import Event, ToolStart
 from compact.contract.events import CompactProgress
 from compact.contract.service import CompactNotice
 from compact.reports.records import TimelineRecord
-from tools.snapshots.git import GitError
 from tui import heap
-from tui.commands import SLASH_COMMANDS
-from tui.completion import Choice
-from tui.demo import BANNER as DEMO_BANNER
-from tui.effects import (
-    Effect,
+from tui.commands.effects import (
     Help,
     Prompt,
     Rewinding,
@@ -42,12 +36,16 @@ from tui.effects import (
     ShowContext,
     ShowDiff,
     ShowGauge,
+    Shown,
     ToggleTimeline,
 )
-from tui.file_commands import shadow_of
-from tui.gauge_reading import current_reading
+from tui.commands.files import diff_of
+from tui.commands.run import SLASH_COMMANDS
+from tui.completion import Choice
+from tui.demo import BANNER as DEMO_BANNER
 from tui.history import PromptHistory
-from tui.runtime import Runtime
+from tui.runtime.gauge_reading import current_reading
+from tui.runtime.runtime import Runtime
 from tui.screens.context import ContextScreen
 from tui.screens.diff import DiffScreen
 from tui.screens.summary import SummaryScreen
@@ -258,8 +256,10 @@ class MainScreen(Screen[None]):
         if not self.live:
             return
         now = time.time()
-        rt = self.runtime
-        self.status.tick(rt and rt.compaction.background, rt and rt.first_record)
+        if (rt := self.runtime) is not None:
+            self.status.tick(rt.compaction.background, rt.first_record)
+        else:
+            self.status.tick()
         for card in self.transcript.running_cards():
             card.tick(now)
         if any(r.status == "running" for r in self.timeline.records):
@@ -282,8 +282,9 @@ class MainScreen(Screen[None]):
         self.timeline_chosen = True
         self.timeline.display = not self.timeline.display
 
-    async def show_effect(self, effect: Effect) -> None:
-        """Show what a command asks to show (:mod:`tui.effects`); the app decides the rest."""
+    async def show_effect(self, effect: Shown) -> None:
+        """Show what a command asks to show (:mod:`tui.commands.effects`); the app decides the
+        rest."""
         if isinstance(effect, Said):
             await self.transcript.add_notice(effect.text, effect.level)
         elif isinstance(effect, Help):
@@ -309,6 +310,8 @@ class MainScreen(Screen[None]):
             self.show_status()
         elif isinstance(effect, Prompt):
             self.put_prompt(effect.text, read_only=self.prompt.read_only)
+        else:
+            assert_never(effect)
 
     def command_ended(self) -> None:
         """What a command showed for its time (a rewind) ends with it."""
@@ -359,17 +362,8 @@ class MainScreen(Screen[None]):
 
     async def on_diff_requested(self, message: DiffRequested) -> None:
         """A tool card's ``· diff``: the patch of its command, in the diff screen."""
-        repo = shadow_of(self.runtime) if self.runtime is not None else None
-        if repo is None:
-            await self.transcript.add_notice("No snapshots here: the diff cannot be shown.")
-            return
-        files = message.files
-        try:
-            text = await load_patch(repo, files)
-        except GitError as exc:
-            await self.transcript.add_notice(f"Cannot show the diff: {exc}", "error")
-            return
-        await self.app.push_screen(DiffScreen(summary(files) or "no change", text))
+        title = summary(message.files) or "no change"
+        await self.show_effect(await diff_of(self.runtime, message.files, title))
 
     # --- summaries ----------------------------------------------------------------------------
 

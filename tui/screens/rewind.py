@@ -38,7 +38,7 @@ class RewindScreen(ModalScreen[ForkPoint | FilesRestore | None]):
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(self.points[int(event.option.id or 0)])
 
-    async def action_dismiss(self, result: ForkPoint | None = None) -> None:
+    async def action_dismiss(self, result: ForkPoint | FilesRestore | None = None) -> None:
         self.dismiss(result)
 
 

@@ -62,7 +62,7 @@ def record_facts(record: TimelineRecord, price_of: PriceOf | None = None) -> lis
     and what its summary calls cost (estimated in dollars when ``price_of`` knows the
     summarizer's price)."""
     facts: list[tuple[str, str]] = []
-    status = record.status
+    status: str = record.status
     if record.error:
         status += f": {first_line(record.error, 100)}"
     facts.append(("status", status))

@@ -121,8 +121,8 @@ class LogView:
     def _item(self, event: Event) -> ViewItem | Change | None:
         """The new item ``event`` makes, or the :class:`Change` it makes to an older one."""
         if isinstance(event, SessionStart):
-            data = event.data
-            return SessionOpened(event.seq, data.id, data.cwd, data.created_at)
+            start = event.data
+            return SessionOpened(event.seq, start.id, start.cwd, start.created_at)
         if isinstance(event, SessionFork):
             return SessionForked(event.seq, event.data.parent, event.data.at_seq)
         if isinstance(event, SessionResume):
@@ -138,15 +138,15 @@ class LogView:
         if isinstance(event, SteeringMessage):
             return Prompt(event.seq, event.data.content, steering=True)
         if isinstance(event, AssistantMessage):
-            data = event.data
-            for call in data.tool_calls:
+            reply = event.data
+            for call in reply.tool_calls:
                 self._calls[call.id] = call
-            return Answer(event.seq, data.text, data.reasoning, data.finish_reason == "length")
+            return Answer(event.seq, reply.text, reply.reasoning, reply.finish_reason == "length")
         if isinstance(event, ToolStart):
             self._calls.pop(event.data.call_id, None)
-            data = event.data
-            self._runs[data.call_id] = len(self.items)
-            return ToolRun(event.seq, data.call_id, data.name, data.arguments, event.time)
+            run = event.data
+            self._runs[run.call_id] = len(self.items)
+            return ToolRun(event.seq, run.call_id, run.name, run.arguments, event.time)
         if isinstance(event, ToolResult):
             return self._result(event)
         if isinstance(event, CompactPrune):
@@ -158,8 +158,8 @@ class LogView:
         if isinstance(event, ContextMessage):
             return ContextSent(event.seq, event.data.content)
         if isinstance(event, LlmRetry):
-            data = event.data
-            return RetryPlanned(event.seq, data.error, data.attempt, data.delay_s)
+            retry = event.data
+            return RetryPlanned(event.seq, retry.error, retry.attempt, retry.delay_s)
         if isinstance(event, CommandDone):
             return CommandOutcome(event.seq, event.data.text, event.data.ok)
         if isinstance(event, TurnEnd):

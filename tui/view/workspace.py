@@ -23,7 +23,7 @@ def running_words(record: FirstRecord) -> str | None:
 class RecordLines:
     """Says, through ``say``, the lines a front end prints as the first snapshot goes on,
     each once: that it runs, that a command waits for it, that it is done. Called with each
-    :class:`FirstRecord` (a listener of :meth:`tui.runtime.Runtime.observe_workspace`)."""
+    :class:`FirstRecord` (a listener of :meth:`tui.runtime.runtime.Runtime.observe_workspace`)."""
 
     def __init__(self, say: Callable[[str], None]) -> None:
         self._say = say

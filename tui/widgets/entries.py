@@ -13,12 +13,13 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from tui.effects import Level
+from tui.commands.effects import Level
 from tui.long_text import drawn
 from tui.text import clean
 
 NoticeLevel = Level | Literal["context"]
-"""What a notice says (:data:`tui.effects.Level`), or the context a resumed session shows."""
+"""What a notice says (:data:`tui.commands.effects.Level`), or the context a resumed session
+shows."""
 
 _ICONS: dict[NoticeLevel, tuple[str, str]] = {
     "info": ("● ", "$text-primary"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widget import Widget
 
-from tui.gauge_reading import GaugeReading
+from tui.runtime.gauge_reading import GaugeReading
 
 ZONE_STYLES = {
     "ok": "$success",

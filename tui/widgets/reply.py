@@ -96,7 +96,7 @@ class AssistantEntry(Markdown):
         if self.line is None:
             self.line = Reasoning()
             self.line.display = False
-            assert self.parent is not None
+            assert isinstance(self.parent, Widget)
             self.parent.mount(self.line, before=self)
         return self.line
 

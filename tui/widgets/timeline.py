@@ -162,7 +162,7 @@ class TimelinePanel(Vertical):
         if self.records:
             last = len(self.records) - 1
             keep = rows.has_focus and highlighted is not None
-            rows.highlighted = min(highlighted, last) if keep else last
+            rows.highlighted = min(highlighted, last) if keep and highlighted is not None else last
         self.border_subtitle = f"{len(self.records)}" if self.records else ""
 
     def tick(self) -> None:

@@ -1,0 +1,74 @@
+"""Effects as lines of text, for the front ends that print (the plain REPL, headless): what
+:func:`tui.commands.run.run` asks to show, said the same way by both."""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from agent.log.store import first_prompt
+from compact.reports.wording import describe
+from tui.commands.effects import (
+    Help,
+    PickRewind,
+    PickSession,
+    Printed,
+    Prompt,
+    Said,
+    ShowContext,
+    ShowDiff,
+    ShowGauge,
+    ToggleTimeline,
+)
+from tui.runtime.context_report import report_lines
+from tui.runtime.gauge_reading import current_reading
+from tui.runtime.runtime import Runtime
+from tui.text import first_line
+
+
+def gauge_line(runtime: Runtime) -> str:
+    """``ctx [█████░░░|░░] ~5.2k / 12k · 43% · auto at 80% · in 41k · ...``."""
+    return current_reading(runtime).line()
+
+
+def said_line(said: Said) -> str:
+    """A notice as a line: warnings and errors start with ``!``."""
+    return said.text if said.level == "info" else f"! {said.text}"
+
+
+def effect_lines(effect: Printed, runtime: Runtime) -> list[str]:
+    """What ``effect`` shows, as lines. Lines are raw: the printer passes them through the
+    terminal filter."""
+    if isinstance(effect, Said):
+        return [said_line(effect)]
+    if isinstance(effect, Help):
+        return effect.commands.splitlines()
+    if isinstance(effect, ShowContext):
+        return report_lines(effect.report)
+    if isinstance(effect, ShowGauge):
+        return [gauge_line(runtime)]
+    if isinstance(effect, ToggleTimeline):
+        return [describe(record) for record in effect.records] or ["No compactions yet."]
+    if isinstance(effect, PickSession):
+        lines = []
+        for stored in effect.sessions:
+            mark = "  (this session)" if stored.id == effect.current else ""
+            first = first_line(first_prompt(stored.path).listed, 60)
+            lines.append(f"{stored.id}{mark}  {first}")
+        return [*lines, "/resume <id> continues one."]
+    if isinstance(effect, PickRewind):
+        lines = [
+            f"  {n:>3}. turn {point.turn}: {first_line(point.prompt, 70)}"
+            for n, point in enumerate(effect.points, 1)
+        ]
+        for n, done in enumerate(effect.undo, 1):
+            count = len(done.data.restored)
+            lines.append(f"  u{n:>2}. undo the file restore at seq {done.seq} ({count} files)")
+        return [
+            *lines,
+            "/rewind N goes back to just before prompt N (a new session; this one stays).",
+        ]
+    if isinstance(effect, ShowDiff):
+        return effect.text.splitlines()
+    if isinstance(effect, Prompt):
+        return effect.text.splitlines() or [""]
+    assert_never(effect)
