@@ -14,12 +14,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from tools.edit.proposal import ProposedEdit as ProposedEdit
 from tools.modes import POLICIES as POLICIES
 from tools.modes import SANDBOX_MODES as SANDBOX_MODES
 from tools.modes import ApprovalDecision as ApprovalDecision
 from tools.modes import ApprovalPolicy as ApprovalPolicy
 from tools.modes import SandboxMode as SandboxMode
+from tools.question import ProposedEdit as ProposedEdit
 
 if TYPE_CHECKING:
     from tools.snapshots.changes import Recorded

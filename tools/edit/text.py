@@ -7,7 +7,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from tools.edit.proposal import ProposedEdit
+from tools.question import ProposedEdit
 
 LISTED_MATCHES = 20
 """Line numbers named when ``old_string`` is found several times."""

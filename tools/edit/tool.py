@@ -31,8 +31,8 @@ from tools.base import (
 )
 from tools.edit.call import NOT_MADE, EditCall, edit_schema, parse_edit
 from tools.edit.files import MAX_BYTES, EditRefused, Place, place, read, text_of, write
-from tools.edit.proposal import ProposedEdit
 from tools.edit.text import Replaced, account, proposal, replace
+from tools.question import ProposedEdit
 from tools.snapshots.recording import Recorder
 
 

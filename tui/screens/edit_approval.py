@@ -11,7 +11,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from agent.redaction import redact
-from tools.edit.proposal import ProposedEdit
+from tools.question import ProposedEdit
 from tui.diff_style import split_files
 from tui.screens.approval import ApprovalScreen, Clock, Forward
 from tui.text import clean
