@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from tools.modes import SandboxMode
+from tools.snapshots.apart import snapshot_apart
 from tools.snapshots.changes import Recorded
 from tools.snapshots.shadow import ShadowRepo, SnapshotUnavailable
 from tools.snapshots.stopping import Stop, Stopped, current, stoppable
@@ -221,7 +222,7 @@ class Recorder:
                 self._generation += 1
                 generation = self._generation
                 self._arm()
-            tree = self.repo.snapshot(on_listed=self._listed)
+            tree = snapshot_apart(self.repo, on_listed=self._listed)
         except Stopped:
             return
         except SnapshotUnavailable as exc:

@@ -26,10 +26,11 @@ can finish.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 
 from tools.snapshots import bulk, creation, packing, stubs
@@ -112,6 +113,15 @@ class ShadowRepo:
                 raise SnapshotUnavailable(str(exc)) from exc
             except OSError as exc:
                 raise SnapshotUnavailable(f"cannot keep snapshots: {exc}") from exc
+
+    @contextlib.contextmanager
+    def elsewhere(self) -> Iterator[Path]:
+        """Hold the repository while another process writes it (:mod:`tools.snapshots.apart`)
+        and forget what this one knew of its index; yields reefline's home."""
+        with self._lock:
+            self._hashed = None  # the other process writes the index and the hashed list
+            self._last = None
+            yield self._home
 
     def snapshot_since(
         self, before: str, only: Collection[str] | None = None

@@ -29,6 +29,7 @@ class Stop:
         self._set = threading.Event()
         self._lock = threading.Lock()
         self._running: set[subprocess.Popen[bytes]] = set()
+        self._gentle: set[subprocess.Popen[bytes]] = set()
 
     def set(self) -> None:
         """Stop now: kill every process started under this stop that still runs."""
@@ -36,8 +37,7 @@ class Stop:
             self._set.set()
             running = list(self._running)
         for proc in running:
-            with contextlib.suppress(OSError):
-                proc.kill()
+            _end(proc, proc in self._gentle)
 
     def is_set(self) -> bool:
         return self._set.is_set()
@@ -47,18 +47,30 @@ class Stop:
         if self._set.is_set():
             raise Stopped("stopped on request")
 
-    def adopt(self, proc: subprocess.Popen[bytes]) -> None:
-        """Kill ``proc`` on :meth:`set` (at once when already set) until :meth:`release`."""
+    def adopt(self, proc: subprocess.Popen[bytes], *, gentle: bool = False) -> None:
+        """Kill ``proc`` on :meth:`set` (at once when already set) until :meth:`release`;
+        ``gentle``: ask it to end (SIGTERM) instead, for a process of ours that then cleans
+        up after itself."""
         with self._lock:
             if not self._set.is_set():
                 self._running.add(proc)
+                if gentle:
+                    self._gentle.add(proc)
                 return
-        with contextlib.suppress(OSError):
-            proc.kill()
+        _end(proc, gentle)
 
     def release(self, proc: subprocess.Popen[bytes]) -> None:
         with self._lock:
             self._running.discard(proc)
+            self._gentle.discard(proc)
+
+
+def _end(proc: subprocess.Popen[bytes], gentle: bool) -> None:
+    with contextlib.suppress(OSError):
+        if gentle:
+            proc.terminate()
+        else:
+            proc.kill()
 
 
 _here = threading.local()
