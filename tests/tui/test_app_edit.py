@@ -42,7 +42,7 @@ async def test_the_dialog_shows_the_coloured_diff_and_the_card_what_changed(
 ) -> None:
     (workdir / "app.py").write_text("x = 1\ny = 2\n")
     app = ui.app(edit_runtime(ui, openai_server))
-    clock = app.approval_clock = Clock()
+    clock = app.approver.clock = Clock()
     async with app.run_test(size=(120, 40)) as pilot:
         await ui.type(pilot, "bump y")
         await ui.until(pilot, lambda: isinstance(app.screen, EditApprovalScreen))
@@ -92,7 +92,7 @@ async def test_the_dialog_shows_the_coloured_diff_and_the_card_what_changed(
         await pilot.press("down", "enter")
         await ui.until(pilot, lambda: app.runtime.session.id != parent)
         await ui.settle(pilot)
-        await ui.until(pilot, lambda: app.status.activity == "idle")
+        await ui.until(pilot, lambda: app.main.status.activity == "idle")
         assert (workdir / "app.py").read_text() == "x = 1\ny = 2\n"
 
 
@@ -130,7 +130,7 @@ async def test_the_dialog_masks_the_key_the_file_holds(
         api_key_env="EDIT_DIALOG_KEY",
     )
     app = ui.app(runtime)
-    clock = app.approval_clock = Clock()
+    clock = app.approver.clock = Clock()
     async with app.run_test(size=(120, 40)) as pilot:
         await ui.type(pilot, "turn debug on")
         await ui.until(pilot, lambda: isinstance(app.screen, EditApprovalScreen))
