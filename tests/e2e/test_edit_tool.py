@@ -173,3 +173,25 @@ def test_the_checkpoint_names_the_edited_file(
     files = checkpoint.split("## Files and code", 1)[1].split("##", 1)[0]
     assert "Makefile" in files, checkpoint
     assert "`edit Makefile`" in checkpoint
+
+
+def test_the_status_line_says_an_edit_runs_not_bash(
+    run_cli: Run, openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
+) -> None:
+    from agent.log.session import Session
+    from compact.contract.registry import build_registry
+    from tui.view.status import StatusFold
+
+    (workdir / "app.py").write_text("x = 1\ny = 2\n")
+    ask_for_edit(openai_server)
+    headless(run_cli, openai_server, "--approve", "auto")
+    [log] = session_files(cli_env)
+    home = Path(cli_env["REEFLINE_HOME"])
+    session = Session.open(home, log.stem, registry=build_registry(), readonly=True)
+    fold, seen = StatusFold(), []
+    for event in session.events:  # the status line is a fold of the session's log
+        fold.feed(event)
+        seen.append((fold.reading.activity, fold.reading.detail))
+    session.close()
+    assert ("tool", "edit app.py") in seen
+    assert not any(activity == "bash" for activity, _ in seen)

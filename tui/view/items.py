@@ -17,7 +17,7 @@ from compact.reports.records import TimelineRecord
 from tools.bash import NOT_RUN
 from tools.bash_call import command_of
 from tools.edit.call import NOT_MADE, path_of
-from tui.text import raw_command
+from tui.text import first_line, raw_command
 
 
 @dataclass(frozen=True)
@@ -225,3 +225,11 @@ def recap_entries(items: Sequence[object]) -> list[Prompt | ToolRun | Answer]:
         for item in items
         if isinstance(item, Prompt | ToolRun) or (isinstance(item, Answer) and item.text.strip())
     ]
+
+
+def tool_label(name: str, arguments: str) -> str:
+    """A running tool call that runs no command, in a few words: ``edit app.py``, or the
+    tool's name (an MCP tool's arguments are on its card)."""
+    if name == "edit" and (path := path_of(arguments)) is not None:
+        return f"edit {first_line(path, 120)}"
+    return name

@@ -27,9 +27,11 @@ from agent.log.events import (
 from compact.contract.events import CompactEnd, CompactProgress, CompactStart
 from compact.reports.records import TimelineRecord
 from compact.reports.wording import running_detail
+from tools.terminal import visible
 from tui.text import bash_command, first_line
+from tui.view.items import tool_label
 
-Activity = Literal["idle", "thinking", "bash", "approval", "compacting", "rewinding"]
+Activity = Literal["idle", "thinking", "bash", "tool", "approval", "compacting", "rewinding"]
 
 DETAIL_CHARS = 60
 
@@ -69,8 +71,10 @@ class StatusFold:
             self._log("thinking")
         elif isinstance(event, StepStart):
             self._log("thinking", step=event.data.step)
-        elif isinstance(event, ToolStart):
+        elif isinstance(event, ToolStart) and event.data.name == "bash":
             self._log("bash", bash_command(event.data.arguments))
+        elif isinstance(event, ToolStart):  # a tool that runs no command: an edit, MCP
+            self._log("tool", visible(tool_label(event.data.name, event.data.arguments)))
         elif isinstance(event, CommandRun) and event.data.name == "compact":
             self._command = event.data.command_id
             self._log("compacting", "manual")

@@ -19,6 +19,7 @@ _LOOK: dict[Activity, tuple[str, str, str]] = {
     "idle": ("○", "ready", "$text-muted"),
     "thinking": ("●", "thinking", "$text-accent"),
     "bash": ("●", "running bash", "$text-warning"),
+    "tool": ("●", "running", "$text-warning"),
     "approval": ("?", "waiting for your approval", "$text-warning"),
     "compacting": ("◆", "compacting", "$text-primary"),
     "rewinding": ("↶", "going back", "$text-primary"),
