@@ -12,6 +12,7 @@ from tests.mcp.servers import ROOT, TIME
 from tests.openai_server import OpenAIServer
 from tests.tui.conftest import UI
 from tui.screens.approval import ApprovalScreen
+from tui.widgets.tool_card import ToolCard
 from tui.widgets.entries import Notice
 
 
@@ -70,6 +71,10 @@ async def test_ask_shows_server_tool_and_arguments_and_always_is_per_tool(
         await ui.settle(pilot)
         assert len(results(app)) == 3 and not any(r.data.is_error for r in results(app))
         assert "Asia/Tokyo" in results(app)[0].data.content
+        # Each card is titled by its tool's name once, then its arguments.
+        titles = [str(card.border_title) for card in app.query(ToolCard)]
+        assert titles[0].startswith('mcp__time__get_current_time {"timezone"'), titles
+        assert all(t.count("mcp__time__") == 1 for t in titles), titles
         assert app.runtime.bash.policy == "ask"  # commands still ask
         assert any("mcp__time__get_current_time runs without asking" in n for n in notices(app))
         assert sum("MCP server `gone` failed" in n for n in notices(app)) == 1

@@ -102,13 +102,13 @@ class ToolRun:
 
     @property
     def command(self) -> str:
-        """What the call runs, for showing: :attr:`bash_command`, an edit's path, else the
-        tool's name and its raw arguments."""
+        """What the call runs, for showing after the tool's name (a front end says the name,
+        or ``$`` for bash): :attr:`bash_command`, an edit's path, else the raw arguments."""
         if self.name == "bash":
             return raw_command(self.arguments)
         if self.name == "edit" and (path := path_of(self.arguments)) is not None:
             return path
-        return f"{self.name} {self.arguments}"
+        return self.arguments
 
     @property
     def running(self) -> bool:
