@@ -12,8 +12,8 @@ from tests.mcp.servers import ROOT, TIME
 from tests.openai_server import OpenAIServer
 from tests.tui.conftest import UI
 from tui.screens.approval import ApprovalScreen
-from tui.widgets.tool_card import ToolCard
 from tui.widgets.entries import Notice
+from tui.widgets.tool_card import ToolCard
 
 
 def results(app) -> list[ToolResult]:
