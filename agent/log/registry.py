@@ -161,7 +161,7 @@ def check_surface_fields(event: Event) -> None:
         if event.surface_op is None:
             raise EventError(f"{event.type} requires surface_op")
         if restore:
-            op = event.surface_op.op  # type: ignore[union-attr]
+            op = event.surface_op.op
             raise EventError(f"{event.type} is a surface type and cannot carry a {op} op")
     else:
         if event.surface_op is not None and not restore:

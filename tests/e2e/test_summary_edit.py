@@ -12,7 +12,12 @@ import sys
 from pathlib import Path
 
 from tests.e2e.conftest import REEFLINE, Run, log_events, session_files
-from tests.e2e.test_recall_undo import checkpoint_text, flags, named_transcript, two_turns_of_history
+from tests.e2e.test_recall_undo import (
+    checkpoint_text,
+    flags,
+    named_transcript,
+    two_turns_of_history,
+)
 from tests.openai_server import OpenAIServer
 
 CORRECTED = "## Primary request and intent\n- CORRECTED-FACT-4242: the port is 8443, not 8080\n"
@@ -73,9 +78,7 @@ def test_plain_summary_edit_reaches_the_next_request_shows_in_the_timeline_and_u
     recalled = transcript.read_text()
     seen = tmp_path / "seen.md"
     body = f"open({str(seen)!r}, 'w').write(open(path).read())\n{writes(CORRECTED)}"
-    done = plain(
-        cli_env, workdir, openai_server, "/summary edit\n", EDITOR=editor(tmp_path, body)
-    )
+    done = plain(cli_env, workdir, openai_server, "/summary edit\n", EDITOR=editor(tmp_path, body))
     assert done.returncode == 0, done.stderr + done.stdout
     assert "Corrected the summary of compaction #1" in done.stdout, done.stdout
     # The editor was given the summary the model read (the raw one, without its frame).
@@ -142,9 +145,7 @@ def test_a_missing_or_failing_editor_says_so_and_changes_nothing(
     compacted(run_cli, openai_server)
     none = plain(cli_env, workdir, openai_server, "/summary edit\n")
     assert "No editor to open: set EDITOR" in none.stdout, none.stdout
-    missing = plain(
-        cli_env, workdir, openai_server, "/summary edit\n", EDITOR="no-such-editor-xyz"
-    )
+    missing = plain(cli_env, workdir, openai_server, "/summary edit\n", EDITOR="no-such-editor-xyz")
     assert "'no-such-editor-xyz' could not start" in missing.stdout, missing.stdout
     failing = editor(tmp_path, writes(CORRECTED) + "\nsys.exit(3)")
     failed = plain(cli_env, workdir, openai_server, "/summary edit\n", EDITOR=failing)
@@ -168,7 +169,11 @@ def test_a_crash_while_the_edit_is_written_leaves_the_summary_as_it_was(
 ) -> None:
     compacted(run_cli, openai_server)
     done = plain(
-        cli_env, workdir, openai_server, "/summary edit\n", EDITOR=editor(tmp_path, writes(CORRECTED))
+        cli_env,
+        workdir,
+        openai_server,
+        "/summary edit\n",
+        EDITOR=editor(tmp_path, writes(CORRECTED)),
     )
     assert "Corrected the summary" in done.stdout, done.stdout
     [log] = session_files(cli_env)

@@ -168,7 +168,7 @@ class SummaryScreen(ModalScreen[int | str | None]):
                         classes="shadowed",
                     )
 
-    async def action_dismiss(self, result: int | None = None) -> None:
+    async def action_dismiss(self, result: int | str | None = None) -> None:
         self.dismiss(result)
 
     def action_undo(self) -> None:

@@ -115,7 +115,7 @@ def _detail(record: TimelineRecord) -> str:
             parts.append(f"{fmt_tokens(record.tokens_before)}→{fmt_tokens(record.tokens_after)}")
         elif record.tokens_before:
             parts.append(fmt_tokens(record.tokens_before))
-        if record.duration_s is not None:
+        if record.duration_s is not None and record.kind == "compaction":
             parts.append(fmt_duration(record.duration_s))
     return " · ".join(parts)
 
