@@ -50,8 +50,8 @@ DRY_RUN = "--dry-run"
 
 
 @command(
-    "/compact [--dry-run | --edit] [focus]",
-    "Condense older history now; optional focus text steers the summary.",
+    "/compact [--dry-run] [focus]",
+    "Condense older history now; optional focus text steers the summary (--edit: correct it).",
     background=True,
 )
 async def _compact(runtime: Runtime, args: str) -> AsyncIterator[Effect]:

@@ -24,7 +24,6 @@ from textual.widgets import Footer
 
 from agent.llm.replies import Notice, StreamEvent
 from agent.log.events import Event, ToolStart
-from compact.commands.summary_edit import Checkpoint, newest_checkpoint
 from compact.contract.events import CompactProgress
 from compact.contract.service import CompactNotice
 from compact.reports.records import TimelineRecord
@@ -49,7 +48,7 @@ from tui.runtime.gauge_reading import current_reading
 from tui.runtime.runtime import Runtime
 from tui.screens.context import ContextScreen
 from tui.screens.diff import DiffScreen
-from tui.screens.summary import EDIT, SummaryScreen
+from tui.screens.summary import SummaryScreen, current_summary
 from tui.text import sandbox_label
 from tui.view.changes import summary
 from tui.view.fold import LogView
@@ -60,12 +59,7 @@ from tui.widgets.header import AppHeader
 from tui.widgets.marker import CompactionMarkerSelected
 from tui.widgets.prompt import CompletionMenu, PromptArea
 from tui.widgets.status import StatusLine
-from tui.widgets.timeline import (
-    SummaryEditRequested,
-    TimelinePanel,
-    TimelineRecordSelected,
-    TimelineUndoRequested,
-)
+from tui.widgets.timeline import TimelinePanel, TimelineRecordSelected, TimelineUndoRequested
 from tui.widgets.transcript import Transcript
 
 W = TypeVar("W", bound=Widget)
@@ -389,17 +383,13 @@ class MainScreen(Screen[None]):
         if self.runtime is None:
             return
 
-        def closed(answer: int | str | None) -> None:
+        def closed(undo: int | None) -> None:
             if self.live:
                 self.prompt.focus()
-            if answer == EDIT:
-                self.post_message(SummaryEditRequested())
-            elif isinstance(answer, int):  # the app undoes it, as for a timeline row
-                self.post_message(TimelineUndoRequested(answer))
+            if undo is not None:  # the app undoes it, as for a timeline row
+                self.post_message(TimelineUndoRequested(undo))
 
         session = self.runtime.session
-        point = newest_checkpoint(session)
-        newest = isinstance(point, Checkpoint) and point.record.number == record.number
-        current = point.summary if newest and isinstance(point, Checkpoint) else None
+        current = current_summary(session, record)
         screen = SummaryScreen(record, session.events, self.runtime.price_of, current)
         self.app.push_screen(screen, callback=closed)

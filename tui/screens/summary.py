@@ -24,10 +24,13 @@ from agent.log.events import (
     ToolResult,
     UserMessage,
 )
+from agent.log.session import Session
+from compact.commands.summary_edit import Checkpoint, newest_checkpoint
 from compact.parts.originals import MASK_PREFIX
 from compact.reports.records import TimelineRecord
 from compact.reports.wording import label, occasion, spent
 from tui.text import bash_command, clean, first_line, home_relative
+from tui.widgets.timeline import SummaryEditRequested
 
 
 def describe_item(event: Event) -> str:
@@ -97,15 +100,20 @@ def record_facts(record: TimelineRecord, price_of: PriceOf | None = None) -> lis
     return facts
 
 
-EDIT = "edit"
-"""The modal's result when ``e`` asked to edit the summary."""
+def current_summary(session: Session, record: TimelineRecord) -> str | None:
+    """The summary the model reads now when ``record`` is the newest checkpoint standing
+    (corrected or not: what the editor starts from), else None."""
+    point = newest_checkpoint(session)
+    if isinstance(point, Checkpoint) and point.record.number == record.number:
+        return point.summary
+    return None
 
 
-class SummaryScreen(ModalScreen[int | str | None]):
+class SummaryScreen(ModalScreen[int | None]):
     """See the module docstring. Esc or q closes; ``u`` closes asking to undo the
     compaction (its number is the result); on the newest checkpoint (``current`` given: the
-    summary the model reads now, corrected or not) ``e`` closes asking to edit it
-    (:data:`EDIT`)."""
+    summary the model reads now, corrected or not) ``e`` closes asking the app to edit it
+    (:class:`~tui.widgets.timeline.SummaryEditRequested`)."""
 
     AUTO_FOCUS = "*"
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -168,7 +176,7 @@ class SummaryScreen(ModalScreen[int | str | None]):
                         classes="shadowed",
                     )
 
-    async def action_dismiss(self, result: int | str | None = None) -> None:
+    async def action_dismiss(self, result: int | None = None) -> None:
         self.dismiss(result)
 
     def action_undo(self) -> None:
@@ -177,4 +185,5 @@ class SummaryScreen(ModalScreen[int | str | None]):
 
     def action_edit(self) -> None:
         if self.current is not None:
-            self.dismiss(EDIT)
+            self.app.post_message(SummaryEditRequested())
+            self.dismiss(None)
