@@ -13,12 +13,13 @@ from pathlib import Path
 
 from tests.e2e.conftest import REEFLINE, Run, log_events, session_files
 from tests.e2e.test_recall_undo import (
+    bash_call,
     checkpoint_text,
     flags,
     named_transcript,
     two_turns_of_history,
 )
-from tests.openai_server import OpenAIServer
+from tests.openai_server import SUMMARY_MARK, OpenAIServer
 
 CORRECTED = "## Primary request and intent\n- CORRECTED-FACT-4242: the port is 8443, not 8080\n"
 
@@ -195,3 +196,28 @@ def test_reefline_timeline_marks_an_undone_compaction(
     [first] = [line for line in table.splitlines() if line.lstrip().startswith("1 ")]
     assert "undone by #2" in first, table
     assert "done " not in first.replace("undone by", ""), table
+
+
+def test_the_next_compaction_merges_the_corrected_summary(
+    run_cli: Run,
+    openai_server: OpenAIServer,
+    cli_env: dict[str, str],
+    workdir: Path,
+    tmp_path: Path,
+) -> None:
+    compacted(run_cli, openai_server)
+    fix = editor(tmp_path, writes(CORRECTED))
+    done = plain(cli_env, workdir, openai_server, "/summary edit\n", EDITOR=fix)
+    assert "Corrected the summary" in done.stdout, done.stdout
+    openai_server.push({"tool_calls": [bash_call("seq 1 400", "c3")]}, {"text": "More."})
+    more = run_cli(
+        "-p", "and more " + "words " * 300, "--continue", *flags(openai_server, "--approve", "auto")
+    )
+    assert more.returncode == 0, more.stderr
+    again = run_cli("compact", *flags(openai_server)[:4])
+    assert again.returncode == 0 and "Compacted" in again.stdout, again.stdout
+    [summary_request] = [
+        r for r in openai_server.requests if SUMMARY_MARK in str(r["messages"][-1].get("content"))
+    ][-1:]
+    read = " ".join(str(m.get("content")) for m in summary_request["messages"])
+    assert "CORRECTED-FACT-4242" in read  # the summarizer read what the model read
