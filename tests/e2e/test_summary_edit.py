@@ -36,11 +36,16 @@ def writes(text: str) -> str:
 
 
 def plain(
-    cli_env: dict[str, str], workdir: Path, server: OpenAIServer, stdin: str, **env: str
+    cli_env: dict[str, str],
+    workdir: Path,
+    server: OpenAIServer,
+    stdin: str,
+    *extra: str,
+    **env: str,
 ) -> subprocess.CompletedProcess[str]:
     clean_env = {k: v for k, v in cli_env.items() if k not in ("EDITOR", "VISUAL")}
     return subprocess.run(
-        [REEFLINE, "--plain", "--continue", *flags(server)],
+        [REEFLINE, "--plain", "--continue", *flags(server), *extra],
         input=stdin,
         cwd=workdir,
         env={**clean_env, **env},
@@ -132,6 +137,32 @@ def test_an_edit_over_the_budget_is_refused_and_the_text_kept(
     assert "Not saved:" in out and "the checkpoint's summary may take" in out, out
     kept = out.split("Your text is kept in ")[1].split()[0].rstrip(".")
     assert Path(kept).read_text() == huge
+    [log] = session_files(cli_env)
+    assert "compact/edit" not in [e["type"] for e in log_events(log)]
+
+
+def test_an_edit_past_the_window_is_refused_and_the_text_kept(
+    run_cli: Run,
+    openai_server: OpenAIServer,
+    cli_env: dict[str, str],
+    workdir: Path,
+    tmp_path: Path,
+) -> None:
+    compacted(run_cli, openai_server)
+    longer = "## Primary request and intent\n" + "- the port is 8443\n" * 40
+    done = plain(
+        cli_env,
+        workdir,
+        openai_server,
+        "/summary edit\n",
+        "--context-window",
+        "800",
+        EDITOR=editor(tmp_path, writes(longer)),
+    )
+    out = " ".join(done.stdout.split())
+    assert "Not saved:" in out and "-token window: shorten it" in out, out
+    kept = out.split("Your text is kept in ")[1].split()[0].rstrip(".")
+    assert Path(kept).read_text() == longer
     [log] = session_files(cli_env)
     assert "compact/edit" not in [e["type"] for e in log_events(log)]
 
