@@ -32,6 +32,7 @@ from agent.log.events import (
     SteeringMessage,
     SurfaceReplace,
     SurfaceRestore,
+    SurfaceRevise,
     ToolResult,
     UserMessage,
 )
@@ -107,6 +108,8 @@ class TokenMeter:
             else WindowBook.fixed(context_window)
         )
         self._prices: dict[int, int] = {}
+        self._unrevised: dict[int, int] = {}
+        """Revising event seq -> the price its node had before it (what an undo brings back)."""
         self._categories: dict[int, str] = {}
         self._surface_tokens = 0
         self._by_category = dict.fromkeys(_SURFACE_CATEGORIES, 0)
@@ -167,6 +170,9 @@ class TokenMeter:
             self._header_key = _header_key(data.provider, data.model, data.system, data.tools)
             self._header_parts = self._header_price(self._header_key, data.tools)
             return
+        if isinstance(event.surface_op, SurfaceRevise):
+            self._revise(event.seq, event.surface_op)
+            return
         if isinstance(event.surface_op, SurfaceRestore):
             self._restore(event.surface_op.replacement)
             return
@@ -189,8 +195,32 @@ class TokenMeter:
         if isinstance(event, AssistantMessage):
             self._on_reply(event)
 
+    def _revise(self, seq: int, op: SurfaceRevise) -> None:
+        """A node given new text: its price becomes the new text's (priced from the event,
+        not the surface, which a late fold may find revised again)."""
+        message = event_message(self.session.events[op.target])
+        new = (
+            0
+            if message is None
+            else self.estimator.message_tokens({**message, "content": op.content})
+        )
+        self._reprice(op.target, new, keep=seq)
+
+    def _reprice(self, node: int, price: int, keep: int | None = None) -> None:
+        old = self._prices.get(node, 0)
+        if keep is not None:
+            self._unrevised[keep] = old
+        self._prices[node] = price
+        self._surface_tokens += price - old
+        if (category := self._categories.get(node)) is not None:
+            self._by_category[category] += price - old
+
     def _restore(self, replacement: int) -> None:
-        """An undone compaction: the replacement leaves, what it shadowed comes back."""
+        """An undone compaction: the replacement leaves, what it shadowed comes back. An
+        undone revision: its node's price before it comes back."""
+        if (revision := self.session.revision(replacement)) is not None:
+            self._reprice(revision[0], self._unrevised.get(replacement, 0))
+            return
         for seq, sign in [(replacement, -1)] + [(s, 1) for s in self.session.shadowed(replacement)]:
             price = self._prices.get(seq, 0)
             self._surface_tokens += sign * price
@@ -324,7 +354,7 @@ class TokenMeter:
         surface = self.session.surface
         total = self.estimator.header_bound(envelope.system, envelope.tools)
         for seq in surface:
-            message = event_message(self.session.events[seq])
+            message = self.session.node_message(seq)
             if message is not None:
                 total += self.estimator.message_bound(message)
         # A long surface warms it too: this walk is linear, the measurement is not.

@@ -13,7 +13,8 @@ error, never silently dropped.
 
 Only the five *surface types* may carry an ``append`` or ``replace`` ``surface_op`` (and
 must) and ``source_event_seqs``; the set is closed. A ``restore`` op, which only puts back
-what a replacement shadowed, is carried by a log-only event (``compact/undo``).
+what a replacement shadowed, and a ``revise`` op, which gives a node new text, are carried by
+log-only events (``compact/undo``, ``compact/edit``).
 """
 
 from __future__ import annotations
@@ -52,7 +53,20 @@ class SurfaceRestore(Data):
     replacement: int
 
 
-SurfaceOp = Annotated[SurfaceAppend | SurfaceReplace | SurfaceRestore, Field(discriminator="op")]
+class SurfaceRevise(Data):
+    """Give the surface node ``target`` new text: the node keeps its place and its role, the
+    model reads ``content`` in place of its own (a corrected checkpoint). Carried by a
+    log-only event; a ``restore`` naming that event takes the revision back (the text before
+    it returns)."""
+
+    op: Literal["revise"] = "revise"
+    target: int
+    content: str
+
+
+SurfaceOp = Annotated[
+    SurfaceAppend | SurfaceReplace | SurfaceRestore | SurfaceRevise, Field(discriminator="op")
+]
 
 
 class Event(BaseModel):

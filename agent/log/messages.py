@@ -47,6 +47,16 @@ def event_message(event: Event) -> ChatMessage | None:
     return None
 
 
+def node_message(surface: Surface, events: Sequence[Event], seq: int) -> ChatMessage | None:
+    """The chat message surface node ``seq`` contributes as it stands: its event's message,
+    with the text of its newest revision (:class:`agent.log.events.SurfaceRevise`) if any."""
+    message = event_message(events[seq])
+    text = surface.text(seq)
+    if message is None or text is None:
+        return message
+    return {**message, "content": text}
+
+
 class SurfaceMessages:
     """The chat messages of a surface, in order (system prompt not included), kept between
     reads: a read extends them with the nodes appended since; a replace (a new generation
@@ -66,7 +76,7 @@ class SurfaceMessages:
             self._nodes = 0
             self._generation = surface.generation
         for seq in nodes[self._nodes :]:
-            message = event_message(events[seq])
+            message = node_message(surface, events, seq)
             if message is not None:
                 self._messages.append(message)
         self._nodes = len(nodes)

@@ -10,7 +10,14 @@ from typing import Annotated, Any, Union
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from agent import redaction
-from agent.log.events import CORE_EVENTS, SURFACE_TYPES, Event, SurfaceOp, SurfaceRestore
+from agent.log.events import (
+    CORE_EVENTS,
+    SURFACE_TYPES,
+    Event,
+    SurfaceOp,
+    SurfaceRestore,
+    SurfaceRevise,
+)
 
 
 class EventError(ValueError):
@@ -149,12 +156,13 @@ def _without_surrogates(value: Any) -> Any:
 
 def check_surface_fields(event: Event) -> None:
     """Enforce the envelope rules that do not need the surface itself."""
-    restore = isinstance(event.surface_op, SurfaceRestore)
+    restore = isinstance(event.surface_op, SurfaceRestore | SurfaceRevise)
     if event.on_surface:
         if event.surface_op is None:
             raise EventError(f"{event.type} requires surface_op")
         if restore:
-            raise EventError(f"{event.type} is a surface type and cannot carry a restore op")
+            op = event.surface_op.op
+            raise EventError(f"{event.type} is a surface type and cannot carry a {op} op")
     else:
         if event.surface_op is not None and not restore:
             raise EventError(f"{event.type} is not a surface type and cannot carry surface_op")

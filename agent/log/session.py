@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from agent.log.bulk_load import without_collector
 from agent.log.events import Event, SessionStart, SessionStartData, SurfaceAppend, SurfaceOp
 from agent.log.load_report import LoadReport, ReentrantAppend, SessionError, SessionLoadError
-from agent.log.messages import ChatMessage, SurfaceMessages
+from agent.log.messages import ChatMessage, SurfaceMessages, node_message
 from agent.log.registry import EventError, EventRegistry, log_line
 from agent.log.repair import Closer, dangling_call_closers, interrupted_turn_closers
 from agent.log.store import (
@@ -266,6 +266,20 @@ class Session:
         """The seqs (in surface order) that the replace event ``seq`` took off the surface
         (for a restore, the replacement it took off); empty for any other event."""
         return list(self._surface.shadowed.get(seq, ()))
+
+    def node_message(self, seq: int) -> ChatMessage | None:
+        """The chat message surface node ``seq`` contributes as it stands (its newest
+        revision's text, if a log-only event revised it)."""
+        return node_message(self._surface, self._events, seq)
+
+    def revision(self, seq: int) -> tuple[int, int | None] | None:
+        """For a revising event ``seq``: (the node it revised, the revision it followed);
+        None for any other event."""
+        return self._surface.revisions.get(seq)
+
+    def revised_by(self, node: int) -> int | None:
+        """The seq of the revising event whose text node ``node`` shows now, or None."""
+        return self._surface.revised.get(node)
 
     @property
     def cwd(self) -> str:

@@ -14,6 +14,11 @@ A restore (an undone compaction, carried by a log-only event) puts back, at the 
 a span replacement, the seqs that replacement shadowed, in their order; it bumps
 ``generation`` like a replace. Only a replacement still on the surface can be restored.
 
+A revise (a corrected checkpoint, carried by a log-only event) gives a node on the surface
+new text: the node keeps its seq and place, :attr:`Surface.revised` says which event's text
+it now shows. A restore naming the revising event takes the newest revision of a node back
+(the text before it returns); it bumps ``generation`` like a replace.
+
 Validation (:meth:`Surface.check`) never mutates; :meth:`Surface.apply` assumes a checked
 event. The same code path serves live appends and replay on load.
 """
@@ -22,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent.log.events import Event, SurfaceReplace, SurfaceRestore, ToolResult
+from agent.log.events import Event, SurfaceReplace, SurfaceRestore, SurfaceRevise, ToolResult
 from agent.log.registry import EventError
 
 
@@ -39,6 +44,17 @@ class Surface:
         """True after a span replace, until the next lookup rebuilds ``_positions``."""
         self.shadowed: dict[int, list[int]] = {}
         """Replace (and restore) event seq -> the seqs it took off the surface, in order."""
+        self.revised: dict[int, int] = {}
+        """Node seq -> the seq of the revising event whose text it shows now."""
+        self.revisions: dict[int, tuple[int, int | None]] = {}
+        """Revising event seq -> (the node it revised, the revision it took the place of)."""
+        self.texts: dict[int, str] = {}
+        """Revising event seq -> the text it gave its node."""
+
+    def text(self, seq: int) -> str | None:
+        """The revised text node ``seq`` shows, None when it shows its own."""
+        revision = self.revised.get(seq)
+        return None if revision is None else self.texts[revision]
 
     def position(self, seq: int) -> int | None:
         """The position of ``seq`` on the surface, None when it is not there."""
@@ -52,6 +68,10 @@ class Surface:
         op = event.surface_op
         if isinstance(op, SurfaceRestore):
             return self._check_restore(op)
+        if isinstance(op, SurfaceRevise):
+            if self.position(op.target) is None:
+                raise SurfaceError(f"revise: target {op.target} is not on the surface")
+            return None
         if not isinstance(op, SurfaceReplace):
             return None
         i = self.position(op.start)
@@ -83,6 +103,14 @@ class Surface:
         return i, j
 
     def _check_restore(self, op: SurfaceRestore) -> tuple[int, int]:
+        if op.replacement in self.revisions:
+            target, _ = self.revisions[op.replacement]
+            i = self.position(target)
+            if i is None or self.revised.get(target) != op.replacement:
+                raise SurfaceError(
+                    f"restore: revision {op.replacement} is not the text its node shows now"
+                )
+            return i, i
         i = self.position(op.replacement)
         if i is None:
             raise SurfaceError(f"restore: replacement {op.replacement} is not on the surface")
@@ -94,6 +122,21 @@ class Surface:
         return i, i
 
     def apply(self, event: Event, span: tuple[int, int] | None) -> None:
+        op = event.surface_op
+        if isinstance(op, SurfaceRevise):
+            self.revisions[event.seq] = (op.target, self.revised.get(op.target))
+            self.texts[event.seq] = op.content
+            self.revised[op.target] = event.seq
+            self.generation += 1
+            return
+        if isinstance(op, SurfaceRestore) and op.replacement in self.revisions:
+            target, previous = self.revisions[op.replacement]
+            if previous is None:
+                del self.revised[target]
+            else:
+                self.revised[target] = previous
+            self.generation += 1
+            return
         if span is not None:
             self.shadowed[event.seq] = self.nodes[span[0] : span[1] + 1]
         if isinstance(event.surface_op, SurfaceRestore) and span is not None:

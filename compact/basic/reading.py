@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from agent.log.events import AssistantMessage, Event, ToolResult
-from agent.log.messages import ChatMessage, event_message
+from agent.log.messages import ChatMessage
 from agent.log.session import Session
 from agent.tokens import Estimator
 from compact.parts.originals import KEEP_HEAD, KEEP_TAIL, ensure_spill, head_tail, original
@@ -102,7 +102,7 @@ class RangeReader:
         """The message node ``seq`` is read as, and whether that is the node as it stands."""
         event: Event = self.session.events[seq]
         if not isinstance(event, ToolResult):
-            return event_message(event), True
+            return self.session.node_message(seq), True
         first = original(self.session, event)
         content = first.data.content
         head, tail = int(self.head * share), int(self.tail * share)

@@ -1,5 +1,8 @@
 """Undoing a compaction: ``/uncompact [N]``, a key on a timeline row, ``reefline uncompact``.
 
+An edit of a checkpoint's summary (``compact/edit``) is undone the same way: the newest
+standing record first, so ``/uncompact`` after an edit brings back the summary as it was.
+
 The newest checkpoint still standing is reversed by one appended ``compact/undo`` whose
 ``restore`` surface op puts back exactly the items it shadowed (the same seqs: the messages
 the model sees again are byte for byte the ones it saw before the compaction). The log keeps
@@ -59,14 +62,8 @@ def plan_undo(
 ) -> UndoPlan | str:
     """The undo of timeline record ``number`` (None: the newest standing checkpoint), or
     the sentence saying why it cannot be done."""
-    if session.open_turn is not None:
-        return "A turn is running: a compaction is undone between turns."
-    lock = Lock(session)
-    try:
-        if lock.held:
-            return "A compaction is running: undo once it has finished."
-    finally:
-        lock.close()
+    if (busy := busy_refusal(session, "undone", "undo")) is not None:
+        return busy
     records = timeline(session.events)
     landed = [r for r in records if _standing(session, r)]
     if number is None:
@@ -81,9 +78,14 @@ def plan_undo(
     if refused is not None:
         return refused
     assert record.replacement_seq is not None
-    restored = session.shadowed(record.replacement_seq)
-    restored_tokens = sum(meter.price(seq) for seq in restored)
-    checkpoint_tokens = meter.price(record.replacement_seq)
+    if record.kind == "edit":
+        restored = list(record.shadowed_seqs)
+        restored_tokens = record.tokens_before
+        checkpoint_tokens = meter.price(restored[0])
+    else:
+        restored = session.shadowed(record.replacement_seq)
+        restored_tokens = sum(meter.price(seq) for seq in restored)
+        checkpoint_tokens = meter.price(record.replacement_seq)
     before = meter.measure(envelope).total
     after = before - checkpoint_tokens + restored_tokens
     window = envelope.window
@@ -96,8 +98,29 @@ def plan_undo(
     return UndoPlan(record, restored, restored_tokens, checkpoint_tokens, before, after, window)
 
 
+def busy_refusal(session: Session, done: str, do: str) -> str | None:
+    """Why the newest checkpoint cannot be changed now (a turn or a compaction runs), or
+    None: ``done``/``do`` name the change (``undone``/``undo``, ``edited``/``edit``)."""
+    if session.open_turn is not None:
+        return f"A turn is running: a compaction is {done} between turns."
+    lock = Lock(session)
+    try:
+        if lock.held:
+            return f"A compaction is running: {do} once it has finished."
+    finally:
+        lock.close()
+    return None
+
+
 def _standing(session: Session, record: TimelineRecord) -> bool:
     seq = record.replacement_seq
+    if record.kind == "edit":
+        [checkpoint] = record.shadowed_seqs
+        return (
+            seq is not None
+            and session.revised_by(checkpoint) == seq
+            and checkpoint in session.surface
+        )
     return (
         record.kind == "compaction"
         and record.status == "done"
@@ -109,6 +132,8 @@ def _standing(session: Session, record: TimelineRecord) -> bool:
 
 def _refusal(session: Session, records: list[TimelineRecord], record: TimelineRecord) -> str | None:
     n = record.number
+    if record.kind == "edit":
+        return _edit_refusal(session, records, record)
     if record.kind != "compaction":
         return f"#{n} is not a compaction (a prune or an undo): only a compaction is undone."
     if record.status != "done" or record.replacement_seq is None:
@@ -116,6 +141,11 @@ def _refusal(session: Session, records: list[TimelineRecord], record: TimelineRe
     if record.undone_by is not None and record.replacement_seq not in session.surface:
         return f"#{n} was undone already (#{record.undone_by})."
     later = [r for r in records[n:] if r.kind == "compaction" and r.status == "done"]
+    for edit in records[n:]:
+        if edit.kind == "edit" and edit.edits == n and _standing(session, edit):
+            return (
+                f"#{edit.number} corrected its summary and still stands: undo #{edit.number} first."
+            )
     for other in later:
         if record.replacement_seq in other.shadowed_seqs:
             m = other.number
@@ -125,6 +155,21 @@ def _refusal(session: Session, records: list[TimelineRecord], record: TimelineRe
     if record.replacement_seq not in session.surface:
         return f"The checkpoint of #{n} is no longer in the context: nothing to undo."
     return None
+
+
+def _edit_refusal(
+    session: Session, records: list[TimelineRecord], record: TimelineRecord
+) -> str | None:
+    if _standing(session, record):
+        return None
+    n = record.number
+    if record.undone_by is not None:
+        return f"#{n} was undone already (#{record.undone_by})."
+    newer = [r for r in records[n:] if r.kind == "edit" and _standing(session, r)]
+    if newer and newer[-1].shadowed_seqs == record.shadowed_seqs:
+        m = newer[-1].number
+        return f"#{m} corrected the summary again and still stands: undo #{m} first."
+    return f"The checkpoint #{n} corrected is no longer in the context: nothing to undo."
 
 
 def apply_undo(session: Session, plan: UndoPlan, source_command_id: str | None = None) -> None:
@@ -149,6 +194,14 @@ def apply_undo(session: Session, plan: UndoPlan, source_command_id: str | None =
 
 def done_text(plan: UndoPlan) -> str:
     """``Undid compaction #2: 42 history items are back (~2.3k → 38.1k tokens) …``"""
+    if plan.record.kind == "edit":
+        edited = f" of compaction #{plan.record.edits}" if plan.record.edits else ""
+        return (
+            f"Undid edit #{plan.record.number}: the summary{edited} is back as it was before "
+            f"the edit (~{fmt_tokens(plan.checkpoint_tokens)} → "
+            f"{fmt_tokens(plan.restored_tokens)} tokens); the model reads it from the next "
+            "request."
+        )
     items = plural(len(plan.restored_seqs), "history item")
     back = "is" if len(plan.restored_seqs) == 1 else "are"
     return (

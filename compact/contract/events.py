@@ -12,7 +12,9 @@ A compaction is a bracket in the log::
 and a prune is ``compact/prune`` followed by the replacement ``tool/result`` it announces.
 An undone compaction is one ``compact/undo`` (durable), whose ``restore`` surface op puts
 back what the checkpoint shadowed: one line, so a crash leaves the surface before or after
-it, never in between.
+it, never in between. A corrected checkpoint is one ``compact/edit`` (durable), whose
+``revise`` surface op gives the checkpoint node the person's text; a ``compact/undo`` naming
+it brings back the text before it.
 """
 
 from __future__ import annotations
@@ -136,7 +138,9 @@ class CompactPruneData(Data):
 
 
 class CompactUndoData(Data):
-    """A compaction undone: its checkpoint leaves the surface, what it shadowed comes back."""
+    """A compaction undone: its checkpoint leaves the surface, what it shadowed comes back.
+    Or an edit undone (``replacement_seq`` is the ``compact/edit``): the checkpoint's text
+    before it comes back (``restored_seqs`` is the checkpoint)."""
 
     compaction_id: str
     replacement_seq: int
@@ -145,6 +149,27 @@ class CompactUndoData(Data):
     """Estimated price of what came back (the checkpoint's own price is taken off)."""
     checkpoint_tokens: int
     source_command_id: str | None = None
+
+
+class CompactEditData(Data):
+    """The newest checkpoint's summary, corrected by the person: the checkpoint node keeps
+    its place; the model reads ``summary`` (framed as before) from the next request on."""
+
+    compaction_id: str
+    """The compaction whose checkpoint it corrects."""
+    checkpoint_seq: int
+    summary: str
+    """The corrected raw summary (the ``revise`` op carries it framed)."""
+    tokens_before: int
+    """Estimated price of the checkpoint before the edit, and after it."""
+    tokens_after: int
+    source_command_id: str | None = None
+
+
+class CompactEdit(Event):
+    durable: ClassVar[bool] = True
+    type: Literal["compact/edit"] = "compact/edit"
+    data: CompactEditData
 
 
 class CompactUndo(Event):
@@ -186,6 +211,7 @@ COMPACT_EVENTS: tuple[type[Event], ...] = (
     CompactEnd,
     CompactPrune,
     CompactUndo,
+    CompactEdit,
 )
 
 

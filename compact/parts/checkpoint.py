@@ -150,3 +150,13 @@ def frame(summary: str, recall: str = "") -> str:
         "<compacted-summary>", "[compacted-summary]"
     )
     return f"{CHECKPOINT_PREAMBLE}{recall}\n\n<compacted-summary>\n{body}\n</compacted-summary>"
+
+
+def reframe(framed: str, summary: str) -> str:
+    """``framed`` (a checkpoint as the model sees it) with ``summary`` in place of the one
+    inside its tags: the preamble and the recall lines naming its transcripts stay."""
+    head = framed.split("\n\n<compacted-summary>\n", 1)[0]
+    if head.startswith(CHECKPOINT_PREAMBLE):
+        return frame(summary, head.removeprefix(CHECKPOINT_PREAMBLE))
+    tagged = frame(summary)
+    return head + tagged.removeprefix(CHECKPOINT_PREAMBLE)

@@ -96,7 +96,9 @@ def _items(session: Session, span: list[int]) -> Iterator[tuple[int, str]]:
         event = events[seq]
         if isinstance(event, UserMessage):
             kind = "earlier checkpoint" if event.data.source == "compact" else "user"
-            yield seq, f"{kind}\n\n{event.data.content}"
+            # A corrected checkpoint is read as the model read it (its revised text).
+            message = session.node_message(seq) or {}
+            yield seq, f"{kind}\n\n{message.get('content', event.data.content)}"
         elif isinstance(event, ContextMessage):
             yield seq, f"context ({event.data.source})\n\n{event.data.content}"
         elif isinstance(event, SteeringMessage):

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from agent.log.events import Event, SurfaceReplace, ToolResult, TurnEnd, Usage
 from compact.contract.events import CompactStartData
 
-Kind = Literal["compaction", "prune", "undo"]
+Kind = Literal["compaction", "prune", "undo", "edit"]
 Status = Literal["running", "done", "failed", "interrupted", "discarded"]
 
 PricedEvent = Callable[[Event], int]
@@ -51,6 +51,33 @@ def undo_record(number: int, undoes: int | None, event: Event) -> TimelineRecord
         shadowed_seqs=[data.replacement_seq],
         source_command_id=data.source_command_id,
         undoes=undoes,
+    )
+
+
+def edit_record(number: int, edits: int | None, event: Event) -> TimelineRecord:
+    """The record of one ``compact/edit`` (a :class:`compact.contract.events.CompactEditData`):
+    its ``replacement_seq`` is the edit itself (what an undo names), its one shadowed seq the
+    checkpoint whose text it corrected."""
+    data: Any = event.data
+    return TimelineRecord(
+        number=number,
+        kind="edit",
+        compaction_id=data.compaction_id,
+        trigger="edit",
+        status="done",
+        started_at=event.time,
+        ended_at=event.time,
+        items_before=1,
+        items_after=1,
+        tokens_before=data.tokens_before,
+        tokens_after=data.tokens_after,
+        summary=data.summary,
+        start_seq=event.seq,
+        end_seq=event.seq,
+        replacement_seq=event.seq,
+        shadowed_seqs=[data.checkpoint_seq],
+        source_command_id=data.source_command_id,
+        edits=edits,
     )
 
 
@@ -129,6 +156,8 @@ class TimelineRecord:
     """What set a compaction off and what it kept verbatim (None in older logs)."""
     undone_by: int | None = None
     """For a compaction: the number of the undo record that reversed it."""
+    edits: int | None = None
+    """For an edit: the number of the compaction whose summary it corrected."""
     undoes: int | None = None
     """For an undo: the number of the compaction it reversed (items and tokens before are
     the checkpoint's, after are what came back)."""

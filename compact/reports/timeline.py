@@ -9,7 +9,8 @@ Markdown export) and the tests read this one projection.
 * a **prune batch** is a run of consecutive ``compact/prune`` events, each followed by its
   replacement ``tool/result``, with nothing else in between
   (:mod:`compact.reports.prune_batches` folds them);
-* an **undo** is one ``compact/undo`` (the compaction it reversed gets ``undone_by``).
+* an **edit** is one ``compact/edit``: the person corrected a checkpoint's summary;
+* an **undo** is one ``compact/undo`` (the compaction or edit it reversed gets ``undone_by``).
 
 Status of a compaction: ``done`` (``compact/end`` without error, after a summary),
 ``failed`` (``compact/end`` with an error; ``discarded``: an unused summary written ahead),
@@ -29,6 +30,7 @@ from collections.abc import Iterable
 
 from agent.log.events import Event, SessionResume, SurfaceReplace, ToolResult, UserMessage
 from compact.contract.events import (
+    CompactEdit,
     CompactEnd,
     CompactProgress,
     CompactPrune,
@@ -53,6 +55,8 @@ class TimelineFold:
     def __init__(self, price: PricedEvent | None = None) -> None:
         self._records: list[TimelineRecord] = []
         self._by_id: dict[str, int] = {}
+        self._edits: dict[int, int] = {}
+        """``compact/edit`` seq -> record index (an undo names the edit by its seq)."""
         self._open: dict[str, int] = {}
         """Compactions without ``compact/end`` yet: id -> record index."""
         self._batches = PruneBatches(self._records, price)
@@ -98,6 +102,8 @@ class TimelineFold:
             return self._orphan_all() or changed
         if isinstance(event, CompactUndo):
             return self._undo(event)
+        if isinstance(event, CompactEdit):
+            return self._edit(event)
         return changed
 
     def close(self) -> bool:
@@ -223,9 +229,20 @@ class TimelineFold:
             ),
         )
 
+    def _edit(self, event: CompactEdit) -> bool:
+        index = len(self._records)
+        edited = self._by_id.get(event.data.compaction_id)
+        self._edits[event.seq] = index
+        self._records.append(
+            records.edit_record(index + 1, None if edited is None else edited + 1, event)
+        )
+        return True
+
     def _undo(self, event: CompactUndo) -> bool:
         number = len(self._records) + 1
-        undone = self._by_id.get(event.data.compaction_id)
+        undone = self._edits.get(event.data.replacement_seq)
+        if undone is None:
+            undone = self._by_id.get(event.data.compaction_id)
         if undone is not None:
             old = self._records[undone]
             self._records[undone] = dataclasses.replace(old, undone_by=number)

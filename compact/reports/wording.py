@@ -21,6 +21,14 @@ def label(record: TimelineRecord) -> str:
     return record.trigger
 
 
+def status(record: TimelineRecord) -> str:
+    """A record's status as every view says it: ``undone by #4`` for a compaction (or an
+    edit) a later undo reversed, else the fold's status (``done``, ``failed`` …)."""
+    if record.undone_by is not None and record.status == "done":
+        return f"undone by #{record.undone_by}"
+    return record.status
+
+
 def occasion(record: TimelineRecord) -> str | None:
     """What set a compaction off and what it kept verbatim, e.g. ``the context reached 12.4k,
     past the auto mark at 12.0k; kept verbatim: 3 items (~2.1k tokens)``; None for a record
@@ -116,7 +124,7 @@ def describe(record: TimelineRecord) -> str:
         return f"{head} · discarded (written ahead, not used): {why}" + (
             f" · summary calls {cost}" if cost else ""
         )
-    parts = [head, record.status]
+    parts = [head, status(record)]
     if record.kind == "prune":
         parts.append(plural(record.items_before, "result"))
         saved = record.saved_tokens

@@ -64,9 +64,9 @@ def test_compact_events_are_log_only(session: Session) -> None:
     )
 
 
-def test_compact_end_and_undo_are_durable() -> None:
+def test_compact_end_undo_and_edit_are_durable() -> None:
     durable = {m.model_fields["type"].default for m in COMPACT_EVENTS if m.durable}
-    assert durable == {"compact/end", "compact/undo"}
+    assert durable == {"compact/end", "compact/undo", "compact/edit"}
 
 
 def test_every_error_code_has_a_sentence() -> None:

@@ -41,6 +41,7 @@ def test_the_command_set() -> None:
         "help",
         "compact",
         "uncompact",
+        "summary",
         "context",
         "timeline",
         "new",

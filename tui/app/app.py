@@ -22,6 +22,7 @@ from textual.screen import Screen
 from textual.widget import AwaitMount
 from textual.worker import Worker
 
+from compact.commands.summary_edit import keep_draft
 from tui import heap
 from tui.app.approver import ModalApprover
 from tui.app.bridge import (
@@ -36,6 +37,7 @@ from tui.app.theme_memory import ThemeMemory
 from tui.commands.effects import (
     Adopt,
     Choose,
+    EditSummary,
     Effect,
     PickRewind,
     PickSession,
@@ -43,6 +45,7 @@ from tui.commands.effects import (
     Shown,
 )
 from tui.commands.run import COMMANDS, SLASH_COMMANDS, parse_slash, run
+from tui.commands.summary import save_summary
 from tui.completion import choices
 from tui.history import PromptHistory, history_path
 from tui.line.terminal_state import terminal_state
@@ -51,9 +54,10 @@ from tui.screens.choice import ChoiceScreen
 from tui.screens.main import MainScreen
 from tui.screens.rewind import RewindScreen
 from tui.screens.sessions import SessionsScreen
+from tui.screens.summary_editor import SummaryEditorScreen
 from tui.text import clean, resume_hint
 from tui.widgets.prompt import PromptSubmitted
-from tui.widgets.timeline import TimelineUndoRequested
+from tui.widgets.timeline import SummaryEditRequested, TimelineUndoRequested
 
 QUIT_WINDOW_S = 3.0
 """A second Ctrl+C within this many seconds quits."""
@@ -163,6 +167,10 @@ class ReeflineApp(App[None]):
     async def on_compaction_noticed(self, message: CompactionNoticed) -> None:
         await self.main.show_notice(message.notice)
 
+    async def on_summary_edit_requested(self, message: SummaryEditRequested) -> None:
+        """``e`` in the summary modal: ``/summary edit``."""
+        await self.run_slash("summary", "edit")
+
     async def on_timeline_undo_requested(self, message: TimelineUndoRequested) -> None:
         """``u`` on a timeline row or in the summary modal: ``/uncompact N``."""
         await self.run_slash("uncompact", str(message.number))
@@ -221,12 +229,26 @@ class ReeflineApp(App[None]):
                 self.bridge.detach()
             await self.runtime.aclose()
             await self._open(effect.runtime)
+        elif isinstance(effect, EditSummary):
+            runtime = self.runtime
+            editor = SummaryEditorScreen(
+                effect.summary,
+                effect.number,
+                lambda text: save_summary(runtime, text),
+                lambda text: keep_draft(runtime.session, text),
+            )
+            await self.push_screen(editor, self._refocus)
         elif isinstance(effect, Quit):
             self.exit()
         elif isinstance(effect, Shown):
             await main.show_effect(effect)
         else:
             assert_never(effect)
+
+    def _refocus(self, _: object) -> None:
+        """A modal closed: the keys go back to the prompt."""
+        if self.main.live:
+            self.main.prompt.focus()
 
     def _runs(self, line: Callable[[Any], str]) -> Callable[[Any], Awaitable[None]]:
         """A modal's callback: run the command line its answer stands for (None or an empty

@@ -132,6 +132,15 @@ class Prompt:
 
 
 @dataclass(frozen=True)
+class EditSummary:
+    """Open an editor on the newest checkpoint's summary (``summary``, compaction #``number``);
+    what the person saves goes to :func:`tui.commands.summary.save_summary`."""
+
+    summary: str
+    number: int
+
+
+@dataclass(frozen=True)
 class Quit:
     """Leave reefline."""
 
@@ -149,6 +158,7 @@ Effect = (
     | Rewinding
     | Adopt
     | Prompt
+    | EditSummary
     | Quit
 )
 """Everything a command may ask of a front end. Each front end's ``apply`` takes every kind

@@ -33,6 +33,7 @@ from tui.commands.effects import (
 )
 from tui.commands.files import REWIND_CHOICES, diff_of, last_changed, undo_restore, undoable
 from tui.commands.registry import command, slash_help
+from tui.commands.summary import edit_effects, summary_command
 from tui.commands.switching import rewind, rewind_points, switch_session
 from tui.runtime.context_report import ContextReport
 from tui.runtime.runtime import Runtime
@@ -50,12 +51,17 @@ DRY_RUN = "--dry-run"
 
 @command(
     "/compact [--dry-run] [focus]",
-    "Condense older history now; optional focus text steers the summary.",
+    "Condense older history now; optional focus text steers the summary (--edit: correct it).",
     background=True,
 )
 async def _compact(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
     """``--dry-run`` says what ``/compact`` would summarize and keep, and the token figures
-    (:mod:`compact.reports.dry_run`), even while a turn runs; a compaction waits for the turn."""
+    (:mod:`compact.reports.dry_run`), even while a turn runs; a compaction waits for the turn.
+    ``--edit`` opens an editor on the newest checkpoint's summary (:mod:`tui.commands.summary`)."""
+    if args.split() == ["--edit"]:
+        async for effect in edit_effects(runtime):
+            yield effect
+        return
     if DRY_RUN in args.split():
         yield Said(report(runtime.compaction.dry_run(runtime.agent.envelope())))
         return
@@ -79,6 +85,11 @@ async def _uncompact(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
     (``command/done`` says it)."""
     uncompact(runtime.session, runtime.meter, runtime.agent.envelope(), args)
     yield ShowGauge()
+
+
+command("/summary [edit]", "Show the newest checkpoint's summary; edit corrects it.")(
+    summary_command
+)
 
 
 @command("/context", "Show what fills the context window, by category.")

@@ -96,7 +96,7 @@ async def run_command(runtime: Runtime, name: str, args: str, *, out: TextIO, er
     # The command set loads every command's module: only a run that names one pays for it
     # (a prompt's run goes to its first request without them).
     from tui.commands.effect_lines import effect_lines
-    from tui.commands.effects import Adopt, Choose, Printed, Quit, Rewinding, Said
+    from tui.commands.effects import Adopt, Choose, EditSummary, Printed, Quit, Rewinding, Said
     from tui.commands.registry import parse_slash
     from tui.commands.run import COMMANDS, run, unknown_command_text
 
@@ -122,6 +122,12 @@ async def run_command(runtime: Runtime, name: str, args: str, *, out: TextIO, er
         elif isinstance(effect, Printed):
             for line in effect_lines(effect, runtime):
                 out.write(clean(line) + "\n")
+        elif isinstance(effect, EditSummary):  # no terminal to edit on
+            err.write(
+                "reefline: editing the summary needs an editor: run /summary edit in the app "
+                "or in --plain (it opens $EDITOR).\n"
+            )
+            code = EXIT_ERROR
         elif isinstance(effect, Quit | Rewinding):
             pass  # the run ends with its command anyway; the rewind's outcome is said
         else:

@@ -25,7 +25,7 @@ from agent.turns import TurnCancelled, TurnResult
 from compact.contract.service import CompactNotice
 from compact.reports.wording import compaction_news, describe, progress_text, start_line
 from tui.commands.effect_lines import effect_lines, gauge_line
-from tui.commands.effects import Adopt, Choose, Effect, Printed, Quit, Rewinding
+from tui.commands.effects import Adopt, Choose, EditSummary, Effect, Printed, Quit, Rewinding
 from tui.commands.registry import COMMANDS
 from tui.commands.run import parse_slash, run
 from tui.line import plain_question
@@ -40,6 +40,7 @@ from tui.line.input import (
 )
 from tui.line.item_lines import call_lines, recap_lines, result_lines
 from tui.line.plain_edit import write_diff
+from tui.line.summary_editor import edit_summary_in_editor
 from tui.line.terminal_state import LEAVE_PROMPT, owning_sigint, restore_terminal, terminal_state
 from tui.runtime.runtime import Runtime
 from tui.text import clean, command_lines, resume_hint
@@ -283,6 +284,8 @@ class PlainRepl:
             await old.aclose()
             self.attach(effect.runtime)
             self.say(f"Session {effect.runtime.session.id}.")
+        elif isinstance(effect, EditSummary):
+            await edit_summary_in_editor(self.runtime, effect.summary, effect.number, self.say)
         elif isinstance(effect, Rewinding):
             pass  # the app shows the prompt read-only meanwhile; a line front end just waits
         elif isinstance(effect, Printed):

@@ -48,7 +48,7 @@ from tui.runtime.gauge_reading import current_reading
 from tui.runtime.runtime import Runtime
 from tui.screens.context import ContextScreen
 from tui.screens.diff import DiffScreen
-from tui.screens.summary import SummaryScreen
+from tui.screens.summary import SummaryScreen, current_summary
 from tui.text import sandbox_label
 from tui.view.changes import summary
 from tui.view.fold import LogView
@@ -389,6 +389,7 @@ class MainScreen(Screen[None]):
             if undo is not None:  # the app undoes it, as for a timeline row
                 self.post_message(TimelineUndoRequested(undo))
 
-        events_ = self.runtime.session.events
-        screen = SummaryScreen(record, events_, self.runtime.price_of)
+        session = self.runtime.session
+        current = current_summary(session, record)
+        screen = SummaryScreen(record, session.events, self.runtime.price_of, current)
         self.app.push_screen(screen, callback=closed)

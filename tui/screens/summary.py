@@ -24,10 +24,13 @@ from agent.log.events import (
     ToolResult,
     UserMessage,
 )
+from agent.log.session import Session
+from compact.commands.summary_edit import Checkpoint, newest_checkpoint
 from compact.parts.originals import MASK_PREFIX
 from compact.reports.records import TimelineRecord
 from compact.reports.wording import label, occasion, spent
 from tui.text import bash_command, clean, first_line, home_relative
+from tui.widgets.timeline import SummaryEditRequested
 
 
 def describe_item(event: Event) -> str:
@@ -97,31 +100,52 @@ def record_facts(record: TimelineRecord, price_of: PriceOf | None = None) -> lis
     return facts
 
 
+def current_summary(session: Session, record: TimelineRecord) -> str | None:
+    """The summary the model reads now when ``record`` is the newest checkpoint standing
+    (corrected or not: what the editor starts from), else None."""
+    point = newest_checkpoint(session)
+    if isinstance(point, Checkpoint) and point.record.number == record.number:
+        return point.summary
+    return None
+
+
 class SummaryScreen(ModalScreen[int | None]):
     """See the module docstring. Esc or q closes; ``u`` closes asking to undo the
-    compaction (its number is the result)."""
+    compaction (its number is the result); on the newest checkpoint (``current`` given: the
+    summary the model reads now, corrected or not) ``e`` closes asking the app to edit it
+    (:class:`~tui.widgets.timeline.SummaryEditRequested`)."""
 
     AUTO_FOCUS = "*"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "dismiss", "close"),
         Binding("u", "undo", "undo compaction"),
+        Binding("e", "edit", "edit summary"),
     ]
 
     def __init__(
-        self, record: TimelineRecord, events: Sequence[Event], price_of: PriceOf | None = None
+        self,
+        record: TimelineRecord,
+        events: Sequence[Event],
+        price_of: PriceOf | None = None,
+        current: str | None = None,
     ) -> None:
         super().__init__(classes="modal")
         self.record = record
         self.log_events = events
         self.price_of = price_of
+        self.current = current
 
     def compose(self) -> ComposeResult:
         record = self.record
         kind = label(record) if record.kind == "prune" else f"compaction ({record.trigger})"
+        if record.kind == "edit":
+            kind = f"summary edit of #{record.edits}" if record.edits else "summary edit"
+        summary = self.current if self.current is not None else record.summary
         with Vertical(classes="dialog -summary") as dialog:
             dialog.border_title = f"#{record.number} {kind}"
-            undo = " · u undoes it" if record.kind == "compaction" else ""
-            dialog.border_subtitle = f"esc closes{undo}"
+            undo = " · u undoes it" if record.kind in ("compaction", "edit") else ""
+            edit = " · e edits the summary" if self.current is not None else ""
+            dialog.border_subtitle = f"esc closes{undo}{edit}"
             with VerticalScroll(classes="body"):
                 facts = record_facts(record, self.price_of)
                 width = max(len(label) for label, _ in facts)
@@ -132,9 +156,11 @@ class SummaryScreen(ModalScreen[int | None]):
                     ),
                     classes="facts",
                 )
-                if record.summary:
-                    yield Static(Content.styled("Summary", "bold $text-accent"), classes="heading")
-                    yield Markdown(clean(record.summary), classes="summary")
+                if summary:
+                    edited = self.current is not None and self.current != record.summary
+                    heading = "Summary (corrected: the model reads this)" if edited else "Summary"
+                    yield Static(Content.styled(heading, "bold $text-accent"), classes="heading")
+                    yield Markdown(clean(summary), classes="summary")
                 shadowed = [s for s in record.shadowed_seqs or () if s < len(self.log_events)]
                 if shadowed:
                     title = f"Shadowed items ({len(shadowed)})"
@@ -154,5 +180,10 @@ class SummaryScreen(ModalScreen[int | None]):
         self.dismiss(result)
 
     def action_undo(self) -> None:
-        if self.record.kind == "compaction":
+        if self.record.kind in ("compaction", "edit"):
             self.dismiss(self.record.number)
+
+    def action_edit(self) -> None:
+        if self.current is not None:
+            self.app.post_message(SummaryEditRequested())
+            self.dismiss(None)

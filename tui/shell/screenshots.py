@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
-from textual.widgets import OptionList
+from textual.widgets import OptionList, TextArea
 
 from agent.settings import load_settings
 from tools.modes import ApprovalPolicy
@@ -29,6 +29,7 @@ from tui.app.app import ReeflineApp
 from tui.commands.switching import rewind_points
 from tui.runtime.wiring import build_runtime
 from tui.screens.approval import ApprovalScreen
+from tui.screens.summary_editor import SummaryEditorScreen
 from tui.widgets.entries import UserEntry
 from tui.widgets.prompt import PromptArea
 from tui.widgets.timeline import TimelinePanel
@@ -139,6 +140,21 @@ async def summary(app: ReeflineApp, pilot: Pilot[Any]) -> None:
     await pilot.pause(0.3)
 
 
+async def summary_editor(app: ReeflineApp, pilot: Pilot[Any]) -> None:
+    """The summary modal, then ``e``: the editor on the newest checkpoint's summary, with a
+    correction typed under its first heading."""
+    await summary(app, pilot)
+    await pilot.press("e")
+    for _ in range(100):
+        await pilot.pause(0.05)
+        if isinstance(app.screen, SummaryEditorScreen):
+            break
+    area = app.screen.query_one(TextArea)
+    area.move_cursor((1, 0))
+    area.insert("- Correction: prices are in cents, not euros\n")
+    await pilot.pause(0.3)
+
+
 async def approval(app: ReeflineApp, pilot: Pilot[Any]) -> None:
     await _still(app, pilot)
     await _send(app, pilot, "/approve ask")
@@ -201,6 +217,7 @@ SHOTS = [
     Shot("timeline-light-140x44", (140, 44), compactions, SMALL, theme="textual-light"),
     Shot("summary-140x44", (140, 44), summary, SMALL),
     Shot("summary-80x24", (80, 24), summary, SMALL),
+    Shot("summary-editor-120x40", (120, 40), summary_editor, SMALL),
     Shot("approval-120x40", (120, 40), approval, DEMO, approve="ask"),
     Shot("approval-80x24", (80, 24), approval, DEMO, approve="ask"),
     Shot("completion-commands-100x30", (100, 30), commands_menu, DEMO),

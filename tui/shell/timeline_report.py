@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from agent.formatting import fmt_duration, fmt_tokens, one_line, plural
 from agent.llm.prices import PriceOf
 from compact.reports.records import TimelineRecord
-from compact.reports.wording import label, spent
+from compact.reports.wording import label, spent, status
 from tools.terminal import flat
 from tui.cells import cells, fit, pad
 
@@ -86,7 +86,7 @@ def _row(r: TimelineRecord, price_of: PriceOf | None) -> list[str]:
     return [
         str(r.number),
         label(r),
-        r.status,
+        status(r),
         _clock(r.started_at),
         _items(r),
         _tokens(r),

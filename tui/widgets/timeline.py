@@ -17,7 +17,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from agent.formatting import fmt_duration, fmt_tokens
+from agent.formatting import fmt_duration, fmt_tokens, plural
 from compact.reports.wording import label, reread, spent
 from tui.text import first_line
 
@@ -47,6 +47,11 @@ class TimelineUndoRequested(Message):
     number: int
 
 
+@dataclass
+class SummaryEditRequested(Message):
+    """The user asked to edit the newest checkpoint's summary (``e`` in its summary modal)."""
+
+
 def _clock(epoch: float | None) -> str:
     return time.strftime("%H:%M", time.localtime(epoch)) if epoch else ""
 
@@ -63,6 +68,9 @@ def record_row(record: TimelineRecord, now: float | None = None) -> Content:
         state = f"{icon} {fmt_duration(record.elapsed(now or time.time()))}"
     elif record.status in ("failed", "interrupted", "discarded"):
         state = f"{icon} {record.status}"
+    elif record.undone_by is not None:
+        icon, style = "↶", "$text-muted"
+        state = f"{icon} undone #{record.undone_by}"
     else:
         state = f"{icon} {_clock(record.started_at)}"
     head = Content.assemble(
@@ -100,14 +108,14 @@ def _detail(record: TimelineRecord) -> str:
             parts.append(f"−{fmt_tokens(record.saved_tokens)}")
     else:
         if record.items_before:
-            parts.append(f"{record.items_before} items")
+            parts.append(plural(record.items_before, "item"))
         if record.status == "running" and record.chunks > 1:
             parts.append(f"chunk {min(record.chunks_done + 1, record.chunks)}/{record.chunks}")
         if record.status == "done" and record.tokens_after is not None:
             parts.append(f"{fmt_tokens(record.tokens_before)}→{fmt_tokens(record.tokens_after)}")
         elif record.tokens_before:
             parts.append(fmt_tokens(record.tokens_before))
-        if record.duration_s is not None:
+        if record.duration_s is not None and record.kind == "compaction":
             parts.append(fmt_duration(record.duration_s))
     return " · ".join(parts)
 
