@@ -196,7 +196,16 @@ def remember(path: Path, text: str) -> str:
         finally:
             os.close(top)
     except OSError as exc:
-        if _not_regular(path):
-            raise OSError(exc.errno, f"{path} is {_not_regular(path)}") from None
-        raise OSError(exc.errno, f"{path}: {exc.strerror or exc}") from None
+        raise OSError(exc.errno, unwritable(path) or f"{path}: {exc.strerror or exc}") from None
     return line
+
+
+def unwritable(path: Path) -> str | None:
+    """Why ``/remember`` will not write ``path`` (a symlink, not a regular file), or None."""
+    why = _not_regular(path)
+    if not why:
+        return None
+    return (
+        f"{path} is {why.split(':')[0]}: reefline adds lines only to a regular file, never "
+        "through a link; add the line to the file yourself"
+    )

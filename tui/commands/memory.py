@@ -8,7 +8,7 @@ import os
 from collections.abc import AsyncIterator
 
 from agent.log.events import ContextMessage
-from agent.memory import Scope, find_memory, remember, remembered_line
+from agent.memory import Scope, find_memory, remember, remembered_line, unwritable
 from tui.commands.effects import Confirm, Effect, Said, ShowGauge
 from tui.commands.registry import command
 from tui.runtime.memory_report import memory_report
@@ -45,6 +45,9 @@ async def _remember(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
     memory = find_memory(runtime.session.cwd)
     path = memory.target(scope)
     line = remembered_line(text)
+    if (why := unwritable(path)) is not None:
+        yield Said(f"Nothing was written: {why}.", "error")
+        return
     if "--yes" not in flags:
         new = "" if os.path.lexists(path) else " (a new file)"
         user = " --user" if scope == "user" else ""
@@ -57,7 +60,7 @@ async def _remember(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
     try:
         remember(path, text)
     except OSError as exc:
-        yield Said(f"Nothing was written: {exc}.", "error")
+        yield Said(f"Nothing was written: {exc.strerror or exc}.", "error")
         return
     told = _tell_model(runtime, str(path), line)
     when = "from the next request" if told else "from the first request"
