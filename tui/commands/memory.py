@@ -89,6 +89,6 @@ def _tell_model(runtime: Runtime, path: str, line: str) -> bool:
         for seq in session.surface
     ):
         return False
-    content = f"A line was added to the instructions in {path}; follow it from now on:\n{line}"
+    content = f"From now on: {line} (a line the user added to the instructions in {path})"
     session.append("context/message", {"content": content, "source": "memory"})
     return True
