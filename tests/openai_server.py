@@ -126,7 +126,9 @@ def _extract_summary(
     ``max_tokens`` (counted as 1.5 characters a token: filler words tokenize densely) it
     shortens every quote, then drops the oldest ones but the first. Every line holding a
     ``FACT-`` token, in any message or in the ``final`` one (where originals of masked
-    outputs are), is kept under Critical context: a summarizer that keeps what it is shown."""
+    outputs are), is kept under Critical context: a summarizer that keeps what it is shown;
+    so is every line of the user's (or of a checkpoint's) that says "from now on", as
+    reefline's instruction asks of standing instructions."""
     requests: list[str] = []
     commands = 0
     facts = [line.strip() for line in final.splitlines() if "FACT-" in line]
@@ -134,6 +136,9 @@ def _extract_summary(
         text = str(message.get("content") or "")
         if message.get("role") != "user" or "<compacted-summary>" in text:
             facts += [line.strip() for line in text.splitlines() if "FACT-" in line]
+        if message.get("role") == "user" and "from now on" in text.lower():
+            # As reefline's instruction asks: every standing instruction the user gave.
+            facts += [line.strip() for line in text.splitlines() if "from now on" in line.lower()]
         if message.get("role") == "user":
             if "<compacted-summary>" in text:
                 requests += [line for line in text.splitlines() if line.startswith("- User: ")]
