@@ -8,6 +8,7 @@ from textual.widgets import Static
 from tests.openai_server import OpenAIServer
 from tests.tui.conftest import UI
 from tui.screens.choice import ChoiceScreen
+from tui.screens.context import ContextScreen
 from tui.widgets.entries import Notice
 
 
@@ -43,6 +44,12 @@ async def test_remember_shows_the_line_and_the_file_then_writes_on_yes(
         assert "context sent to the model: From now on: - never touch vendor/ (" in notices(app)[-1]
         await ui.send(pilot, "/memory")
         assert f"project  {agents}" in notices(app)[-1]
+        await ui.send(pilot, "/context")
+        await ui.until(pilot, lambda: isinstance(app.screen, ContextScreen))
+        lines = [line.plain for line in app.screen.lines]
+        assert any(line.startswith(f"project  {agents}  ") for line in lines), lines
+        await ui.press(pilot, "escape")
+        await ui.until(pilot, lambda: not isinstance(app.screen, ContextScreen))
         await ui.send(pilot, "next")
     first, last = (r["messages"] for r in openai_server.requests)
     assert last[: len(first)] == first
