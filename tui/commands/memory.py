@@ -22,14 +22,14 @@ USAGE = (
 FLAGS = ("--user", "--yes")
 
 
-@command("/memory", "List the instruction files the model is given (AGENTS.md…) and from where.")
+@command("/memory", "Show the instruction files (AGENTS.md…) the model is given.")
 async def _memory(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
     yield Said(memory_report(find_memory(runtime.session.cwd), runtime.estimator.count))
 
 
 @command(
     "/remember [--user] <text>",
-    "Add a line to the project's AGENTS.md (--user: yours); followed from the next request.",
+    "Add a line to the project's AGENTS.md (--user: your own).",
     busy="A line is remembered between turns: wait for this one to finish, or press esc.",
     fill=True,
 )
