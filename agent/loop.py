@@ -354,10 +354,12 @@ class Agent:
 
     def _ensure_workspace_context(self) -> None:
         """Append the workspace context unless it is on the surface (a compaction may have
-        shadowed it: check the surface, not the log)."""
+        shadowed it: check the surface, not the log). Another context message (a remembered
+        line, a recall note) does not stand in for it."""
         events = self.session.events
         for seq in reversed(self.session.surface):
-            if isinstance(events[seq], ContextMessage):
+            event = events[seq]
+            if isinstance(event, ContextMessage) and event.data.source == "workspace":
                 return
         self.session.append(
             "context/message",

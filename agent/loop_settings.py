@@ -26,7 +26,8 @@ class LoopSettings:
     """How often ``request_error`` may ask for a retry within one step."""
     system_prompt: str = SYSTEM_PROMPT
     workspace_context: bool = True
-    """Append the working directory, the date and AGENTS.md as a ``context/message``."""
+    """Append the working directory, the date and the instruction files (:mod:`agent.memory`)
+    as a ``context/message``."""
 
 
 DEFAULT_OUTPUT_CAP = 8_192

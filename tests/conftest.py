@@ -13,10 +13,12 @@ from tests.openai_server import OpenAIServer
 
 @pytest.fixture(autouse=True)
 def own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test has a reefline home of its own (tests run in parallel: nothing may meet in
-    a shared one), and no terminal size in the environment: pytest-xdist's workers set
+    """Every test has a reefline home and config folder of its own (tests run in parallel:
+    nothing may meet in a shared one), and no terminal size in the environment: pytest-xdist's workers set
     COLUMNS=80 and LINES=24, which an app started in a wider tmux pane would believe."""
     monkeypatch.setenv("REEFLINE_HOME", str(tmp_path / "reefline-home"))
+    # The user's own instruction file (~/.config/reefline/AGENTS.md) is not the test's.
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-home"))
     monkeypatch.delenv("COLUMNS", raising=False)
     monkeypatch.delenv("LINES", raising=False)
 

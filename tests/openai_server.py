@@ -126,14 +126,19 @@ def _extract_summary(
     ``max_tokens`` (counted as 1.5 characters a token: filler words tokenize densely) it
     shortens every quote, then drops the oldest ones but the first. Every line holding a
     ``FACT-`` token, in any message or in the ``final`` one (where originals of masked
-    outputs are), is kept under Critical context: a summarizer that keeps what it is shown."""
+    outputs are), is kept under Critical context: a summarizer that keeps what it is shown;
+    so is every line of the user's (or of a checkpoint's) that says "from now on", when the
+    ``final`` message asks to keep standing instructions (as reefline's does)."""
     requests: list[str] = []
     commands = 0
     facts = [line.strip() for line in final.splitlines() if "FACT-" in line]
+    keep_standing = "standing instruction" in final  # only when the instruction asks for it
     for message in messages:
         text = str(message.get("content") or "")
         if message.get("role") != "user" or "<compacted-summary>" in text:
             facts += [line.strip() for line in text.splitlines() if "FACT-" in line]
+        if keep_standing and message.get("role") == "user" and "from now on" in text.lower():
+            facts += [line.strip() for line in text.splitlines() if "from now on" in line.lower()]
         if message.get("role") == "user":
             if "<compacted-summary>" in text:
                 requests += [line for line in text.splitlines() if line.startswith("- User: ")]

@@ -162,6 +162,32 @@ def read_regular(folder_fd: int, name: str, limit: int) -> bytes | None:
         os.close(fd)
 
 
+_APPEND = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def append_line(folder_fd: int, name: str, line: str, mode: int = 0o644) -> None:
+    """Add ``line`` (and a newline) at the end of the regular file ``name`` in the folder,
+    made when missing (``mode`` as the umask allows); a file that does not end with a
+    newline gets one first, so the line stands on its own.
+
+    Raises:
+        OSError: ``name`` is a symlink (``ELOOP``: never followed), not a regular file (a
+            FIFO, a folder: ``EINVAL``/``EISDIR``), or cannot be opened or written.
+    """
+    fd = os.open(plain(name), _APPEND, mode, dir_fd=folder_fd)
+    try:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode):
+            raise OSError(errno.EINVAL, f"{name} is not a regular file")
+        end = found.st_size
+        lead = b"" if end == 0 or os.pread(fd, 1, end - 1) == b"\n" else b"\n"
+        data = memoryview(lead + line.encode() + b"\n")
+        while data:
+            data = data[os.write(fd, data) :]
+    finally:
+        os.close(fd)
+
+
 @contextlib.contextmanager
 def regular_beneath(root: str | Path, parts: Sequence[str]) -> Iterator[IO[bytes] | None]:
     """The regular file ``root/parts…`` open for reading (the caller bounds what it reads),

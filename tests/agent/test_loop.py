@@ -341,6 +341,36 @@ async def test_workspace_context_comes_back_after_it_is_shadowed(
     assert any("Always run the linter." in (m.get("content") or "") for m in second_request)
 
 
+async def test_another_context_message_does_not_stand_in_for_the_workspace_context(
+    openai_server: OpenAIServer, session: Session, tmp_path: Path
+) -> None:
+    """A remembered line left on the surface after a checkpoint took the workspace context
+    away: the workspace context (the files, the line in them) is still sent again."""
+    (tmp_path / "AGENTS.md").write_text("Always run the linter.")
+    openai_server.push({"text": "hi"}, {"text": "done"})
+    agent = make_agent(openai_server, session, tmp_path)
+    await agent.run_turn("hello")
+    note = "From now on: - never touch vendor/"
+    session.append("context/message", {"content": note, "source": "memory"})
+
+    async def compact_head(envelope: Envelope, turn: int, step: int, signal: asyncio.Event) -> None:
+        if turn != 2:
+            return
+        span = list(session.surface)[:3]  # the workspace context, "hello" and its answer
+        session.append(
+            "user/message",
+            {"content": "summary", "source": "compact"},
+            surface_op={"op": "replace", "start": span[0], "end": span[-1]},
+            source_event_seqs=sorted(span),
+        )
+
+    agent.hooks.pre_step.append(compact_head)
+    await agent.run_turn("next")
+    sent = [m.get("content") or "" for m in openai_server.requests[1]["messages"]]
+    assert any("Always run the linter." in text for text in sent)
+    assert note in sent
+
+
 async def test_steering_during_the_final_answer_gets_one_more_step(
     openai_server: OpenAIServer, session: Session, tmp_path: Path
 ) -> None:

@@ -67,4 +67,4 @@ def test_help_and_completion(snap_compare: SnapCompare, snapshot_app: ReeflineAp
         await pilot.press("/", "c", "o")
         await _fits(pilot)
 
-    assert snap_compare(snapshot_app, terminal_size=(100, 45), run_before=run_before)
+    assert snap_compare(snapshot_app, terminal_size=(100, 46), run_before=run_before)

@@ -53,6 +53,8 @@ def test_the_command_set() -> None:
         "approve",
         "quit",
         "mcp",
+        "memory",
+        "remember",
     ]
     assert set(SLASH_USAGE) == set(SLASH_COMMANDS)
     assert all(help_ and "\n" not in help_ for help_ in SLASH_COMMANDS.values())

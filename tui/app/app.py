@@ -37,6 +37,7 @@ from tui.app.theme_memory import ThemeMemory
 from tui.commands.effects import (
     Adopt,
     Choose,
+    Confirm,
     EditSummary,
     Effect,
     PickRewind,
@@ -224,6 +225,12 @@ class ReeflineApp(App[None]):
         elif isinstance(effect, Choose):
             screen = ChoiceScreen(effect.question, effect.answers)
             await self.push_screen(screen, self._runs(lambda n: effect.commands[n]))
+        elif isinstance(effect, Confirm):
+            command = effect.command
+            screen = ChoiceScreen(
+                effect.question, ("Yes (y)", "No (n)"), detail=effect.detail, keys=("y", "n")
+            )
+            await self.push_screen(screen, self._runs(lambda n: command if n == 0 else ""))
         elif isinstance(effect, Adopt):
             if self.bridge is not None:
                 self.bridge.detach()

@@ -101,6 +101,18 @@ class Choose:
 
 
 @dataclass(frozen=True)
+class Confirm:
+    """Ask yes or no before ``command`` (a slash command line) writes something the person
+    should see first: ``question`` and the ``detail`` of what would be written. The app asks
+    in a modal, the plain REPL asks y/N (no by default); headless, where nobody can be asked,
+    the command line that asked is the consent: it runs, and both are said on stderr."""
+
+    question: str
+    detail: str
+    command: str
+
+
+@dataclass(frozen=True)
 class ShowDiff:
     """Show a patch (``title`` says of what)."""
 
@@ -154,6 +166,7 @@ Effect = (
     | PickSession
     | PickRewind
     | Choose
+    | Confirm
     | ShowDiff
     | Rewinding
     | Adopt

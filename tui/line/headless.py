@@ -96,7 +96,16 @@ async def run_command(runtime: Runtime, name: str, args: str, *, out: TextIO, er
     # The command set loads every command's module: only a run that names one pays for it
     # (a prompt's run goes to its first request without them).
     from tui.commands.effect_lines import effect_lines
-    from tui.commands.effects import Adopt, Choose, EditSummary, Printed, Quit, Rewinding, Said
+    from tui.commands.effects import (
+        Adopt,
+        Choose,
+        Confirm,
+        EditSummary,
+        Printed,
+        Quit,
+        Rewinding,
+        Said,
+    )
     from tui.commands.registry import parse_slash
     from tui.commands.run import COMMANDS, run, unknown_command_text
 
@@ -116,6 +125,11 @@ async def run_command(runtime: Runtime, name: str, args: str, *, out: TextIO, er
             out.write(clean(f"{effect.question} {effect.answers[0]} (or: {others})") + "\n")
             if (slash := parse_slash(effect.commands[0])) is not None:
                 code = max(code, await run_command(runtime, *slash, out=out, err=err))
+        elif isinstance(effect, Confirm):  # nobody to ask: the command line is the consent
+            for line in effect.detail.splitlines():
+                err.write(f"reefline: {clean(line)}\n" if line else "")
+            if (slash := parse_slash(effect.command)) is not None:
+                code = max(code, await run_command(runtime, *slash, out=err, err=err))
         elif isinstance(effect, Said) and effect.level != "info":
             err.write(f"reefline: {clean(effect.text)}\n")
             code = EXIT_ERROR

@@ -25,7 +25,16 @@ from agent.turns import TurnCancelled, TurnResult
 from compact.contract.service import CompactNotice
 from compact.reports.wording import compaction_news, describe, progress_text, start_line
 from tui.commands.effect_lines import effect_lines, gauge_line
-from tui.commands.effects import Adopt, Choose, EditSummary, Effect, Printed, Quit, Rewinding
+from tui.commands.effects import (
+    Adopt,
+    Choose,
+    Confirm,
+    EditSummary,
+    Effect,
+    Printed,
+    Quit,
+    Rewinding,
+)
 from tui.commands.registry import COMMANDS
 from tui.commands.run import parse_slash, run
 from tui.line import plain_question
@@ -278,6 +287,8 @@ class PlainRepl:
             except ReadInterrupted:
                 answer = ""
             await self.handle(effect.commands[effect.pick(answer or "")])
+        elif isinstance(effect, Confirm):
+            await self.confirm(effect)
         elif isinstance(effect, Adopt):
             old = self.runtime
             self.detach()
@@ -293,6 +304,19 @@ class PlainRepl:
                 self.say(line)
         else:
             assert_never(effect)
+
+    async def confirm(self, effect: Confirm) -> None:
+        """Show what would be written and ask y/N: only a yes runs it."""
+        for line in effect.detail.splitlines():
+            self.say(f"  {line}")
+        try:
+            answer = await self.read(f"{effect.question} [y/N] › ")
+        except ReadInterrupted:
+            answer = ""
+        if (answer or "").strip().lower() in ("y", "yes"):
+            await self.handle(effect.command)
+        else:
+            self.say("Not written.")
 
     async def hang_up(self) -> None:
         """The terminal is gone: close the running turn, then the log, and leave at once."""

@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agent.formatting import fmt_tokens
+from agent.memory import find_memory
 from tui.runtime.gauge_reading import GaugeReading, breakdown_rows
+from tui.runtime.memory_report import MemoryRow, memory_rows
 from tui.runtime.runtime import Runtime
 
 
@@ -51,6 +53,8 @@ class ContextReport:
     """The session's totals (:meth:`tui.runtime.usage_reading.UsageReading.rows`)."""
     estimated: bool
     """The figures are the local tokenizer's estimate (no provider reading yet)."""
+    memory: tuple[MemoryRow, ...] = ()
+    """The instruction files sent with the workspace context, each with its tokens."""
 
     @classmethod
     def of(cls, runtime: Runtime) -> ContextReport:
@@ -73,11 +77,15 @@ class ContextReport:
         if threshold is not None:
             facts.append(Fact("auto-compact at", fmt_tokens(threshold), " "))
         facts.append(Fact("sandbox", runtime.sandbox_summary))
-        return cls(reading, parts, tuple(facts), tuple(usage.rows()), not measurement.measured)
+        memory = memory_rows(find_memory(runtime.session.cwd), runtime.estimator.count)
+        return cls(
+            reading, parts, tuple(facts), tuple(usage.rows()), not measurement.measured, memory
+        )
 
 
 ESTIMATED = "~ estimated with the local tokenizer"
 TOTALS = "session totals (provider-reported)"
+MEMORY = "instruction files (in the workspace context; /memory lists them)"
 
 
 def report_lines(report: ContextReport) -> list[str]:
@@ -86,6 +94,9 @@ def report_lines(report: ContextReport) -> list[str]:
     for part in report.parts:
         lines.append(f"  {part.label:<15} {fmt_tokens(part.tokens):>7}  {100 * part.share:3.0f}%")
     lines += [f"  {fact.line}" for fact in report.facts]
+    if report.memory:
+        lines.append(f"  {MEMORY}:")
+        lines += [f"    {row.line}" for row in report.memory]
     lines.append(f"  {TOTALS}:")
     lines += [f"    {label:<8} {value}" for label, value in report.usage]
     if report.estimated:

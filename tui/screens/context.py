@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from agent.formatting import fmt_tokens
-from tui.runtime.context_report import ESTIMATED, TOTALS, ContextReport
+from tui.runtime.context_report import ESTIMATED, MEMORY, TOTALS, ContextReport
 
 BAR = 24
 
@@ -51,6 +51,9 @@ def breakdown_lines(report: ContextReport) -> list[Content]:
                 (f" ({how}" if how else "", "$text-muted"),
             )
         )
+    if report.memory:
+        lines += [Content(""), Content.styled(MEMORY.capitalize(), "bold $text-accent")]
+        lines += [Content(row.line) for row in report.memory]
     lines += [Content(""), Content.styled(TOTALS.capitalize(), "bold $text-accent")]
     for label, value in report.usage:
         lines.append(Content.assemble((f"{label:<15}", ""), (value, "bold")))
