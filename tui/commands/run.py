@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import tui.commands.handlers
-import tui.commands.mcp  # noqa: F401  (registers /mcp)
+import tui.commands.mcp
+import tui.commands.naming  # noqa: F401  (registers /rename)
 from tui.commands.effects import Effect, Said
 from tui.commands.registry import (
     COMMANDS,
