@@ -1,8 +1,8 @@
 """The stored sessions as a person finds them: name, folder, age, size, prompts; and the
 session a name (or an id) given to ``--resume`` means.
 
-A session in which no prompt was ever sent is not listed (and is removed when its process
-closes it: :meth:`agent.log.session.Session.close_or_discard`): a start left at once, or a
+A session in which no prompt was ever sent (a fork aside) is not listed (and is removed
+when its process closes it: :meth:`agent.log.session.Session.close_or_discard`): a start left at once, or a
 process killed before anything was sent, leaves nothing a person would look for.
 
 Each log is read line by line; only the lines that say a name, a prompt, a turn or a fork are
@@ -46,9 +46,9 @@ class Listed:
 
     @property
     def empty(self) -> bool:
-        """No prompt was ever sent in it (a log that cannot be read is never empty: it is
-        listed, with why)."""
-        return self.prompts == 0 and self.head.problem is None
+        """No prompt was ever sent in it, and it is no fork (a log that cannot be read is
+        never empty: it is listed, with why)."""
+        return self.prompts == 0 and self.head.problem is None and self.head.forked_from is None
 
 
 def read_listed(stored: StoredSession) -> Listed:

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from agent.log.bulk_load import without_collector
 from agent.log.events import (
     Event,
+    SessionFork,
     SessionStart,
     SessionStartData,
     SurfaceAppend,
@@ -375,9 +376,11 @@ class Session:
     def close_or_discard(self) -> bool:
         """:meth:`close`; a session in which no prompt was ever sent is removed from disk
         instead (whatever else was done in it: a name, ``/approve``, ``/context``): a ``/new``
-        or a start left at once must not clutter the list. True when it was removed; the
-        files go while the writer lock is held."""
-        if self.readonly or self._log is None or self.prompted:
+        or a start left at once must not clutter the list. A fork is kept (going back was
+        asked for, if only to before the first prompt). True when it was removed; the files
+        go while the writer lock is held."""
+        forked = any(isinstance(e, SessionFork) for e in self._events)
+        if self.readonly or self._log is None or self.prompted or forked:
             self.close()
             return False
         remove_log(self.path, self.spill_dir)
