@@ -16,6 +16,7 @@ from tests.tui.conftest import UI
 from tui.screens.sessions import SessionsScreen
 from tui.text import short_path
 from tui.widgets.entries import Notice
+from tui.widgets.header import AppHeader
 from tui.widgets.prompt import CompletionMenu, PromptArea
 
 
@@ -40,6 +41,7 @@ async def test_rename_names_the_session_in_its_log(ui: UI, openai_server: OpenAI
         await ui.send(pilot, "/rename 20261203-101010-abcdef")
         assert "Not renamed: that is shaped like a session id" in notices(app)[-1]
         await ui.send(pilot, "/rename api v2")
+        assert "session api v2" in app.query_one(AppHeader).render().plain
         await ui.send(pilot, "/rename")
         assert notices(app)[-1] == "This session is named 'api v2'. /rename NAME renames it."
         names = [e.data.name for e in app.runtime.session.events if isinstance(e, SessionName)]
