@@ -2,8 +2,9 @@
 session a name (or an id) given to ``--resume`` means.
 
 A session in which no prompt was ever sent (a fork aside) is not listed (and is removed
-when its process closes it: :meth:`agent.log.session.Session.close_or_discard`): a start left at once, or a
-process killed before anything was sent, leaves nothing a person would look for.
+when its process closes it: :meth:`agent.log.session.Session.close_or_discard`): a start
+left at once, or a process killed before anything was sent, leaves nothing a person would
+look for.
 
 Each log is read line by line; only the lines that say a name, a prompt, a turn or a fork are
 parsed (their ``"type"`` is found in the bytes first), so a listing of long sessions parses
