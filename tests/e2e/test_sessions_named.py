@@ -71,6 +71,11 @@ def test_named_sessions_are_found_by_name_and_listed_with_what_was_asked(
     assert f"another session is named 'api-v2' already ({v2.stem}" in taken.stderr
     assert len(session_files(cli_env)) == 2
 
+    # The session tools take a name too.
+    export = run_cli("export", "api-r")
+    assert export.returncode == 0 and "plan the api refactor" in export.stdout
+    assert "'api' matches 2 sessions" in run_cli("timeline", "api").stderr
+
     # A session started in another folder.
     other = tmp_path / "elsewhere"
     other.mkdir()

@@ -107,3 +107,5 @@ async def test_the_picker_shows_name_age_size_folder_and_last_prompt_this_folder
         assert prompt.text == "/resume api work"
         await pilot.press("enter")
         await ui.until(pilot, lambda: app.runtime.session.id == named)
+        await ui.send(pilot, "/resume API WORK")
+        assert notices(app)[-1] == f"Already in session {named}."

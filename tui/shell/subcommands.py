@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from agent.config_file import SettingsError, configured_home, names_prices
 from agent.formatting import plural
 from agent.llm.prices import price_book
-from agent.log.catalogue import catalogue, latest
+from agent.log.catalogue import NoSuchSession, catalogue, latest, resolve
 from agent.log.store import InvalidSessionId, default_home, is_open_for_writing, open_private
 from tools.terminal import json_safe
 from tui.exit_codes import EXIT_ERROR, EXIT_OK, EXIT_USAGE
@@ -41,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--all", action="store_true", help="every folder's sessions too")
     listing.add_argument("--home", type=Path, help="where sessions live")
     show = sub.add_parser("timeline", help="show the compaction timeline of a session")
-    show.add_argument("session", nargs="?", help="session id (default: the most recent)")
+    show.add_argument("session", nargs="?", help="session name or id (default: the most recent)")
     show.add_argument("--json", action="store_true", help="print JSON for machines")
     show.add_argument("--home", type=Path)
     compact = sub.add_parser("compact", help="compact a session now (like /compact)")
@@ -52,7 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
     undo = sub.add_parser("uncompact", help="undo a session's compaction (like /uncompact)")
     undo.add_argument("-n", "--number", type=int, help="its #N in the timeline (default: newest)")
     for runs in (compact, undo):
-        runs.add_argument("session", nargs="?", help="session id (default: the most recent)")
+        runs.add_argument(
+            "session", nargs="?", help="session name or id (default: the most recent)"
+        )
         runs.add_argument("--home", type=Path)
         runs.add_argument("--model", help="summarizer model (default: the session's own)")
         runs.add_argument("--base-url")
@@ -60,13 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
         runs.add_argument("--context-window", type=int, metavar="TOKENS")
         runs.add_argument("--demo", action="store_true", default=None)
     export = sub.add_parser("export", help="write a session's transcript as Markdown")
-    export.add_argument("session", nargs="?", help="session id (default: the most recent)")
+    export.add_argument("session", nargs="?", help="session name or id (default: the most recent)")
     export.add_argument("-o", "--output", type=Path, help="file to write (default: stdout)")
     export.add_argument("--home", type=Path)
     fork = sub.add_parser(
         "fork", help="a new session from a session's log just before one of its prompts"
     )
-    fork.add_argument("session", help="session id")
+    fork.add_argument("session", help="session name or id")
     fork.add_argument(
         "--at", type=int, metavar="SEQ", help="the seq of a turn's start or of its prompt"
     )
@@ -77,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fork.add_argument("--home", type=Path)
     diff = sub.add_parser("diff", help="show what a session's commands changed in files")
-    diff.add_argument("session", nargs="?", help="session id (default: the most recent)")
+    diff.add_argument("session", nargs="?", help="session name or id (default: the most recent)")
     which = diff.add_mutually_exclusive_group()
     which.add_argument("--turn", type=int, metavar="N", help="only the commands of turn N")
     which.add_argument("--seq", type=int, metavar="S", help="only the command at seq S")
@@ -120,6 +122,11 @@ def _view(args: argparse.Namespace, home: Path) -> int:
     session_id = args.session or _latest(home)
     if session_id is None:
         return _fail(f"there are no sessions under {home / 'sessions'} yet", EXIT_USAGE)
+    try:
+        session_id = resolve(home, session_id)  # a name, or the start of one, does too
+    except NoSuchSession as exc:
+        if exc.matches:
+            return _fail(str(exc), EXIT_USAGE)  # no match: the id's own error says why
     try:
         session = Session.open(home, session_id, registry=build_registry(), readonly=True)
     except (InvalidSessionId, FileNotFoundError, SessionLoadError) as exc:
