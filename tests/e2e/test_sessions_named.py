@@ -13,6 +13,7 @@ from pathlib import Path
 
 from tests.e2e.conftest import REEFLINE, Run, log_events, session_files
 from tests.openai_server import OpenAIServer
+from tui.text import short_path
 
 
 def server_flags(server: OpenAIServer) -> tuple[str, ...]:
@@ -36,7 +37,11 @@ def block(listing: str, session_id: str) -> list[str]:
 
 
 def test_named_sessions_are_found_by_name_and_listed_with_what_was_asked(
-    run_cli: Run, cli_env: dict[str, str], openai_server: OpenAIServer, tmp_path: Path
+    run_cli: Run,
+    cli_env: dict[str, str],
+    openai_server: OpenAIServer,
+    tmp_path: Path,
+    workdir: Path,
 ) -> None:
     flags = server_flags(openai_server)
     made = run_cli("-p", "plan the api refactor", "--name", "api-refactor", *flags)
@@ -99,6 +104,20 @@ def test_named_sessions_are_found_by_name_and_listed_with_what_was_asked(
     # Most recent first: v2 was resumed last.
     assert out.index(v2.stem) < out.index(refactor.stem)
 
+    # --plain's /sessions: the same lines, this session marked, this folder first.
+    picked = subprocess.run(
+        [REEFLINE, "--plain", "--resume", "api-v", *flags], input="/sessions\n",
+        cwd=workdir, env=cli_env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert picked.returncode == 0, picked.stderr
+    lines = picked.stdout.splitlines()
+    start = lines.index(f"{short_path(str(workdir))} (this folder):")
+    assert lines[start + 1].startswith(f"  {v2.stem}  api-v2 · ")
+    assert lines[start + 1].endswith("(this session)")
+    assert "somewhere else" in picked.stdout
+    assert picked.stdout.index(refactor.stem) < picked.stdout.index("somewhere else")
+    assert "/resume NAME (or id) continues one." in picked.stdout
+
     every = run_cli("sessions", "--all").stdout
     assert " (this folder):" in every.splitlines()[0]
     assert "somewhere else" in every
@@ -109,11 +128,17 @@ def test_a_session_with_no_prompt_is_neither_listed_nor_kept(
     run_cli: Run, cli_env: dict[str, str], openai_server: OpenAIServer, workdir: Path
 ) -> None:
     flags = server_flags(openai_server)
-    # --plain, named, left without a prompt: nothing stays, and it says so.
-    plain = run_cli("--plain", *flags, "--name", "scratch", env={"PLAIN_STDIN": "1"})
-    # (stdin is not a terminal: the REPL reads lines until its end)
+    # --plain, named with /rename, left without a prompt: nothing stays, and it says so.
+    plain = subprocess.run(
+        [REEFLINE, "--plain", *flags], input="/rename scratch\n/sessions\n",
+        cwd=workdir, env=cli_env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
     assert plain.returncode == 0, plain.stderr
-    assert "Session 'scratch' is not kept: no prompt was sent in it." in plain.stdout
+    assert "Session named 'scratch' (kept once a prompt is sent): " in plain.stdout
+    assert "No stored session has a prompt yet." in plain.stdout
+    assert plain.stdout.rstrip().endswith(
+        "Session 'scratch' is not kept: no prompt was sent in it."
+    )
     assert session_files(cli_env) == []
 
     # While a session with no prompt is open, listings do not show it.

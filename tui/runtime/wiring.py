@@ -228,10 +228,14 @@ def build_runtime(
     scripted_delay_s: float = 0.0,
     begun: Recorder | None = None,
     name: str | None = None,
+    runs_turns: bool = True,
 ) -> Runtime:
     """Build everything a front end needs. Raises StartupError / SettingsError.
 
     ``name``: the session's name (``--name``), given to a new or a resumed one.
+
+    ``runs_turns``: False for a session tool that only compacts (``reefline compact``): its
+    approval policy, which runs nothing, is not logged as the one a run began with.
 
     ``begun``: snapshots already begun (:func:`tui.runtime.snapshots_soon.begin_snapshots`), taken
     over when they record the session's folder, closed otherwise.
@@ -264,6 +268,7 @@ def build_runtime(
             cwd=cwd,
             scripted_delay_s=scripted_delay_s,
             begun=begun,
+            runs_turns=runs_turns,
         )
     except BaseException:
         if begun is not None:
@@ -293,6 +298,7 @@ def _build(
     cwd: Path | None,
     scripted_delay_s: float,
     begun: Recorder | None,
+    runs_turns: bool,
 ) -> Runtime:
     """:func:`build_runtime` once the session to resume (if any) is open."""
     carried = carried_over(resumed.events) if resumed is not None else CarriedOver()
@@ -364,7 +370,8 @@ def _build(
         # From the start, in the background: a large tree's first snapshot takes seconds,
         # which the first command then waits for only in part (README: Snapshots).
         bash.snapshots.start()
-    session.append("session/approval", {"policy": policy, "given_by": given_by})
+    if runs_turns:
+        session.append("session/approval", {"policy": policy, "given_by": given_by})
     agent = Agent(
         session,
         model,

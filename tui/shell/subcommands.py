@@ -260,7 +260,9 @@ def _compact(args: argparse.Namespace) -> int:
         # The session's own provider, unless a flag names another: the summary is asked
         # where the conversation was held, never of a cloud model because a key is set.
         given = {key for key in PROVIDER_SETTINGS if getattr(args, key) is not None}
-        runtime = build_runtime(settings, resume=session_id, chosen=given, default_approve="deny")
+        runtime = build_runtime(
+            settings, resume=session_id, chosen=given, default_approve="deny", runs_turns=False
+        )
     except (SettingsError, StartupError) as exc:
         return _fail(str(exc), EXIT_USAGE)
     except OSError as exc:
