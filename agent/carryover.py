@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from agent.log.events import (
     CommandRun,
     Event,
+    PolicySource,
     ProviderData,
+    SessionApproval,
     SessionProvider,
     SessionStart,
     ToolResult,
@@ -31,6 +33,11 @@ class CarriedOver:
     provider: ProviderData | None = None
     """The provider the session's requests last went to; None for a log older than the
     record."""
+    ran_with: ApprovalPolicy | None = None
+    """The approval policy the session's last run ended with, when the log says it: the
+    one chosen in it, or one its settings gave (which a resume does not restore)."""
+    ran_with_by: PolicySource | None = None
+    """What gave :attr:`ran_with`."""
 
 
 def carried_over(events: Sequence[Event]) -> CarriedOver:
@@ -38,6 +45,7 @@ def carried_over(events: Sequence[Event]) -> CarriedOver:
     cwd: str | None = None
     policy: ApprovalPolicy | None = None
     provider: ProviderData | None = None
+    ran: tuple[ApprovalPolicy, PolicySource] | None = None
     for event in events:
         if isinstance(event, SessionStart):
             provider = event.data.provider
@@ -48,8 +56,14 @@ def carried_over(events: Sequence[Event]) -> CarriedOver:
                 cwd = event.data.cwd
             if event.data.approval == "always":
                 policy = "auto"
+                ran = (policy, "chosen")
+        elif isinstance(event, SessionApproval):
+            ran = (event.data.policy, event.data.given_by)
         elif isinstance(event, CommandRun) and event.data.name == "approve":
             chosen = event.data.args.strip().lower()
             if chosen in POLICIES:
                 policy = chosen
-    return CarriedOver(cwd, policy, provider)
+                ran = (policy, "chosen")
+    if ran is None and policy is not None:
+        ran = (policy, "chosen")
+    return CarriedOver(cwd, policy, provider, *(ran or (None, None)))

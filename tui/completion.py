@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agent.llm.window_table import KNOWN_CONTEXT_WINDOWS
-from agent.log.store import first_prompt, list_sessions
+from agent.log.catalogue import catalogue, here_first
 from tui.commands.run import SLASH_COMMANDS
 from tui.runtime.runtime import Runtime
-from tui.text import first_line
+from tui.view.session_list import ago, folder_of, last_asked
 
 MAX_CHOICES = 20
 """A menu longer than this would not be read; the typed prefix narrows it."""
@@ -61,15 +61,17 @@ def choices(text: str, runtime: Runtime) -> list[Choice]:
 
 
 def _sessions(prefix: str, runtime: Runtime) -> list[Choice]:
+    """The stored sessions whose name or id starts with ``prefix``, the session's folder's
+    first; each taken by its name when it has one."""
+    wanted = prefix.casefold()
     found = []
-    for stored in list_sessions(runtime.home):
-        if not stored.id.startswith(prefix) or stored.id == runtime.session.id:
+    for listed in here_first(catalogue(runtime.home), runtime.session.cwd):
+        named = listed.name is not None and listed.name.casefold().startswith(wanted)
+        if listed.id == runtime.session.id or not (named or listed.id.startswith(prefix)):
             continue
-        found.append(
-            Choice(
-                f"/resume {stored.id}", stored.id, first_line(first_prompt(stored.path).listed, 60)
-            )
-        )
+        handle = listed.name or listed.id
+        about = f"{ago(listed.stored.modified)} · {folder_of(listed)} · {last_asked(listed, 50)}"
+        found.append(Choice(f"/resume {handle}", handle, about))
         if len(found) == MAX_CHOICES:
             break
     return found

@@ -112,12 +112,6 @@ def home_relative(text: str) -> str:
     return re.sub(re.escape(home) + r"(?=/|$|[\s:;,'\"`)\]])", "~", text)
 
 
-def resume_hint(session_id: str) -> str:
-    """What the front ends print on leaving a session that is kept, so the user knows how to
-    go on with it (``reefline --resume ID``)."""
-    return f"To go on with this session: reefline --resume {session_id}"
-
-
 def first_line(text: str, limit: int = 80) -> str:
     """The first non-empty line of ``text``, cleaned and cut to ``limit`` characters."""
     line = next((ln.strip() for ln in clean(text).splitlines() if ln.strip()), "")

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent.log.event_data import Data
 from agent.log.files_data import FilesData, FilesRestoreData
 from agent.log.usage_data import ReportedUsage, Usage
-from tools.modes import ApprovalDecision, SandboxMode
+from tools.modes import ApprovalDecision, ApprovalPolicy, SandboxMode
 
 # Re-exported: payloads elsewhere build on them.
 __all__ = ["Data", "FilesData", "ReportedUsage", "Usage"]
@@ -227,6 +227,24 @@ class LlmRetryData(Data):
     delay_s: float
 
 
+class SessionNameData(Data):
+    name: str
+    """The session's name as the person gave it (``/rename``, ``--name``): checked by
+    :func:`agent.log.names.checked_name`."""
+
+
+PolicySource = Literal["flag", "setting", "chosen", "default"]
+"""What gave a run its approval policy: ``--approve``, a variable or the config file, a
+choice made in the session (``/approve``, "always"), or the front end's default."""
+
+
+class SessionApprovalData(Data):
+    policy: ApprovalPolicy
+    given_by: PolicySource
+    """A flag and a setting hold for the run they were given to: a resume does not restore
+    them, only a choice made in the session (README: Sessions)."""
+
+
 class CommandRunData(Data):
     command_id: str
     name: str
@@ -266,6 +284,21 @@ class SessionProvider(Event):
 
     type: Literal["session/provider"] = "session/provider"
     data: ProviderData
+
+
+class SessionName(Event):
+    """The person named the session (or renamed it); the newest one is its name."""
+
+    type: Literal["session/name"] = "session/name"
+    data: SessionNameData
+
+
+class SessionApproval(Event):
+    """The approval policy a run began with and what gave it: a resume says so when it goes
+    on with another."""
+
+    type: Literal["session/approval"] = "session/approval"
+    data: SessionApprovalData
 
 
 class SessionResume(Event):
@@ -368,6 +401,8 @@ CORE_EVENTS: tuple[type[Event], ...] = (
     SessionFork,
     SessionProvider,
     SessionResume,
+    SessionName,
+    SessionApproval,
     TurnStart,
     TurnEnd,
     StepStart,

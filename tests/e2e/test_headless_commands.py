@@ -33,7 +33,9 @@ def test_rewind_leaves_the_fork_saved_and_says_its_id(
     assert out.returncode == 0, out.stderr
     assert "Back before turn 1" in out.stdout and "explore the README.md" in out.stdout
     fork = next(path for path in session_files(cli_env) if path != parent)
-    assert f"continue it with --resume {fork.stem}" in out.stdout
+    assert (
+        f"reefline --resume {fork.stem}" in out.stdout
+    )  # the path that runs: see test_sessions_named
     late = run_cli("--demo", "--resume", parent.stem, "-p", "/rewind 9")
     assert late.returncode == 1
     assert "Usage: /rewind N, with N from 1 to 1" in late.stderr

@@ -69,6 +69,7 @@ def test_a_resumed_runtime_keeps_always_and_says_so(tmp_path: Path, monkeypatch)
     home = tmp_path / "home"
     first = build_runtime(load_settings({"home": home, "demo": True}), cwd=tmp_path)
     data = {"turn": 1, "step": 1, "call_id": "x", "name": "bash", "content": "ok"}
+    first.session.append("user/message", {"content": "go"})  # kept: a prompt was sent
     first.session.append("tool/result", {**data, "approval": "always"})
     session_id = first.session.id
     first.close()
@@ -76,7 +77,10 @@ def test_a_resumed_runtime_keeps_always_and_says_so(tmp_path: Path, monkeypatch)
         load_settings({"home": home, "demo": True}), resume=session_id, cwd=tmp_path
     )
     assert again.bash.policy == "auto"
-    assert any("without asking" in notice for notice in again.notices)
+    assert (
+        "approval auto (chosen in this session: /approve ask to be asked again)"
+        in (again.notices[0])
+    )
     again.set_approval("ask")
     again.close()
     third = build_runtime(

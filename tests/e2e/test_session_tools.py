@@ -137,8 +137,9 @@ def test_sessions_finds_the_home_the_config_file_names(
     )  # fmt: skip
     assert made.returncode == 0, made.stderr
     listing = subprocess.run(
-        [REEFLINE, "sessions"], env=without_home, capture_output=True, text=True, timeout=60
-    )
+        [REEFLINE, "sessions"],
+        env=without_home, capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )  # fmt: skip
     assert "from the configured home" in listing.stdout, listing.stdout
     Path(cli_env["REEFLINE_CONFIG"]).write_text("home = 3\n")
     bad = subprocess.run(

@@ -24,12 +24,17 @@ def first_prompt(log: Path) -> str:
 
 
 def usage_line(listing: str, session_id: str) -> str:
-    """The indented line under a session's line ("" when there is none)."""
+    """The last indented line of a session's block, when it says what it used ("" else)."""
     lines = listing.splitlines()
     for n, line in enumerate(lines):
-        if line.startswith(session_id):
-            after = lines[n + 1] if n + 1 < len(lines) else ""
-            return after.strip() if after.startswith("    ") else ""
+        if line.strip().startswith(session_id):
+            block = []
+            for after in lines[n + 1 :]:
+                if not after.startswith("      "):
+                    break
+                block.append(after.strip())
+            said = block[-1] if block else ""
+            return said if said.startswith(("in ", "usage ")) else ""
     raise AssertionError(f"{session_id} not listed:\n{listing}")
 
 
@@ -56,7 +61,7 @@ def test_sessions_lists_input_cached_share_and_estimated_cost(
     # 6,000 in, 4,750 of them cached (79%); 1,250 × 2 + 4,750 × 0.5 + 250 × 8 = $0.0069
     said = usage_line(listing.stdout, log.stem)
     assert said == "in 6k · 79% cached · ~$0.01 est."
-    assert len("    " + said) <= 80
+    assert len("      " + said) <= 80
 
 
 def test_sessions_with_a_configured_price_no_price_and_no_cache_figure(

@@ -368,6 +368,7 @@ async def test_resume_takes_the_resumed_sessions_policy_not_the_current_one(ui: 
     app = ui.app(ui.runtime(approve="ask"))
     async with app.run_test(size=(120, 40)) as pilot:
         await ui.send(pilot, "/approve auto")
+        await ui.send(pilot, "hello")  # a session with no prompt is not kept
         auto_id = app.runtime.session.id
         await ui.send(pilot, f"/resume {asking_one.id}")
         assert app.runtime.session.id == asking_one.id

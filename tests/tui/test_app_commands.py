@@ -26,7 +26,7 @@ async def test_help_lists_every_command_and_the_keys(ui: UI) -> None:
         text = notices(app)[-1]
         for usage in (
             "/compact [--dry-run] [focus]",
-            "/resume <id>",
+            "/resume <name>",
             "/approve ask|auto|deny",
             "/quit",
         ):
@@ -102,7 +102,8 @@ async def test_completion_menu_completes_arguments(ui: UI) -> None:
         prompt.clear()
         await pilot.press(*"/resume ")
         rows = menu_rows(app)
-        assert rows == [f"{first}  explore the README.md"], rows
+        [row] = rows
+        assert row.startswith(f"{first}  just now · ") and row.endswith("explore the README.md")
         await pilot.press("enter")
         assert prompt.text == f"/resume {first}"
         await pilot.press("enter")

@@ -64,10 +64,12 @@ def test_a_fork_is_listed_with_its_parent(tmp_path: Path, workdir: Path) -> None
     )
     child = forked.stdout.strip()
     listing = subprocess.run(
-        [REEFLINE, "sessions"], capture_output=True, text=True, env=env, timeout=60
+        [REEFLINE, "sessions"], capture_output=True, text=True, env=env, timeout=60, cwd=workdir
     ).stdout
-    [child_row] = [row for row in listing.splitlines() if row.startswith(child)]
-    [parent_row] = [row for row in listing.splitlines() if row.startswith(log.stem)]
+    rows = listing.splitlines()
+    # Each session's block: its line of facts, then what was asked (indented).
+    [child_row] = [rows[n + 1] for n, row in enumerate(rows) if row.strip().startswith(child)]
+    [parent_row] = [rows[n + 1] for n, row in enumerate(rows) if row.strip().startswith(log.stem)]
     assert f"fork of {log.stem}: explore the README.md" in child_row, listing
     assert "fork of" not in parent_row, listing
     start = json.loads((log.parent / f"{child}.jsonl").read_text().splitlines()[0])

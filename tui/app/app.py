@@ -50,13 +50,14 @@ from tui.commands.summary import save_summary
 from tui.completion import choices
 from tui.history import PromptHistory, history_path
 from tui.line.terminal_state import terminal_state
+from tui.relaunch import leaving_words
 from tui.runtime.runtime import Runtime
 from tui.screens.choice import ChoiceScreen
 from tui.screens.main import MainScreen
 from tui.screens.rewind import RewindScreen
 from tui.screens.sessions import SessionsScreen
 from tui.screens.summary_editor import SummaryEditorScreen
-from tui.text import clean, resume_hint
+from tui.text import clean
 from tui.widgets.prompt import PromptSubmitted
 from tui.widgets.timeline import SummaryEditRequested, TimelineUndoRequested
 
@@ -373,6 +374,6 @@ def run_app(runtime: Runtime) -> int:
     finally:
         app.runtime.close()
         heap.resume_collection()  # if the app ended before it showed the session
-    if app.runtime.session.path.exists():  # an untouched session is discarded on close
-        print(clean(resume_hint(app.runtime.session.id)))
+    if (words := leaving_words(app.runtime.session)) is not None:
+        print(clean(words))
     return app.return_code or 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from agent.log.store import first_prompt
 from compact.reports.wording import describe
 from tui.commands.effects import (
     Help,
@@ -23,6 +22,7 @@ from tui.runtime.context_report import report_lines
 from tui.runtime.gauge_reading import current_reading
 from tui.runtime.runtime import Runtime
 from tui.text import first_line
+from tui.view.session_list import asked, by_folder, facts
 
 
 def gauge_line(runtime: Runtime) -> str:
@@ -33,6 +33,21 @@ def gauge_line(runtime: Runtime) -> str:
 def said_line(said: Said) -> str:
     """A notice as a line: warnings and errors start with ``!``."""
     return said.text if said.level == "info" else f"! {said.text}"
+
+
+def session_lines(pick: PickSession) -> list[str]:
+    """``/sessions`` as lines: each folder (this session's first), then its sessions as
+    ``reefline sessions`` lists them."""
+    if not pick.sessions:
+        return ["No stored session has a prompt yet."]
+    lines = []
+    for group in by_folder(pick.sessions, pick.here):
+        lines.append(f"{group.folder}{' (this folder)' if group.here else ''}:")
+        for listed in group.sessions:
+            mark = "  (this session)" if listed.id == pick.current else ""
+            lines.append(f"  {listed.id}  {facts(listed)}{mark}")
+            lines += [f"      {line}" for line in asked(listed)]
+    return [*lines, "/resume NAME (or id) continues one."]
 
 
 def effect_lines(effect: Printed, runtime: Runtime) -> list[str]:
@@ -49,12 +64,7 @@ def effect_lines(effect: Printed, runtime: Runtime) -> list[str]:
     if isinstance(effect, ToggleTimeline):
         return [describe(record) for record in effect.records] or ["No compactions yet."]
     if isinstance(effect, PickSession):
-        lines = []
-        for stored in effect.sessions:
-            mark = "  (this session)" if stored.id == effect.current else ""
-            first = first_line(first_prompt(stored.path).listed, 60)
-            lines.append(f"{stored.id}{mark}  {first}")
-        return [*lines, "/resume <id> continues one."]
+        return session_lines(effect)
     if isinstance(effect, PickRewind):
         lines = [
             f"  {n:>3}. turn {point.turn}: {first_line(point.prompt, 70)}"

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from agent.log.catalogue import Listed
 from agent.log.events import FilesRestore
 from agent.log.fork import ForkPoint
-from agent.log.store import StoredSession
 from compact.reports.records import TimelineRecord
 from tui.runtime.context_report import ContextReport
 from tui.runtime.runtime import Runtime
@@ -58,10 +58,13 @@ class ToggleTimeline:
 
 @dataclass(frozen=True)
 class PickSession:
-    """Offer the stored sessions; the one picked is resumed (``/resume <id>``)."""
+    """Offer the stored sessions in which a prompt was sent, those of :attr:`here` first;
+    the one picked is resumed (``/resume <id>``)."""
 
-    sessions: tuple[StoredSession, ...]
+    sessions: tuple[Listed, ...]
     current: str
+    here: str
+    """The open session's folder."""
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from agent.file_rewind import plan_rewind
-from agent.log.store import list_sessions
+from agent.log.catalogue import catalogue, here_first
 from compact.commands.uncompact import uncompact
 from compact.reports.dry_run import report
 from compact.reports.timeline import timeline
@@ -108,17 +108,23 @@ async def _new(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
         yield effect
 
 
-@command("/sessions", "List stored sessions.")
+@command("/sessions", "List stored sessions, this folder's first.")
 async def _sessions(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
-    yield PickSession(tuple(list_sessions(runtime.home)), runtime.session.id)
+    yield _picker(runtime)
 
 
-@command("/resume <id>", "Continue a stored session by id.", busy=SWITCH_BUSY)
+def _picker(runtime: Runtime) -> PickSession:
+    """The stored sessions in which a prompt was sent, the session's folder's first."""
+    listed = here_first(catalogue(runtime.home), runtime.session.cwd)
+    return PickSession(tuple(listed), runtime.session.id, runtime.session.cwd)
+
+
+@command("/resume <name>", "Continue a stored session by name or id.", busy=SWITCH_BUSY)
 async def _resume(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
     if not args:
-        yield PickSession(tuple(list_sessions(runtime.home)), runtime.session.id)
+        yield _picker(runtime)
         return
-    async for effect in _switch(runtime, args.split()[0]):
+    async for effect in _switch(runtime, " ".join(args.split())):
         yield effect
 
 

@@ -12,7 +12,8 @@ from collections.abc import AsyncIterator
 
 import tui.commands.handlers
 import tui.commands.mcp
-import tui.commands.memory  # noqa: F401  (registers /memory and /remember)
+import tui.commands.memory
+import tui.commands.naming  # noqa: F401  (registers /rename)
 from tui.commands.effects import Effect, Said
 from tui.commands.registry import (
     COMMANDS,

@@ -8,9 +8,11 @@ of it) and returns it, or what went wrong; the front end shows the new one and c
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent.log.catalogue import NoSuchSession, resolve
 from agent.log.fork import ForkError, ForkPoint, fork_points, fork_session
 from agent.settings import SettingsError
 from tui.commands.effects import Level, Said
@@ -65,6 +67,9 @@ async def switch_session(old: Runtime, resume: str | None) -> Runtime | Said:
     chose (:mod:`agent.carryover`), else the front end's default, exactly as ``--resume``
     does: a session left in ``ask`` never runs commands unasked because the session open
     before it ran in ``auto`` (a ``--approve`` flag given at start still wins)."""
+    if resume is not None:
+        with contextlib.suppress(NoSuchSession):  # building the runtime says why
+            resume = resolve(old.home, resume)
     if resume == old.session.id:
         return Said(f"Already in session {resume}.")
     cwd = Path(old.session.cwd) if Path(old.session.cwd).is_dir() else None

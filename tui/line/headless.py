@@ -26,6 +26,7 @@ from agent.turns import TurnCancelled, TurnResult
 from compact.contract.policy import CompactionSettings
 from tui.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from tui.line.event_printer import EventPrinter
+from tui.relaunch import resume_command
 from tui.runtime.runtime import Runtime
 from tui.text import clean
 from tui.view.workspace import RecordLines
@@ -118,7 +119,9 @@ async def run_command(runtime: Runtime, name: str, args: str, *, out: TextIO, er
             new = effect.runtime
             await new.aclose()  # an untouched session (/new) is discarded: nothing to go on with
             if new.session.path.exists():
-                kept = f"Session {new.session.id}: continue it with --resume {new.session.id}"
+                kept = (
+                    f"Session {new.session.id}: continue it with {resume_command(new.session.id)}"
+                )
                 out.write(clean(kept) + "\n")
         elif isinstance(effect, Choose):  # nobody to ask: the first answer, and how to say another
             others = ", ".join(effect.commands[1:])

@@ -51,8 +51,9 @@ from tui.line.item_lines import call_lines, recap_lines, result_lines
 from tui.line.plain_edit import write_diff
 from tui.line.summary_editor import edit_summary_in_editor
 from tui.line.terminal_state import LEAVE_PROMPT, owning_sigint, restore_terminal, terminal_state
+from tui.relaunch import leaving_words
 from tui.runtime.runtime import Runtime
-from tui.text import clean, command_lines, resume_hint
+from tui.text import clean, command_lines
 from tui.view import items as view_items
 from tui.view.fold import Change, LogView
 from tui.view.items import Answer, CommandOutcome, RetryPlanned, ToolRun, TurnClosed
@@ -396,5 +397,5 @@ async def run_repl(
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.remove_signal_handler(sig)
         await repl.runtime.aclose()
-        if repl.runtime.session.path.exists():  # an untouched session is discarded on close
-            repl.say(resume_hint(repl.runtime.session.id))
+        if (words := leaving_words(repl.runtime.session)) is not None:
+            repl.say(words)

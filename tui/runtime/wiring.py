@@ -16,10 +16,12 @@ from agent.llm.chat import ChatModel
 from agent.llm.discovery import WindowAsker
 from agent.llm.retry import RetryPolicy
 from agent.llm.windows import WindowBook
-from agent.log.events import ProviderData
+from agent.log.catalogue import NoSuchSession, latest, resolve
+from agent.log.events import PolicySource, ProviderData
+from agent.log.names import BadName, checked_name, rename
 from agent.log.registry import EventRegistry
 from agent.log.session import Session
-from agent.log.store import SessionBusy, default_home, list_sessions
+from agent.log.store import SessionBusy, default_home
 from agent.loop import Agent
 from agent.loop_settings import LoopSettings
 from agent.mcp_wiring import attach, mcp_hub
@@ -54,6 +56,7 @@ from tools.snapshots.git import git_found
 from tools.snapshots.recording import Recorder
 from tools.snapshots.shadow import ShadowRepo
 from tui.demo import DEMO_CONTEXT_WINDOW, ScriptedModel
+from tui.runtime.restored import Resumed, restored_line
 from tui.runtime.runtime import Runtime, StartupError
 from tui.runtime.snapshots_soon import take_over
 
@@ -133,14 +136,19 @@ def open_session(
     resume: str | None,
     continue_last: bool,
 ) -> Session | None:
-    """Resume ``resume``, or the most recent session with ``continue_last``; None when a
-    new one is to be created (once its provider is known: its first event records it)."""
+    """Resume ``resume`` (an id, a name, or a unique start of either:
+    :func:`agent.log.catalogue.resolve`), or the most recent session with ``continue_last``;
+    None when a new one is to be created (once its provider is known: its first event
+    records it)."""
     if resume is not None and continue_last:
         raise StartupError("use either --resume ID or --continue, not both")
     if continue_last:
-        stored = list_sessions(home)
-        if stored:
-            resume = stored[0].id
+        resume = latest(home)
+    elif resume is not None:
+        try:
+            resume = resolve(home, resume)
+        except NoSuchSession as exc:
+            raise StartupError(f"cannot resume: {exc}", listing=not exc.matches) from None
     if resume is None:
         return None
     try:
@@ -155,10 +163,10 @@ def session_provider(
     resumed: Session | None,
     recorded: ProviderData | None,
     chosen: Collection[str],
-) -> tuple[Provider, str | None]:
-    """The provider a session's requests go to (:func:`agent.provider.session_settings`),
-    and a sentence when a flag moved a resumed session elsewhere. A change is logged, and
-    so is the provider of a log older than the record, so the next resume finds it."""
+) -> Provider:
+    """The provider a session's requests go to (:func:`agent.provider.session_settings`).
+    A change is logged, and so is the provider of a log older than the record, so the next
+    resume finds it (the resume's one line says so: :mod:`tui.runtime.restored`)."""
     try:
         provider = resolve_provider(session_settings(settings, recorded, chosen))
     except SettingsError as exc:
@@ -170,15 +178,24 @@ def session_provider(
             "--api-key-env / --demo"
         ) from None
     record = provider.record()
-    said = None
     if resumed is not None and record != recorded:
-        if recorded is not None and (record.model, record.base_url) != (
-            recorded.model,
-            recorded.base_url,
-        ):
-            said = f"Continuing on {where(record)}, was {where(recorded)}."
         resumed.append("session/provider", record)
-    return provider, said
+    return provider
+
+
+def approval_policy(
+    settings: Settings,
+    carried: CarriedOver,
+    chosen: Collection[str],
+    default: ApprovalPolicy,
+) -> tuple[ApprovalPolicy, PolicySource]:
+    """The policy a run begins with and what gave it: a flag or a setting, else the one
+    chosen in the session, else the front end's default."""
+    if settings.approve:
+        return settings.approve, "flag" if "approve" in chosen else "setting"
+    if carried.policy:
+        return carried.policy, "chosen"
+    return default, "default"
 
 
 def build_model(provider: Provider, settings: Settings, estimator: Estimator) -> ChatModel:
@@ -210,8 +227,15 @@ def build_runtime(
     cwd: Path | None = None,
     scripted_delay_s: float = 0.0,
     begun: Recorder | None = None,
+    name: str | None = None,
+    runs_turns: bool = True,
 ) -> Runtime:
     """Build everything a front end needs. Raises StartupError / SettingsError.
+
+    ``name``: the session's name (``--name``), given to a new or a resumed one.
+
+    ``runs_turns``: False for a session tool that only compacts (``reefline compact``): its
+    approval policy, which runs nothing, is not logged as the one a run began with.
 
     ``begun``: snapshots already begun (:func:`tui.runtime.snapshots_soon.begin_snapshots`), taken
     over when they record the session's folder, closed otherwise.
@@ -225,9 +249,14 @@ def build_runtime(
     sandbox_found = detect_soon()  # a trial run of bubblewrap, while the rest is built
     home = settings.home.expanduser() if settings.home else default_home()
     registry = build_registry()
+    if name is not None:
+        try:
+            checked_name(name)
+        except BadName as exc:
+            raise StartupError(f"--name: {exc}") from None
     resumed = open_session(home, registry, resume=resume, continue_last=continue_last)
     try:
-        return _build(
+        runtime = _build(
             settings,
             home,
             registry,
@@ -239,6 +268,7 @@ def build_runtime(
             cwd=cwd,
             scripted_delay_s=scripted_delay_s,
             begun=begun,
+            runs_turns=runs_turns,
         )
     except BaseException:
         if begun is not None:
@@ -246,6 +276,13 @@ def build_runtime(
         if resumed is not None:
             resumed.close()
         raise
+    if name is not None:
+        try:
+            rename(runtime.session, name)
+        except BadName as exc:
+            runtime.close()
+            raise StartupError(f"--name: {exc}") from None
+    return runtime
 
 
 def _build(
@@ -261,13 +298,16 @@ def _build(
     cwd: Path | None,
     scripted_delay_s: float,
     begun: Recorder | None,
+    runs_turns: bool,
 ) -> Runtime:
     """:func:`build_runtime` once the session to resume (if any) is open."""
     carried = carried_over(resumed.events) if resumed is not None else CarriedOver()
-    provider, moved_on = session_provider(settings, resumed, carried.provider, chosen)
+    provider = session_provider(settings, resumed, carried.provider, chosen)
+    policy, given_by = approval_policy(settings, carried, chosen, default_approve)
     notices = [provider.notice] if provider.notice else []
-    if moved_on is not None:
-        notices.append(moved_on)
+    if resumed is not None:
+        now = Resumed(provider.record(), policy, given_by, chosen)
+        notices.insert(0, restored_line(resumed.id, resumed.events, carried, now))
     estimator = Estimator(provider.model)
     if estimator.known_notice:
         notices.append(estimator.known_notice)
@@ -318,7 +358,7 @@ def _build(
     bash = BashTool(
         cwd=work_dir,
         spill_dir=session.spill,
-        policy=settings.approve or carried.policy or default_approve,
+        policy=policy,
         approver=approver,
         hidden_env=[settings.api_key_env] if settings.api_key_env else (),
         sandbox=sandbox,
@@ -330,11 +370,8 @@ def _build(
         # From the start, in the background: a large tree's first snapshot takes seconds,
         # which the first command then waits for only in part (README: Snapshots).
         bash.snapshots.start()
-    if carried.policy == "auto" and not settings.approve:
-        notices.append(
-            "Commands run without asking in this session: you chose that earlier "
-            "(/approve ask to be asked again)."
-        )
+    if runs_turns:
+        session.append("session/approval", {"policy": policy, "given_by": given_by})
     agent = Agent(
         session,
         model,

@@ -23,7 +23,8 @@ from textual.widget import Widget
 from textual.widgets import Footer
 
 from agent.llm.replies import Notice, StreamEvent
-from agent.log.events import Event, ToolStart
+from agent.log.events import Event, SessionName, ToolStart
+from agent.log.names import name_of
 from compact.contract.events import CompactProgress
 from compact.contract.service import CompactNotice
 from compact.reports.records import TimelineRecord
@@ -191,6 +192,8 @@ class MainScreen(Screen[None]):
             record = self.view.timeline.record(event.data.compaction_id)
         self.fold.feed(event, record)
         self.show_status()
+        if isinstance(event, SessionName):
+            self.show_header()
         if isinstance(event, ToolStart) and self.approving:
             card = self.transcript.card(event.data.call_id)
             if card is not None:
@@ -232,7 +235,7 @@ class MainScreen(Screen[None]):
         if runtime is not None:
             self.part(AppHeader).show(
                 model=runtime.model_name,
-                session=runtime.session.id,
+                session=name_of(runtime.session.events) or runtime.session.id,
                 cwd=runtime.session.cwd,
                 demo=runtime.is_demo,
             )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -14,17 +13,23 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from agent.log.store import StoredSession, first_prompt
-from tui.text import first_line
+from agent.log.catalogue import Listed
+from tui.view.session_list import ago, folder_of, last_asked, size
 
 
-def session_row(stored: StoredSession, current: str) -> Content:
-    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(stored.modified))
-    size = f"{stored.size / 1024:.0f} KB" if stored.size >= 1024 else f"{stored.size} B"
-    mark = ("  (this session)", "$text-accent") if stored.id == current else ("", "")
-    first = first_line(first_prompt(stored.path).listed, 60)
+def session_row(listed: Listed, current: str, width: int = 70) -> Content:
+    """Two lines: the name (else the id), age, size, folder; then the last prompt."""
+    title = listed.name or listed.id
+    mark = ("  (this session)", "$text-accent") if listed.id == current else ("", "")
+    facts = f"  {ago(listed.stored.modified)} · {size(listed)} · {folder_of(listed)}"
+    named = (f"  {listed.id}", "$text-muted") if listed.name else ("", "")
     return Content.assemble(
-        (stored.id, "bold"), (f"  {when} · {size}", "$text-muted"), mark, (f"  {first}", "")
+        (title, "bold"),
+        (facts, "$text-muted"),
+        named,
+        mark,
+        "\n  ",
+        (last_asked(listed, width), ""),
     )
 
 
@@ -34,7 +39,7 @@ class SessionsScreen(ModalScreen[str | None]):
     AUTO_FOCUS = "OptionList"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss", "close")]
 
-    def __init__(self, sessions: Sequence[StoredSession], current: str) -> None:
+    def __init__(self, sessions: Sequence[Listed], current: str) -> None:
         super().__init__(classes="modal")
         self.sessions = list(sessions)
         self.current = current

@@ -64,7 +64,7 @@ SUBCOMMANDS = ("sessions", "timeline", "compact", "uncompact", "export", "fork",
 
 SESSION_TOOLS = """\
 session tools (each takes --help):
-  reefline sessions              list sessions, most recent first
+  reefline sessions              this folder's sessions, most recent first (--all: every folder)
   reefline timeline [ID]         the compaction timeline of a session (--json for machines)
   reefline compact [ID]          compact a session now, like /compact (--focus TEXT)
   reefline uncompact [ID]        undo a session's newest compaction, like /uncompact (-n N)
@@ -93,7 +93,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--json", action="store_true", help="with -p: print every event as a JSON line on stdout"
     )
-    run.add_argument("--resume", metavar="ID", help="continue the session ID")
+    run.add_argument(
+        "--resume",
+        metavar="NAME",
+        help="continue a session: its name, the start of its name, or its id",
+    )
+    run.add_argument(
+        "--name", metavar="NAME", help="name the session (see reefline sessions; /rename)"
+    )
     run.add_argument(
         "--continue",
         dest="continue_last",

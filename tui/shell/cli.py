@@ -73,6 +73,7 @@ def open_runtime(
             default_approve=approve,
             scripted_delay_s=delay_s,
             begun=begun,
+            name=args.name,
         )
     except (StartupError, SettingsError) as exc:
         said, code = clean(str(exc)), EXIT_USAGE

@@ -169,9 +169,11 @@ async def approval(app: ReeflineApp, pilot: Pilot[Any]) -> None:
 
 
 async def completion(app: ReeflineApp, pilot: Pilot[Any]) -> None:
-    """A turn, then ``/new`` and ``/resume `` typed: the menu offers the earlier session."""
+    """A turn, ``/rename``, then ``/new`` and ``/resume `` typed: the menu offers the
+    earlier session by its name."""
     await _still(app, pilot)
     await _send(app, pilot, PROMPTS[0])
+    await _send(app, pilot, "/rename shop tour")
     await _send(app, pilot, "/new")
     app.main.part(PromptArea).focus()
     await pilot.press(*"/resume ")
@@ -193,6 +195,29 @@ async def fork_in_list(app: ReeflineApp, pilot: Pilot[Any]) -> None:
     points = rewind_points(app.runtime)
     await app.run_slash("rewind", str(len(points)))
     await _wait(app, pilot)
+    await app.run_slash("sessions")
+    await pilot.pause(0.3)
+
+
+async def session_picker(app: ReeflineApp, pilot: Pilot[Any]) -> None:
+    """Sessions here (one named with ``/rename``) and one in another folder, then
+    ``/sessions``: name, age, size, folder and last prompt, this folder's first."""
+    from agent.log.session import Session
+    from compact.contract.registry import build_registry
+
+    await _still(app, pilot)
+    blog = Path(app.runtime.session.cwd).parent / "blog"
+    blog.mkdir(exist_ok=True)
+    elsewhere = Session.create(app.runtime.home, cwd=str(blog), registry=build_registry())
+    elsewhere.append("turn/start", {"turn": 1})
+    elsewhere.append("user/message", {"content": "draft the release notes for 1.4"})
+    elsewhere.append("turn/end", {"turn": 1, "reason": "completed"})
+    elsewhere.close()
+    await _send(app, pilot, PROMPTS[1])
+    await _send(app, pilot, PROMPTS[2])
+    await _send(app, pilot, "/rename cart totals")
+    await _send(app, pilot, "/new")
+    await _send(app, pilot, PROMPTS[4])
     await app.run_slash("sessions")
     await pilot.pause(0.3)
 
@@ -223,6 +248,7 @@ SHOTS = [
     Shot("completion-commands-100x30", (100, 30), commands_menu, DEMO),
     Shot("completion-resume-120x40", (120, 40), completion, DEMO),
     Shot("sessions-fork-120x40", (120, 40), fork_in_list, DEMO),
+    Shot("sessions-picker-120x40", (120, 40), session_picker, DEMO),
     Shot("timeline-80x24", (80, 24), narrow_timeline, SMALL),
 ]
 

@@ -9,25 +9,19 @@ resumes the session like ``--resume`` and runs ``/compact`` through the consumer
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent.config_file import SettingsError, configured_home, names_prices
+from agent.formatting import plural
 from agent.llm.prices import price_book
-from agent.log.store import (
-    InvalidSessionId,
-    default_home,
-    first_prompt,
-    is_open_for_writing,
-    list_sessions,
-    open_private,
-)
+from agent.log.catalogue import NoSuchSession, catalogue, latest, resolve
+from agent.log.store import InvalidSessionId, default_home, is_open_for_writing, open_private
 from tools.terminal import json_safe
 from tui.exit_codes import EXIT_ERROR, EXIT_OK, EXIT_USAGE
-from tui.text import clean, first_line
+from tui.text import clean, first_line, short_path
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -41,10 +35,13 @@ if TYPE_CHECKING:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="reefline", description="Session tools.")
     sub = parser.add_subparsers(dest="command", required=True)
-    listing = sub.add_parser("sessions", help="list sessions, most recent first")
+    listing = sub.add_parser(
+        "sessions", help="list this folder's sessions, most recent first (--all: every folder)"
+    )
+    listing.add_argument("--all", action="store_true", help="every folder's sessions too")
     listing.add_argument("--home", type=Path, help="where sessions live")
     show = sub.add_parser("timeline", help="show the compaction timeline of a session")
-    show.add_argument("session", nargs="?", help="session id (default: the most recent)")
+    show.add_argument("session", nargs="?", help="session name or id (default: the most recent)")
     show.add_argument("--json", action="store_true", help="print JSON for machines")
     show.add_argument("--home", type=Path)
     compact = sub.add_parser("compact", help="compact a session now (like /compact)")
@@ -55,7 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
     undo = sub.add_parser("uncompact", help="undo a session's compaction (like /uncompact)")
     undo.add_argument("-n", "--number", type=int, help="its #N in the timeline (default: newest)")
     for runs in (compact, undo):
-        runs.add_argument("session", nargs="?", help="session id (default: the most recent)")
+        runs.add_argument(
+            "session", nargs="?", help="session name or id (default: the most recent)"
+        )
         runs.add_argument("--home", type=Path)
         runs.add_argument("--model", help="summarizer model (default: the session's own)")
         runs.add_argument("--base-url")
@@ -63,13 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
         runs.add_argument("--context-window", type=int, metavar="TOKENS")
         runs.add_argument("--demo", action="store_true", default=None)
     export = sub.add_parser("export", help="write a session's transcript as Markdown")
-    export.add_argument("session", nargs="?", help="session id (default: the most recent)")
+    export.add_argument("session", nargs="?", help="session name or id (default: the most recent)")
     export.add_argument("-o", "--output", type=Path, help="file to write (default: stdout)")
     export.add_argument("--home", type=Path)
     fork = sub.add_parser(
         "fork", help="a new session from a session's log just before one of its prompts"
     )
-    fork.add_argument("session", help="session id")
+    fork.add_argument("session", help="session name or id")
     fork.add_argument(
         "--at", type=int, metavar="SEQ", help="the seq of a turn's start or of its prompt"
     )
@@ -80,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fork.add_argument("--home", type=Path)
     diff = sub.add_parser("diff", help="show what a session's commands changed in files")
-    diff.add_argument("session", nargs="?", help="session id (default: the most recent)")
+    diff.add_argument("session", nargs="?", help="session name or id (default: the most recent)")
     which = diff.add_mutually_exclusive_group()
     which.add_argument("--turn", type=int, metavar="N", help="only the commands of turn N")
     which.add_argument("--seq", type=int, metavar="S", help="only the command at seq S")
@@ -104,7 +103,7 @@ def main(argv: list[str]) -> int:
         return _fail(str(exc), EXIT_USAGE)
     if args.command == "sessions":
         try:
-            return _sessions(home)
+            return _sessions(home, every=args.all)
         except SettingsError as exc:  # the config's prices, read once a log needs them
             return _fail(str(exc), EXIT_USAGE)
     return _view(args, home)
@@ -123,6 +122,11 @@ def _view(args: argparse.Namespace, home: Path) -> int:
     session_id = args.session or _latest(home)
     if session_id is None:
         return _fail(f"there are no sessions under {home / 'sessions'} yet", EXIT_USAGE)
+    try:
+        session_id = resolve(home, session_id)  # a name, or the start of one, does too
+    except NoSuchSession as exc:
+        if exc.matches:
+            return _fail(str(exc), EXIT_USAGE)  # no match: the id's own error says why
     try:
         session = Session.open(home, session_id, registry=build_registry(), readonly=True)
     except (InvalidSessionId, FileNotFoundError, SessionLoadError) as exc:
@@ -158,25 +162,37 @@ def _view(args: argparse.Namespace, home: Path) -> int:
 
 
 def _latest(home: Path) -> str | None:
-    stored = list_sessions(home)
-    return stored[0].id if stored else None
+    return latest(home)
 
 
-def _sessions(home: Path) -> int:
-    """One line per session (id, last change, size, first prompt) and, under a session that
-    called a model, what it used and cost: ``in 41.2k · 63% cached · ~$0.12 est.``."""
-    stored = list_sessions(home)
-    if not stored:
+def _sessions(home: Path, *, every: bool) -> int:
+    """This folder's sessions (with ``every``, then every other folder's), most recent first:
+    per session a line of facts (:func:`tui.view.session_list.facts`), what was asked and,
+    when it called a model, what it used and cost: ``in 41.2k · 63% cached · ~$0.12 est.``."""
+    from tui.view.session_list import asked, by_folder, facts
+
+    listed = catalogue(home)
+    if not listed:
         print(f"No sessions under {clean(str(home / 'sessions'))} yet.")
         return EXIT_OK
+    here = str(Path.cwd().resolve())
+    groups = by_folder(listed, here)
+    shown = groups if every else [group for group in groups if group.here]
+    if not shown:
+        print(f"No sessions started in {clean(short_path(here))}.")
     spend = _spend_reader()
-    for item in stored:
-        when = dt.datetime.fromtimestamp(item.modified).strftime("%Y-%m-%d %H:%M")
-        head = first_prompt(item.path)
-        first = clean(" ".join(head.listed.split())[:60])
-        print(f"{item.id}  {when}  {item.size / 1024:7.1f} KiB  {first}")
-        if head.problem is None and (said := spend(item.path)):
-            print(f"    {said}")
+    for group in shown:
+        print(clean(f"{group.folder}{' (this folder)' if group.here and every else ''}:"))
+        for item in group.sessions:
+            print(clean(f"  {item.id}  {facts(item)}"))
+            for line in asked(item):
+                print(clean(f"      {line}"))
+            if item.head.problem is None and (said := spend(item.stored.path)):
+                print(f"      {said}")
+    others = sum(len(group.sessions) for group in groups if not group.here)
+    if others and not every:
+        folders = plural(len(groups) - len(shown), "other folder")
+        print(f"{plural(others, 'session')} in {folders}: reefline sessions --all lists them.")
     return EXIT_OK
 
 
@@ -244,7 +260,9 @@ def _compact(args: argparse.Namespace) -> int:
         # The session's own provider, unless a flag names another: the summary is asked
         # where the conversation was held, never of a cloud model because a key is set.
         given = {key for key in PROVIDER_SETTINGS if getattr(args, key) is not None}
-        runtime = build_runtime(settings, resume=session_id, chosen=given, default_approve="deny")
+        runtime = build_runtime(
+            settings, resume=session_id, chosen=given, default_approve="deny", runs_turns=False
+        )
     except (SettingsError, StartupError) as exc:
         return _fail(str(exc), EXIT_USAGE)
     except OSError as exc:
