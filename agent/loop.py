@@ -32,6 +32,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from agent import loop_guard
 from agent.closing import (
     answer_pending_calls,
     append_result,
@@ -46,7 +47,6 @@ from agent.llm.chat import ChatModel
 from agent.llm.errors import ContextOverflow, LLMError
 from agent.llm.replies import Notice, Reply, StreamEvent
 from agent.llm.windows import WindowBook
-from agent import loop_guard
 from agent.log.events import ContextMessage, ToolCall, TurnEndReason
 from agent.log.session import Session
 from agent.loop_settings import LoopSettings

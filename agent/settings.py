@@ -36,8 +36,8 @@ from agent.config_file import (
     did_you_mean,
     read_config,
 )
-from agent.loop_guard import DEFAULT_REPEATS, WINDOW
 from agent.llm.prices import ModelPrice
+from agent.loop_guard import DEFAULT_REPEATS, WINDOW
 from agent.mcp_config import McpServerConfig, check_name
 from tools.modes import ApprovalPolicy, SandboxMode
 
