@@ -19,6 +19,9 @@ from tools.bash_call import command_of
 from tools.edit.call import NOT_MADE, path_of
 from tui.text import raw_command
 
+DECLINED = "The user declined"
+"""How a declined call's result begins (what a log from before ``approval: deny`` says)."""
+
 
 @dataclass(frozen=True)
 class SessionOpened:
@@ -126,7 +129,8 @@ class ToolRun:
     @property
     def outcome(self) -> str | None:
         """``interrupted`` when the user stopped the call while it ran, ``not run`` when the
-        turn ended before it started (interrupted while asking for approval, or failed);
+        turn ended before it started (interrupted while asking for approval, or failed),
+        ``declined`` when the person answered no;
         None otherwise (its exit code or error says how it went)."""
         result = self.result
         if result is None:
@@ -137,6 +141,10 @@ class ToolRun:
             return "interrupted"
         if result.is_error and result.content.startswith(NOT_RUN_ERROR):
             return "not run"
+        if result.approval == "deny" or (
+            result.is_error and result.content.startswith(DECLINED)  # a log before the record
+        ):
+            return "declined"
         return None
 
 
