@@ -19,6 +19,17 @@ from tools.bash_call import command_of
 from tools.edit.call import NOT_MADE, path_of
 from tui.text import raw_command
 
+
+def call_subject(name: str, arguments: str) -> str:
+    """What a call runs, for showing: a bash call's command, an edit's path, else the tool's
+    name and its raw arguments. Unsafe to print as is (a command is byte for byte)."""
+    if name == "bash":
+        return raw_command(arguments)
+    if name == "edit" and (path := path_of(arguments)) is not None:
+        return path
+    return f"{name} {arguments}"
+
+
 DECLINED = "The user declined"
 """How a declined call's result begins (what a log from before ``approval: deny`` says)."""
 
@@ -105,13 +116,8 @@ class ToolRun:
 
     @property
     def command(self) -> str:
-        """What the call runs, for showing: :attr:`bash_command`, an edit's path, else the
-        tool's name and its raw arguments."""
-        if self.name == "bash":
-            return raw_command(self.arguments)
-        if self.name == "edit" and (path := path_of(self.arguments)) is not None:
-            return path
-        return f"{self.name} {self.arguments}"
+        """What the call runs, for showing (:func:`call_subject`)."""
+        return call_subject(self.name, self.arguments)
 
     @property
     def running(self) -> bool:
