@@ -244,13 +244,14 @@ class MainScreen(Screen[None]):
         reading = current_reading(runtime)
         self.part(TokenGauge).show(reading)
         self.part(AppHeader).show_percent(reading.percent, ZONE_TEXT[reading.zone])
+        if not self.timeline.records:  # its word on automatic compaction follows the gauge's
+            self.timeline.show_timeline([], reading)
 
     def timeline_changed(self) -> None:
         runtime = self.runtime
         if runtime is not None:
-            window = runtime.meter.context_window
             records = self.view.timeline.records
-            self.timeline.show_timeline(records, runtime.threshold_tokens, window)
+            self.timeline.show_timeline(records, current_reading(runtime))
 
     def tick(self) -> None:
         if not self.live:

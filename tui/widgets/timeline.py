@@ -19,6 +19,7 @@ from textual.widgets.option_list import Option
 
 from agent.formatting import fmt_duration, fmt_tokens
 from compact.reports.wording import label, reread, spent
+from tui.runtime.gauge_reading import GaugeReading
 from tui.text import first_line
 
 if TYPE_CHECKING:
@@ -112,6 +113,18 @@ def _detail(record: TimelineRecord) -> str:
     return " · ".join(parts)
 
 
+def auto_hint(reading: GaugeReading) -> str:
+    """What the empty panel says about automatic compaction, from the gauge's reading."""
+    if reading.threshold_fraction is not None:
+        return (
+            "No compactions yet.\n\nAutomatic compaction runs when the context reaches "
+            f"{100 * reading.threshold_fraction:.0f}% of the window, or earlier when that costs "
+            "less (the gauge's 'auto at' says where); /compact runs one now."
+        )
+    why = "the context window is unknown" if not reading.window else "auto = false"
+    return f"No compactions yet.\n\nAutomatic compaction is off ({why}); /compact runs one now."
+
+
 class TimelinePanel(Vertical):
     """The right-hand panel (see the module docstring)."""
 
@@ -129,25 +142,10 @@ class TimelinePanel(Vertical):
         self.border_title = "compactions"
         self.show([])
 
-    def show_timeline(
-        self, records: Sequence[TimelineRecord], threshold: int | None, window: int | None
-    ) -> None:
-        """:meth:`show` the records; with none yet, say when automatic compaction runs."""
-        if records:
-            self.show(records)
-        elif threshold is not None:
-            self.show(
-                records,
-                hint="No compactions yet.\n\nAutomatic compaction runs when the context "
-                f"reaches {100 * threshold / (window or 1):.0f}% of the window, or earlier when "
-                "that costs less (the gauge's 'auto at' says where); /compact runs one now.",
-            )
-        else:
-            self.show(
-                records,
-                hint="No compactions yet.\n\nAutomatic compaction is off (unknown window or "
-                "auto = false); /compact runs one now.",
-            )
+    def show_timeline(self, records: Sequence[TimelineRecord], reading: GaugeReading) -> None:
+        """:meth:`show` the records; with none yet, say when automatic compaction runs, in
+        the gauge's own words (``reading`` is what the gauge shows: one source for both)."""
+        self.show(records, hint="" if records else auto_hint(reading))
 
     def show(self, records: Sequence[TimelineRecord], *, hint: str = "") -> None:
         self.records = list(records)
