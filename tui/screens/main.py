@@ -190,6 +190,8 @@ class MainScreen(Screen[None]):
         if isinstance(event, CompactProgress):
             record = self.view.timeline.record(event.data.compaction_id)
         self.fold.feed(event, record)
+        if event.type == "steering/message" and self.status.queued:
+            self.status.queued -= 1  # delivered: no longer waiting (the count is the sender's)
         self.show_status()
         if isinstance(event, ToolStart) and self.approving:
             card = self.transcript.card(event.data.call_id)
