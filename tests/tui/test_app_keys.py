@@ -195,3 +195,27 @@ async def test_tab_reaches_a_long_card_and_enter_shows_it_all(
         assert app.focused is app.query_one(PromptArea)
         assert app.query_one(PromptArea).text == "hi"
         assert card.expanded
+
+
+async def test_tab_from_the_prompt_goes_to_the_newest_card_not_the_first(
+    ui: UI,
+    openai_server,  # type: ignore[no-untyped-def]
+) -> None:
+    """Two long cards: Tab from the prompt focuses the newest one's output (and the view
+    stays at the bottom), not the first card of the session."""
+    from tui.widgets.tool_card import CardOutput, ToolCard
+
+    for n in (1, 2):
+        openai_server.push(
+            {"tool_calls": [{"name": "bash", "arguments": {"command": f"seq {n} 40"}}]},
+            {"text": f"Answer {n}."},
+        )
+    app = ui.app(ui.runtime(base_url=openai_server.base_url, model="m", demo=False))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ui.send(pilot, "count")
+        await ui.send(pilot, "again")
+        first, second = app.query(ToolCard)
+        await pilot.press("tab")
+        assert app.focused is second.query_one(CardOutput)
+        await pilot.press("shift+tab")  # and on to the older one from there
+        assert app.focused is first.query_one(CardOutput)

@@ -52,7 +52,7 @@ from tui.screens.main import MainScreen
 from tui.screens.rewind import RewindScreen
 from tui.screens.sessions import SessionsScreen
 from tui.text import clean, resume_hint
-from tui.widgets.prompt import PromptSubmitted
+from tui.widgets.prompt import PromptSubmitted, PromptTabbed
 from tui.widgets.timeline import TimelineUndoRequested
 
 QUIT_WINDOW_S = 3.0
@@ -168,6 +168,12 @@ class ReeflineApp(App[None]):
         await self.run_slash("uncompact", str(message.number))
 
     # --- sending ------------------------------------------------------------------------------
+
+    def on_prompt_tabbed(self, message: PromptTabbed) -> None:
+        """Tab from the prompt goes to the newest entry that takes focus (a card's output, a
+        marker), where the person just was; with none, on as Tab goes."""
+        if not self.main.focus_newest():
+            self.action_focus_next()
 
     async def on_prompt_submitted(self, message: PromptSubmitted) -> None:
         self.main.transcript.follow()  # what is sent, and what answers it, is in view

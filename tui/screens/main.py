@@ -274,6 +274,14 @@ class MainScreen(Screen[None]):
         if panels and not self.timeline_chosen:
             panels.first().display = width >= WIDE
 
+    def focus_newest(self) -> bool:
+        """Focus the transcript's newest entry that takes focus; False when none does."""
+        newest = [w for w in self.transcript.query("*") if w.focusable]
+        if not newest:
+            return False
+        newest[-1].focus()
+        return True
+
     def page(self, direction: int) -> None:
         """Scroll the transcript a page up (``direction`` < 0) or down."""
         if direction < 0:

@@ -23,6 +23,11 @@ from tui.history import PromptHistory
 NEWLINE_KEYS = frozenset({"shift+enter", "alt+enter", "ctrl+j"})
 
 
+class PromptTabbed(Message):
+    """Tab from the prompt (no completion menu took it): the screen chooses where focus goes
+    (the transcript's newest entry, not its first)."""
+
+
 @dataclass
 class PromptSubmitted(Message):
     """The user pressed Enter on a non-empty prompt."""
@@ -90,6 +95,11 @@ class PromptArea(TextArea):
             event.stop()
             event.prevent_default()
             self.submit()
+            return
+        if key == "tab":
+            event.stop()
+            event.prevent_default()
+            self.post_message(PromptTabbed())
             return
         if key in NEWLINE_KEYS:
             event.stop()
