@@ -360,16 +360,28 @@ class MainScreen(Screen[None]):
         self.set_focus(prompt)
         return False
 
-    def keys_to_prompt(self, event: events.Key) -> None:
+    def keys_to_prompt(self, event: events.Key) -> bool:
         """Before a key reaches the focused widget: a printable one typed here (not in a
         modal) moves the focus to the prompt, so it and the keys after it (an Enter) land
         there; a message typed while a card or a timeline row had the focus is never lost.
-        A key the focused widget (or one around it) binds stays with it."""
+        A key the focused widget (or one around it) binds stays with it. A key right after
+        ``u`` on a timeline row makes that ``u`` typing (it goes to the prompt first), but
+        Enter confirms it and Esc drops it. True: the key was taken here."""
+        pending = self.timeline.take_pending_u() if self.is_mounted else None
+        if pending is not None:
+            if event.key == "enter":
+                self.post_message(TimelineUndoRequested(pending))
+                return True
+            if event.key == "escape":
+                return True
+            self.prompt_has_focus()
+            self.prompt.insert("u")  # the first letter of what is typed now
         if event.is_printable and event.character is not None and self.app.screen is self:
             bound = self.active_bindings.get(event.key)
             if bound is not None and isinstance(bound.node, Widget) and bound.node is not self:
-                return  # a key the focused part answers itself (u on a timeline row)
+                return False  # a key the focused part answers itself (u on a timeline row)
             self.prompt_has_focus()
+        return False
 
     async def on_diff_requested(self, message: DiffRequested) -> None:
         """A tool card's ``· diff``: the patch of its command, in the diff screen."""

@@ -5,7 +5,7 @@ compaction's row undoes it (``/uncompact N``)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -14,11 +14,13 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from agent.formatting import fmt_duration, fmt_tokens
 from compact.reports.wording import label, reread, spent
+from tui.quiet import QUIET_S, TICK_S
 from tui.runtime.gauge_reading import GaugeReading
 from tui.text import first_line
 
@@ -133,6 +135,11 @@ class TimelinePanel(Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.records: list[TimelineRecord] = []
+        self.clock: Callable[[], float] = time.monotonic
+        """The time the quiet moment after ``u`` is measured with (tests set it)."""
+        self.pending_u: tuple[int, float] | None = None
+        """A ``u`` pressed on a row: the row's number and when, until the quiet moment."""
+        self._waiting: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(classes="empty")
@@ -172,9 +179,32 @@ class TimelinePanel(Vertical):
                 rows.replace_option_prompt_at_index(index, record_row(record, now))
 
     def action_undo(self) -> None:
+        """``u`` on a row: undone once the quiet moment after it passes with nothing typed
+        (:meth:`take_pending_u` gives a ``u`` followed by more keys back as typing)."""
         index = self.query_one(OptionList).highlighted
-        if index is not None and index < len(self.records):
-            self.post_message(TimelineUndoRequested(self.records[index].number))
+        if index is None or index >= len(self.records):
+            return
+        self.pending_u = (self.records[index].number, self.clock())
+        if self._waiting is None:
+            self._waiting = self.set_interval(TICK_S, self._quiet_check)
+
+    def take_pending_u(self) -> int | None:
+        """A key came right after ``u``: the ``u`` was no request (the first letter of "use
+        grep"), or Enter confirming it. The row's number it was pressed on, if one waits."""
+        pending, self.pending_u = self.pending_u, None
+        self._stop_waiting()
+        return None if pending is None else pending[0]
+
+    def _quiet_check(self) -> None:
+        if self.pending_u is not None and self.clock() - self.pending_u[1] >= QUIET_S:
+            number = self.take_pending_u()
+            if number is not None:
+                self.post_message(TimelineUndoRequested(number))
+
+    def _stop_waiting(self) -> None:
+        if self._waiting is not None:
+            self._waiting.stop()
+            self._waiting = None
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
