@@ -121,9 +121,13 @@ class ReeflineApp(App[None]):
         await self._open(self.runtime)
 
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key) and self.screen_stack and not event.is_forwarded:
-            if self.main.keys_to_prompt(event):  # before the focused widget gets it
-                return
+        if (
+            isinstance(event, events.Key)
+            and self.screen_stack
+            and not event.is_forwarded
+            and self.main.keys_to_prompt(event)  # before the focused widget gets it
+        ):
+            return
         await super().on_event(event)
 
     def on_resize(self) -> None:

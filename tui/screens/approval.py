@@ -44,7 +44,6 @@ from tui.quiet import QUIET_S, TICK_S
 from tui.text import clean, command_shape, short_path
 from tui.widgets.command import command_content
 
-
 Clock = Callable[[], float]
 """Monotonic seconds (:func:`time.monotonic`)."""
 
