@@ -80,6 +80,12 @@ def _off_is_zero(value: object) -> object:
     return value
 
 
+def _not_one(value: int) -> int:
+    if value == 1:
+        raise ValueError("1 would call every tool call a loop: give 0 (off) or 2 to 10")
+    return value
+
+
 class Settings(BaseModel):
     """Everything a user can configure. Unknown keys are errors."""
 
@@ -106,7 +112,7 @@ class Settings(BaseModel):
     """Where sessions live (default: $REEFLINE_HOME or the platform data dir)."""
     max_steps: int = Field(default=40, gt=0)
     max_output_tokens: int | None = Field(default=None, gt=0)
-    loop_guard: Annotated[int, BeforeValidator(_off_is_zero)] = Field(
+    loop_guard: Annotated[int, BeforeValidator(_off_is_zero), AfterValidator(_not_one)] = Field(
         default=DEFAULT_REPEATS, ge=0, le=WINDOW
     )
     """Identical tool calls (name and arguments) among a turn's last ten that the model is
