@@ -364,16 +364,16 @@ class MainScreen(Screen[None]):
         """Before a key reaches the focused widget: a printable one typed here (not in a
         modal) moves the focus to the prompt, so it and the keys after it (an Enter) land
         there; a message typed while a card or a timeline row had the focus is never lost.
-        A key the focused widget (or one around it) binds stays with it. A key right after
-        ``u`` on a timeline row makes that ``u`` typing (it goes to the prompt first), but
-        Enter confirms it and Esc drops it. True: the key was taken here."""
+        A key the focused widget (or one around it) binds stays with it. A printable key
+        right after ``u`` on a timeline row makes that ``u`` typing (it goes to the prompt
+        first); Enter confirms it, any other key drops it. True: the key was taken here."""
         pending = self.timeline.take_pending_u() if self.is_mounted else None
         if pending is not None:
             if event.key == "enter":
                 self.post_message(TimelineUndoRequested(pending))
                 return True
-            if event.key == "escape":
-                return True
+            if not event.is_printable:
+                return event.key == "escape"  # Esc drops it; ↑↓, Tab move on without it
             self.prompt_has_focus()
             self.prompt.insert("u")  # the first letter of what is typed now
         if event.is_printable and event.character is not None and self.app.screen is self:
