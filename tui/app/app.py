@@ -177,7 +177,7 @@ class ReeflineApp(App[None]):
     def on_prompt_tabbed(self, message: PromptTabbed) -> None:
         """Tab from the prompt goes to the newest entry that takes focus (a card's output, a
         marker), where the person just was; with none, on as Tab goes."""
-        if not self.main.focus_newest():
+        if not self.main.transcript.focus_newest():
             self.action_focus_next()
 
     async def on_prompt_submitted(self, message: PromptSubmitted) -> None:

@@ -191,7 +191,7 @@ class MainScreen(Screen[None]):
             record = self.view.timeline.record(event.data.compaction_id)
         self.fold.feed(event, record)
         if event.type == "steering/message" and self.status.queued:
-            self.status.queued -= 1  # delivered: no longer waiting (the count is the sender's)
+            self.status.queued -= 1  # delivered: no longer waiting
         self.show_status()
         if isinstance(event, ToolStart) and self.approving:
             card = self.transcript.card(event.data.call_id)
@@ -246,14 +246,11 @@ class MainScreen(Screen[None]):
         reading = current_reading(runtime)
         self.part(TokenGauge).show(reading)
         self.part(AppHeader).show_percent(reading.percent, ZONE_TEXT[reading.zone])
-        if not self.timeline.records:  # its word on automatic compaction follows the gauge's
-            self.timeline.show_timeline([], reading)
+        self.timeline.follow_gauge(reading)
 
     def timeline_changed(self) -> None:
-        runtime = self.runtime
-        if runtime is not None:
-            records = self.view.timeline.records
-            self.timeline.show_timeline(records, current_reading(runtime))
+        if (runtime := self.runtime) is not None:
+            self.timeline.show_timeline(self.view.timeline.records, current_reading(runtime))
 
     def tick(self) -> None:
         if not self.live:
@@ -273,14 +270,6 @@ class MainScreen(Screen[None]):
         panels = self.query(TimelinePanel)  # none before the screen is composed
         if panels and not self.timeline_chosen:
             panels.first().display = width >= WIDE
-
-    def focus_newest(self) -> bool:
-        """Focus the transcript's newest entry that takes focus; False when none does."""
-        newest = [w for w in self.transcript.query("*") if w.focusable]
-        if not newest:
-            return False
-        newest[-1].focus()
-        return True
 
     def page(self, direction: int) -> None:
         """Scroll the transcript a page up (``direction`` < 0) or down."""
@@ -364,24 +353,18 @@ class MainScreen(Screen[None]):
         """Before a key reaches the focused widget: a printable one typed here (not in a
         modal) moves the focus to the prompt, so it and the keys after it (an Enter) land
         there; a message typed while a card or a timeline row had the focus is never lost.
-        A key the focused widget (or one around it) binds stays with it. A printable key
-        right after ``u`` on a timeline row makes that ``u`` typing (it goes to the prompt
-        first); Enter confirms it, any other key drops it. True: the key was taken here."""
-        pending = self.timeline.take_pending_u() if self.is_mounted else None
-        if pending is not None:
-            if event.key == "enter":
-                self.post_message(TimelineUndoRequested(pending))
-                return True
-            if not event.is_printable:
-                return event.key == "escape"  # Esc drops it; ↑↓, Tab move on without it
+        A key the focused widget (or one around it) binds stays with it; for one right after
+        ``u`` on a timeline row see :meth:`TimelinePanel.after_u`. True: it was taken here."""
+        after = self.timeline.after_u(event.key, event.is_printable) if self.is_mounted else ""
+        if after == "typed":
             self.prompt_has_focus()
             self.prompt.insert("u")  # the first letter of what is typed now
         if event.is_printable and event.character is not None and self.app.screen is self:
             bound = self.active_bindings.get(event.key)
-            if bound is not None and isinstance(bound.node, Widget) and bound.node is not self:
-                return False  # a key the focused part answers itself (u on a timeline row)
-            self.prompt_has_focus()
-        return False
+            # A key the focused part answers itself (u on a timeline row) stays with it.
+            if bound is None or not isinstance(bound.node, Widget) or bound.node is self:
+                self.prompt_has_focus()
+        return after == "taken"
 
     async def on_diff_requested(self, message: DiffRequested) -> None:
         """A tool card's ``· diff``: the patch of its command, in the diff screen."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -154,6 +154,11 @@ class TimelinePanel(Vertical):
         the gauge's own words (``reading`` is what the gauge shows: one source for both)."""
         self.show(records, hint="" if records else auto_hint(reading))
 
+    def follow_gauge(self, reading: GaugeReading) -> None:
+        """The gauge changed: with no rows yet, say what it says about automatic compaction."""
+        if not self.records:
+            self.show([], hint=auto_hint(reading))
+
     def show(self, records: Sequence[TimelineRecord], *, hint: str = "") -> None:
         self.records = list(records)
         rows = self.query_one(OptionList)
@@ -188,9 +193,22 @@ class TimelinePanel(Vertical):
         if self._waiting is None:
             self._waiting = self.set_interval(TICK_S, self._quiet_check)
 
+    def after_u(self, key: str, printable: bool) -> Literal["", "typed", "taken"]:
+        """A key came before the quiet moment after ``u`` passed: a printable one makes the
+        ``u`` typing (``typed``: the first letter of "use grep", for the prompt); Enter
+        undoes at once and Esc drops the ``u`` (``taken``: the key is spent); another key
+        (↑↓, Tab) drops it and goes on. ``""``: no ``u`` was waiting."""
+        number = self.take_pending_u()
+        if number is None:
+            return ""
+        if printable:
+            return "typed"
+        if key == "enter":
+            self.post_message(TimelineUndoRequested(number))
+        return "taken" if key in ("enter", "escape") else ""
+
     def take_pending_u(self) -> int | None:
-        """A key came right after ``u``: the ``u`` was no request (the first letter of "use
-        grep"), or Enter confirming it. The row's number it was pressed on, if one waits."""
+        """The number of the row a waiting ``u`` was pressed on (it waits no more)."""
         pending, self.pending_u = self.pending_u, None
         self._stop_waiting()
         return None if pending is None else pending[0]
