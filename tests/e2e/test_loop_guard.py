@@ -72,3 +72,10 @@ def test_a_wrong_setting_is_refused(run_cli: Run, openai_server: OpenAIServer) -
                   env={"REEFLINE_LOOP_GUARD": "often"})  # fmt: skip
     assert out.returncode == 2
     assert "REEFLINE_LOOP_GUARD" in out.stderr and "loop_guard" in out.stderr
+
+
+def test_one_is_refused_it_would_flag_every_call(run_cli: Run, openai_server: OpenAIServer) -> None:
+    out = run_cli("-p", "x", "--base-url", openai_server.base_url, "--model", "m",
+                  env={"REEFLINE_LOOP_GUARD": "1"})  # fmt: skip
+    assert out.returncode == 2
+    assert "give 0 (off) or 2 to 10" in out.stderr
