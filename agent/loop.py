@@ -32,6 +32,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from agent import loop_guard
 from agent.closing import (
     answer_pending_calls,
     append_result,
@@ -46,7 +47,7 @@ from agent.llm.chat import ChatModel
 from agent.llm.errors import ContextOverflow, LLMError
 from agent.llm.replies import Notice, Reply, StreamEvent
 from agent.llm.windows import WindowBook
-from agent.log.events import ContextMessage, TurnEndReason
+from agent.log.events import ContextMessage, ToolCall, TurnEndReason
 from agent.log.session import Session
 from agent.loop_settings import LoopSettings
 from agent.requests import build_request
@@ -269,6 +270,7 @@ class Agent:
             else:
                 tools = Toolbox(self.tools, self.tool_sources)
                 output = await run_tool_call(self.session, tools, state, call, self._emit)
+                output = self._guard(call, output)
             # Only a logged result answers the call: if the append fails, the call stays
             # pending and the turn's closers answer it (else the surface keeps an orphan call
             # that every later request would carry).
@@ -282,6 +284,16 @@ class Agent:
             )
         close_step(self.session, state)
         return False
+
+    def _guard(self, call: ToolCall, output: ToolOutput) -> ToolOutput:
+        """The loop guard (:mod:`agent.loop_guard`): the call that makes too many identical
+        calls gets a note in its result, and the person a notice; the turn goes on."""
+        repeats = self.settings.loop_guard
+        if not loop_guard.looping(self.session.events, call, repeats):
+            return output
+        self.notify(loop_guard.notice(call, repeats))
+        content = f"{output.content}\n\n{loop_guard.note(call, repeats)}"
+        return dataclasses.replace(output, content=content)
 
     async def _request_with_recovery(self, state: TurnState, envelope: Envelope) -> Reply | None:
         overflow_retries = 0

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from agent.loop_guard import DEFAULT_REPEATS
+
 SYSTEM_PROMPT = """\
 You are reefline, a careful software agent working in the user's terminal.
 You can run shell commands with the `bash` tool. The working directory persists between
@@ -25,6 +27,9 @@ class LoopSettings:
     max_overflow_retries: int = 1
     """How often ``request_error`` may ask for a retry within one step."""
     system_prompt: str = SYSTEM_PROMPT
+    loop_guard: int = DEFAULT_REPEATS
+    """Identical tool calls among the turn's last ten that the model is told are a loop
+    (:mod:`agent.loop_guard`); 0: never told."""
     workspace_context: bool = True
     """Append the working directory, the date and the instruction files (:mod:`agent.memory`)
     as a ``context/message``."""

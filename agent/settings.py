@@ -20,6 +20,7 @@ from typing import Annotated, Any, get_origin
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     PositiveInt,
@@ -36,6 +37,7 @@ from agent.config_file import (
     read_config,
 )
 from agent.llm.prices import ModelPrice
+from agent.loop_guard import DEFAULT_REPEATS, WINDOW
 from agent.mcp_config import McpServerConfig, check_name
 from tools.modes import ApprovalPolicy, SandboxMode
 
@@ -71,6 +73,19 @@ class PriceSetting(BaseModel):
         return ModelPrice(self.input, cached, self.output)
 
 
+def _off_is_zero(value: object) -> object:
+    """``off`` (or ``false``) for a count that 0 turns off."""
+    if value is False or (isinstance(value, str) and value.strip().lower() in ("off", "false")):
+        return 0
+    return value
+
+
+def _not_one(value: int) -> int:
+    if value == 1:
+        raise ValueError("1 would call every tool call a loop: give 0 (off) or 2 to 10")
+    return value
+
+
 class Settings(BaseModel):
     """Everything a user can configure. Unknown keys are errors."""
 
@@ -97,6 +112,11 @@ class Settings(BaseModel):
     """Where sessions live (default: $REEFLINE_HOME or the platform data dir)."""
     max_steps: int = Field(default=40, gt=0)
     max_output_tokens: int | None = Field(default=None, gt=0)
+    loop_guard: Annotated[int, BeforeValidator(_off_is_zero), AfterValidator(_not_one)] = Field(
+        default=DEFAULT_REPEATS, ge=0, le=WINDOW
+    )
+    """Identical tool calls (name and arguments) among a turn's last ten that the model is
+    told are a loop, once, in the result (and the person too); 0 turns the guard off."""
     request_timeout: float = Field(default=120.0, gt=0)
     """Seconds to wait for the response to start, and for each piece of it."""
     request_deadline: float = Field(default=900.0, gt=0)

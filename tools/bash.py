@@ -237,7 +237,9 @@ class BashTool:
         if decision == "always":
             self.policy = "auto"
         elif decision != "once":
-            return _error("The user declined to run this command.")
+            return dataclasses.replace(
+                _error("The user declined to run this command."), approval="deny"
+            )
         return None
 
     async def _execute(

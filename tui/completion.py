@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from agent.llm.window_table import KNOWN_CONTEXT_WINDOWS
 from agent.log.catalogue import catalogue, here_first
-from tui.commands.run import SLASH_COMMANDS
+from tui.commands.run import SLASH_COMMANDS, SLASH_USAGE
 from tui.runtime.runtime import Runtime
 from tui.view.session_list import ago, folder_of, last_asked
 
@@ -30,6 +30,9 @@ class Choice:
     value: str
     label: str
     help: str
+    whole: bool = False
+    """Taking it with Enter runs it: a command that takes no arguments (else Enter puts the
+    row in the prompt, to go on typing or check it, and the next Enter sends it)."""
 
 
 def choices(text: str, runtime: Runtime) -> list[Choice]:
@@ -41,7 +44,7 @@ def choices(text: str, runtime: Runtime) -> list[Choice]:
     if not space:
         prefix = name.lower()
         return [
-            Choice(f"/{command} ", f"/{command}", help_text)
+            Choice(f"/{command} ", f"/{command}", help_text, whole=_bare(command))
             for command, help_text in SLASH_COMMANDS.items()
             if command.startswith(prefix)
         ]
@@ -58,6 +61,11 @@ def choices(text: str, runtime: Runtime) -> list[Choice]:
     if name == "model":
         return _models(arg, runtime)[:MAX_CHOICES]
     return []
+
+
+def _bare(command: str) -> bool:
+    """The command takes no arguments (its usage is its name alone)."""
+    return len(SLASH_USAGE.get(command, "").split()) <= 1
 
 
 def _sessions(prefix: str, runtime: Runtime) -> list[Choice]:

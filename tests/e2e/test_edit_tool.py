@@ -58,6 +58,7 @@ def test_headless_auto_edits_and_records_it_like_a_command(
     diff = run_cli("diff", log.stem)
     assert diff.returncode == 0, diff.stderr
     assert "-y = 2\n+y = 3\n" in diff.stdout and "# seq" in diff.stdout
+    assert diff.stdout.splitlines()[0].endswith(" · turn 1 · edit app.py")
     exported = run_cli("export", log.stem)
     assert "1 file changed +1 −1" in exported.stdout and "`M app.py +1 −1`" in exported.stdout
     # Rewind: a fork from before the prompt puts the file back as it was.

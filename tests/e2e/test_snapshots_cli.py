@@ -53,6 +53,11 @@ def test_diff_export_and_fork_with_files(
     diff = run_cli("diff", session_id)
     assert diff.returncode == 0, diff.stderr
     assert "-y = 2\n+y = 3\n" in diff.stdout and "+z = 9" in diff.stdout
+    headers = [line for line in diff.stdout.splitlines() if line.startswith("# seq")]
+    assert [h.split(" · ", 2)[2] for h in headers] == [  # the commands, not their JSON
+        "sed -i 's/y = 2/y = 3/' app.py && echo new > new.txt",
+        "echo z = 9 >> app.py && rm new.txt",
+    ]
     second_turn = run_cli("diff", session_id, "--turn", "2")
     assert "+z = 9" in second_turn.stdout and "+y = 3" not in second_turn.stdout
     exported = run_cli("export", session_id)

@@ -92,6 +92,51 @@ def test_plain_a_sentence_never_answers_the_question(
     assert steering == kept
 
 
+def test_plain_a_slash_command_at_the_question_never_reaches_the_model(
+    openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
+) -> None:
+    """``/context`` typed before the question (while the model thinks) and at it: each is
+    refused with a line saying so, the question is asked again, and neither is ever sent
+    to the model as a message (no steering, nothing in the next request)."""
+    thinking = threading.Event()
+    openai_server.push(
+        {
+            "tool_calls": [{"name": "bash", "arguments": {"command": "touch RAN"}}],
+            "hold": thinking,
+        },
+        {"text": "ok"},
+    )
+    name = f"plainslash-{os.getpid()}"
+    tmux_session(name, cli_env, workdir, "--plain", "--approve", "ask", "--base-url",
+                 openai_server.base_url, "--model", "m")  # fmt: skip
+    try:
+        _wait_screen(name, "/quit leaves")
+        send_line(name, "go")
+        wait_for(lambda: len(openai_server.requests) == 1, what="the model to be asked")
+        send_line(name, "/timeline")  # typed ahead, with its Enter
+        thinking.set()
+        _wait_screen(name, QUESTION)
+        _wait_screen(name, "/timeline is a command, not a message")
+        send_line(name, "/context")
+        _wait_screen(name, "/context is a command, not a message")
+        wait_for(
+            lambda: sum(QUESTION in line for line in screen_lines(name)) == 2,
+            what="the question to be asked again",
+        )
+        send_line(name, "n")
+        _wait_screen(name, "declined")
+        wait_for(lambda: len(openai_server.requests) == 2, what="the model to be asked again")
+        send_line(name, "/quit")
+        _wait_screen(name, "EXITED 0")
+    finally:
+        thinking.set()
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+    sent = json.dumps(openai_server.requests[-1]["messages"])
+    assert "/context" not in sent and "/timeline" not in sent
+    events = [json.loads(line) for line in only_session(cli_env).read_text().splitlines()]
+    assert not [e for e in events if e["type"] == "steering/message"]
+
+
 def test_plain_ctrl_c_interrupts_a_command_after_a_question_was_answered(
     openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path, nap: str
 ) -> None:

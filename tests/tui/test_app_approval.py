@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,7 @@ from textual.content import Content
 from textual.widgets import Button
 
 from agent.log.events import ToolResult, ToolStart
+from tests.e2e.conftest import REEFLINE
 from tests.openai_server import OpenAIServer
 from tests.tui.conftest import UI
 from tui.screens.approval import ApprovalScreen
@@ -109,7 +112,17 @@ async def test_deny_tells_the_model_and_the_card_shows_it(ui: UI) -> None:
         assert all(r.data.is_error and "declined" in r.data.content for r in denied)
         cards = list(app.query(ToolCard))
         assert all(c.is_error and "declined" in c.output for c in cards)
-        assert "error" in cards[0].border_subtitle
+        assert all(
+            Content.from_markup(c.border_subtitle).plain.startswith("declined") for c in cards
+        )
+        # ...and so does the export of the session, by the real subcommand.
+        out = subprocess.run(
+            [REEFLINE, "export", app.runtime.session.id],
+            env={**os.environ, "REEFLINE_HOME": str(ui.home)},
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.count("*declined*") == 2 and "*error*" not in out.stdout
 
 
 async def test_the_modal_buttons_fit_at_80_columns(ui: UI) -> None:

@@ -79,6 +79,23 @@ async def test_completion_menu_as_you_type(ui: UI) -> None:
         assert not menu.display and prompt.text == "/h"
 
 
+async def test_enter_on_a_command_without_arguments_runs_it(ui: UI) -> None:
+    """Enter on the highlighted /context row runs it at once (no second Enter); on /compact,
+    which takes a focus, it only puts it in the prompt."""
+    app = ui.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ui.send(pilot, "explore the README.md")
+        prompt = app.query_one(PromptArea)
+        await pilot.press("/", "c", "o", "down", "enter")
+        await ui.until(pilot, lambda: isinstance(app.screen, ContextScreen))
+        assert prompt.text == ""
+        await pilot.press("escape")
+        await ui.until(pilot, lambda: not isinstance(app.screen, ContextScreen))
+        await pilot.press("/", "c", "o", "enter")
+        assert prompt.text == "/compact "
+        assert not app.main.view.timeline.records  # nothing ran
+
+
 async def test_completion_menu_completes_arguments(ui: UI) -> None:
     """/approve offers its modes, /model the known models, /resume the stored sessions (with
     their first prompts); Enter takes the highlighted one and, taken whole, runs it."""

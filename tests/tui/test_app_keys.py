@@ -195,3 +195,76 @@ async def test_tab_reaches_a_long_card_and_enter_shows_it_all(
         assert app.focused is app.query_one(PromptArea)
         assert app.query_one(PromptArea).text == "hi"
         assert card.expanded
+
+
+async def test_tab_from_the_prompt_goes_to_the_newest_card_not_the_first(
+    ui: UI,
+    openai_server,  # type: ignore[no-untyped-def]
+) -> None:
+    """Two long cards: Tab from the prompt focuses the newest one's output (and the view
+    stays at the bottom), not the first card of the session."""
+    from tui.widgets.tool_card import CardOutput, ToolCard
+
+    for n in (1, 2):
+        openai_server.push(
+            {"tool_calls": [{"name": "bash", "arguments": {"command": f"seq {n} 40"}}]},
+            {"text": f"Answer {n}."},
+        )
+    app = ui.app(ui.runtime(base_url=openai_server.base_url, model="m", demo=False))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ui.send(pilot, "count")
+        await ui.send(pilot, "again")
+        first, second = app.query(ToolCard)
+        await pilot.press("tab")
+        assert app.focused is second.query_one(CardOutput)
+        await pilot.press("shift+tab")  # and on to the older one from there
+        assert app.focused is first.query_one(CardOutput)
+
+
+class Clock:
+    """The timeline panel's time, moved by the test (nothing here waits on real time)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_u_typed_on_a_row_as_the_first_letter_of_a_message_undoes_nothing(
+    ui: UI,
+) -> None:
+    """``use grep`` typed with a timeline row focused lands whole in the prompt, and the
+    compaction stays; a ``u`` with nothing typed after it for the quiet moment undoes, and
+    Enter right after ``u`` confirms it at once."""
+    app = ui.app()
+    async with app.run_test(size=(140, 44)) as pilot:
+        await ui.send(pilot, "explore the README.md")
+        await ui.send(pilot, "now parser.py")
+        await ui.send(pilot, "/compact")
+        panel = app.query_one(TimelinePanel)
+        clock = panel.clock = Clock()
+        rows = panel.query_one(OptionList)
+        prompt = app.query_one(PromptArea)
+        rows.focus()
+        await pilot.press(*"use grep")
+        assert prompt.text == "use grep" and app.focused is prompt
+        clock.now += 5  # long after: the u was typing, nothing is left to undo
+        await pilot.pause(0.1)
+        await ui.settle(pilot)
+        assert [r.kind for r in panel.records] == ["compaction"]
+        prompt.clear()
+        rows.focus()
+        await pilot.press("u")
+        await pilot.pause(0.1)
+        assert [r.kind for r in panel.records] == ["compaction"]  # not yet: it may be typing
+        clock.now += 1
+        await ui.until(pilot, lambda: any(r.kind == "undo" for r in panel.records))
+        await ui.settle(pilot)
+        assert prompt.text == ""
+        await ui.send(pilot, "/compact")
+        rows.focus()
+        rows.highlighted = len(panel.records) - 1
+        await pilot.press("u", "enter")  # Enter confirms at once
+        await ui.until(pilot, lambda: sum(r.kind == "undo" for r in panel.records) == 2)
+        assert prompt.text == "" and not isinstance(app.screen, SummaryScreen)

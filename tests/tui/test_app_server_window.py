@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from textual.widgets import Static
+
 from tests.agent.test_whole_replies import chat, whole
 from tests.openai_server import OpenAIServer
 from tests.tui.conftest import UI
@@ -13,6 +15,7 @@ from tests.wire import Exchange, ReplayServer
 from tui.screens.context import ContextScreen
 from tui.widgets.entries import Notice
 from tui.widgets.gauge import TokenGauge
+from tui.widgets.timeline import TimelinePanel
 
 
 def notices(app: Any) -> list[str]:
@@ -114,3 +117,23 @@ async def test_a_hostile_servers_notice_is_shown_not_obeyed(ui: UI) -> None:
             shown = "\n".join(app.main.transcript.dump())
     assert "whole replies" in shown and "\\x1b]52;c;" in shown
     assert "\x1b" not in shown and "\x07" not in shown
+
+
+async def test_the_panel_and_the_gauge_agree_when_the_server_says_the_window(ui: UI) -> None:
+    """A model no table knows: the window comes from the server after start; the panel's
+    word on automatic compaction follows the gauge (one source: the gauge's reading)."""
+    props = json.dumps({"default_generation_settings": {"n_ctx": 3072}})
+    with ReplayServer([Exchange("GET", "/props", None, 200, "application/json", [props])]) as srv:
+        runtime = ui.runtime(base_url=srv.base_url, model="a-model-no-table-knows", demo=False)
+        app = ui.app(runtime)
+        async with app.run_test(size=(160, 40)) as pilot:
+            gauge = app.query_one(TokenGauge)
+            panel = app.query_one(TimelinePanel)
+            await ui.until(
+                pilot, lambda: gauge.reading is not None and gauge.reading.window == 3072
+            )
+            await pilot.pause()
+            assert "auto at 80%" in gauge.render().plain
+            hint = panel.query_one(".empty", Static).render().plain
+            assert "is off" not in hint
+            assert "runs when the context reaches 80% of the window" in hint

@@ -176,7 +176,9 @@ class EditTool:
         if decision == "always":
             self.gate.policy = "auto"
         elif decision != "once":
-            return _error("The user declined this edit; nothing was written.")
+            return dataclasses.replace(
+                _error("The user declined this edit; nothing was written."), approval="deny"
+            )
         return None
 
     async def _write(self, planned: _Planned, mode: SandboxMode) -> ToolOutput:

@@ -10,6 +10,7 @@ cancels the call. MCP servers are not inside the bash sandbox.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
 from collections.abc import Callable
@@ -136,7 +137,7 @@ class McpTool:
         if decision == "always":
             self.gate.always.add(self.name)
         elif decision != "once":
-            return _error("The user declined this tool call.")
+            return dataclasses.replace(_error("The user declined this tool call."), approval="deny")
         return decision
 
 

@@ -58,7 +58,7 @@ from tui.screens.rewind import RewindScreen
 from tui.screens.sessions import SessionsScreen
 from tui.screens.summary_editor import SummaryEditorScreen
 from tui.text import clean
-from tui.widgets.prompt import PromptSubmitted
+from tui.widgets.prompt import PromptSubmitted, PromptTabbed
 from tui.widgets.timeline import SummaryEditRequested, TimelineUndoRequested
 
 QUIT_WINDOW_S = 3.0
@@ -127,8 +127,13 @@ class ReeflineApp(App[None]):
         await self._open(self.runtime)
 
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key) and self.screen_stack:
-            self.main.keys_to_prompt(event)  # before the focused widget gets it
+        if (
+            isinstance(event, events.Key)
+            and self.screen_stack
+            and not event.is_forwarded
+            and self.main.keys_to_prompt(event)  # before the focused widget gets it
+        ):
+            return
         await super().on_event(event)
 
     def on_resize(self) -> None:
@@ -178,6 +183,12 @@ class ReeflineApp(App[None]):
         await self.run_slash("uncompact", str(message.number))
 
     # --- sending ------------------------------------------------------------------------------
+
+    def on_prompt_tabbed(self, message: PromptTabbed) -> None:
+        """Tab from the prompt goes to the newest entry that takes focus (a card's output, a
+        marker), where the person just was; with none, on as Tab goes."""
+        if not self.main.transcript.focus_newest():
+            self.action_focus_next()
 
     async def on_prompt_submitted(self, message: PromptSubmitted) -> None:
         self.main.transcript.follow()  # what is sent, and what answers it, is in view

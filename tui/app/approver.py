@@ -13,7 +13,8 @@ import time
 
 from tools.base import ApprovalDecision, ProposedEdit
 from tools.question import ToolQuestion
-from tui.screens.approval import QUIET_S, ApprovalScreen, Clock
+from tui.quiet import QUIET_S
+from tui.screens.approval import ApprovalScreen, Clock
 from tui.screens.edit_approval import EditApprovalScreen
 from tui.screens.main import MainScreen
 

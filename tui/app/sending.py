@@ -75,7 +75,10 @@ class Sender:
                 self.held = None
                 screen.give_back(prompt)  # Esc stopped the compaction and what waited on it
             raise
-        self.held = None
+        if self.held is not None:
+            self.held = None
+            if runtime is self.runtime() and screen.live:
+                self.show_queued()  # it is sent now: no longer waiting
         try:
             return await runtime.agent.run_turn(prompt)
         except TurnCancelled:

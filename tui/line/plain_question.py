@@ -5,8 +5,9 @@ Lines typed before the question (while the agent worked, for the agent) are kept
 whatever they say: a "yes" typed ahead approves nothing. The line being typed when the question
 came stays on its input line and goes to the agent once finished, never as an answer, whatever
 its last word ("then say yes"). Any other line is kept as steering too, an empty one is no
-answer, and the question is asked again after each. Ctrl+C interrupts the turn (the command
-never ran); the end of input denies.
+answer, and the question is asked again after each. A slash command among those lines is
+never a message: it is refused, said, and not sent to the model. Ctrl+C interrupts the turn
+(the command never ran); the end of input denies.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from agent.redaction import redact
 from agent.turns import TurnResult
 from tools.base import ApprovalDecision, ProposedEdit
 from tools.question import ToolQuestion
+from tui.commands.run import parse_slash
 from tui.line.input import Ahead, ReadInterrupted, ReadLine, TypedAhead
 from tui.runtime.runtime import Runtime
 from tui.text import command_shape
@@ -95,20 +97,36 @@ async def ask(terminal: Terminal, command: str | ProposedEdit) -> ApprovalDecisi
         if not line:
             terminal.say("(an empty line is no answer: type y, always or n)")
             continue
-        runtime.agent.steer(line)
-        terminal.say("(kept as a message for the agent; answer y, always or n)")
+        if _keep(terminal, line):
+            terminal.say("(kept as a message for the agent; answer y, always or n)")
+        else:
+            terminal.say("(answer y, always or n)")
+
+
+def _keep(terminal: Terminal, line: str) -> bool:
+    """Keep ``line`` as a message for the agent; a slash command is never one: it is refused,
+    said, and not run (the question and the turn wait), so it never reaches the model. True
+    when it was kept."""
+    slash = parse_slash(line)
+    if slash is None:
+        terminal.runtime.agent.steer(line)
+        return True
+    terminal.say(
+        f"(/{slash[0]} is a command, not a message: not run and not sent to the agent while "
+        "the question waits; type it again when the turn has ended)"
+    )
+    return False
 
 
 def _take_typed_ahead(terminal: Terminal) -> str:
     """Keep the lines typed before the question as steering; return the line being typed
     (put back on the question's input line), stripped, or ``""``."""
     early = terminal.ahead() if terminal.ahead is not None else Ahead()
-    for line in early.lines:
-        terminal.runtime.agent.steer(line.strip())
-    if early.lines:
+    kept = [line for line in early.lines if _keep(terminal, line.strip())]
+    if kept:
         terminal.say(
             f"(typed before this question, so no answer to it: "
-            f"{plural(len(early.lines), 'line')} kept as a message for the agent)"
+            f"{plural(len(kept), 'line')} kept as a message for the agent)"
         )
     typing = early.unfinished.strip()
     if typing:

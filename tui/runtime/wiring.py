@@ -380,6 +380,7 @@ def _build(
         settings=LoopSettings(
             max_steps=settings.max_steps,
             max_output_tokens=settings.max_output_tokens,
+            loop_guard=settings.loop_guard,
             max_overflow_retries=compaction_settings.max_overflow_retries,
         ),
         context_window=windows,

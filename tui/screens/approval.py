@@ -40,15 +40,9 @@ from textual.timer import Timer
 from textual.widgets import Button, Static
 
 from tools.base import ApprovalDecision
+from tui.quiet import QUIET_S, TICK_S
 from tui.text import clean, command_shape, short_path
 from tui.widgets.command import command_content
-
-QUIET_S = 0.6
-"""The quiet moment: how long the dialog is up, and how long no key was typed, before a key
-answers it."""
-
-TICK_S = 0.05
-"""How often the dialog looks at its clock (a pending ``y`` or ``n``, the buttons enabled)."""
 
 Clock = Callable[[], float]
 """Monotonic seconds (:func:`time.monotonic`)."""

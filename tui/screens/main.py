@@ -191,6 +191,8 @@ class MainScreen(Screen[None]):
         if isinstance(event, CompactProgress):
             record = self.view.timeline.record(event.data.compaction_id)
         self.fold.feed(event, record)
+        if event.type == "steering/message" and self.status.queued:
+            self.status.queued -= 1  # delivered: no longer waiting
         self.show_status()
         if isinstance(event, SessionName):
             self.show_header()
@@ -247,13 +249,11 @@ class MainScreen(Screen[None]):
         reading = current_reading(runtime)
         self.part(TokenGauge).show(reading)
         self.part(AppHeader).show_percent(reading.percent, ZONE_TEXT[reading.zone])
+        self.timeline.follow_gauge(reading)
 
     def timeline_changed(self) -> None:
-        runtime = self.runtime
-        if runtime is not None:
-            window = runtime.meter.context_window
-            records = self.view.timeline.records
-            self.timeline.show_timeline(records, runtime.threshold_tokens, window)
+        if (runtime := self.runtime) is not None:
+            self.timeline.show_timeline(self.view.timeline.records, current_reading(runtime))
 
     def tick(self) -> None:
         if not self.live:
@@ -352,16 +352,22 @@ class MainScreen(Screen[None]):
         self.set_focus(prompt)
         return False
 
-    def keys_to_prompt(self, event: events.Key) -> None:
+    def keys_to_prompt(self, event: events.Key) -> bool:
         """Before a key reaches the focused widget: a printable one typed here (not in a
         modal) moves the focus to the prompt, so it and the keys after it (an Enter) land
         there; a message typed while a card or a timeline row had the focus is never lost.
-        A key the focused widget (or one around it) binds stays with it."""
+        A key the focused widget (or one around it) binds stays with it; for one right after
+        ``u`` on a timeline row see :meth:`TimelinePanel.after_u`. True: it was taken here."""
+        after = self.timeline.after_u(event.key, event.is_printable) if self.is_mounted else ""
+        if after == "typed":
+            self.prompt_has_focus()
+            self.prompt.insert("u")  # the first letter of what is typed now
         if event.is_printable and event.character is not None and self.app.screen is self:
             bound = self.active_bindings.get(event.key)
-            if bound is not None and isinstance(bound.node, Widget) and bound.node is not self:
-                return  # a key the focused part answers itself (u on a timeline row)
-            self.prompt_has_focus()
+            # A key the focused part answers itself (u on a timeline row) stays with it.
+            if bound is None or not isinstance(bound.node, Widget) or bound.node is self:
+                self.prompt_has_focus()
+        return after == "taken"
 
     async def on_diff_requested(self, message: DiffRequested) -> None:
         """A tool card's ``· diff``: the patch of its command, in the diff screen."""

@@ -140,7 +140,9 @@ def _notes(run: ToolRun) -> list[str]:
     if result is None:
         return ["no result recorded"]
     notes: list[str] = []
-    if result.exit_code is not None:
+    if run.outcome == "declined":
+        notes.append("declined")
+    elif result.exit_code is not None:
         notes.append(f"exit {result.exit_code}")
     elif result.is_error:
         notes.append("error")

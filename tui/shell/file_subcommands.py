@@ -17,6 +17,7 @@ from tools.snapshots.restore import restore
 from tools.snapshots.shadow import ShadowRepo, SnapshotUnavailable
 from tui.exit_codes import EXIT_ERROR, EXIT_OK, EXIT_USAGE
 from tui.text import clean, first_line
+from tui.view.items import call_subject
 
 
 def print_diff(session: Session, home: Path, turn: int | None, seq: int | None) -> int:
@@ -42,7 +43,7 @@ def print_diff(session: Session, home: Path, turn: int | None, seq: int | None) 
         files = event.data.files
         if files is None or not files.changes:
             continue
-        command = first_line(start.data.arguments, 100) if start else event.data.call_id
+        command = first_line(_header(start), 100) if start else event.data.call_id
         print(f"# seq {event.seq} · turn {event.data.turn} · {command}")
         try:
             sys.stdout.write(clean(read_patch(repo, files)))
@@ -53,6 +54,12 @@ def print_diff(session: Session, home: Path, turn: int | None, seq: int | None) 
     if not shown:
         print("No command changed a file there.")
     return EXIT_OK
+
+
+def _header(start: ToolStart) -> str:
+    """The call a patch came from: its command (``edit PATH`` for an edit), not its JSON."""
+    subject = call_subject(start.data.name, start.data.arguments)
+    return subject if start.data.name == "bash" else f"{start.data.name} {subject}"
 
 
 def restore_for_fork(parent: Session, new_id: str, at_seq: int) -> int:

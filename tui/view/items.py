@@ -20,6 +20,21 @@ from tools.edit.call import NOT_MADE, path_of
 from tui.text import first_line, raw_command
 
 
+def call_subject(name: str, arguments: str) -> str:
+    """What a call runs, for showing after the tool's name (a front end says the name, or
+    ``$`` for bash): a bash call's command, an edit's path, else the raw arguments. Unsafe
+    to print as is (a command is byte for byte)."""
+    if name == "bash":
+        return raw_command(arguments)
+    if name == "edit" and (path := path_of(arguments)) is not None:
+        return path
+    return arguments
+
+
+DECLINED = "The user declined"
+"""How a declined call's result begins (what a log from before ``approval: deny`` says)."""
+
+
 @dataclass(frozen=True)
 class SessionOpened:
     """The session's first event: where and when it began."""
@@ -102,13 +117,8 @@ class ToolRun:
 
     @property
     def command(self) -> str:
-        """What the call runs, for showing after the tool's name (a front end says the name,
-        or ``$`` for bash): :attr:`bash_command`, an edit's path, else the raw arguments."""
-        if self.name == "bash":
-            return raw_command(self.arguments)
-        if self.name == "edit" and (path := path_of(self.arguments)) is not None:
-            return path
-        return self.arguments
+        """What the call runs, for showing (:func:`call_subject`)."""
+        return call_subject(self.name, self.arguments)
 
     @property
     def running(self) -> bool:
@@ -126,7 +136,8 @@ class ToolRun:
     @property
     def outcome(self) -> str | None:
         """``interrupted`` when the user stopped the call while it ran, ``not run`` when the
-        turn ended before it started (interrupted while asking for approval, or failed);
+        turn ended before it started (interrupted while asking for approval, or failed),
+        ``declined`` when the person answered no;
         None otherwise (its exit code or error says how it went)."""
         result = self.result
         if result is None:
@@ -137,6 +148,10 @@ class ToolRun:
             return "interrupted"
         if result.is_error and result.content.startswith(NOT_RUN_ERROR):
             return "not run"
+        if result.approval == "deny" or (
+            result.is_error and result.content.startswith(DECLINED)  # a log before the record
+        ):
+            return "declined"
         return None
 
 

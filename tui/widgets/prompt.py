@@ -3,7 +3,8 @@
 Enter sends; Shift+Enter, Alt+Enter or Ctrl+J start a new line. Up and Down walk the history
 when the cursor is on the first or last line. Typing ``/`` opens a menu under the prompt
 (:class:`CompletionMenu`) of the matching commands, then of their arguments: ↑/↓ move in it,
-Tab or Enter take the highlighted row, Esc closes it.
+Tab or Enter take the highlighted row (Enter runs a command that takes no arguments at
+once), Esc closes it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ from tui.completion import Choice
 from tui.history import PromptHistory
 
 NEWLINE_KEYS = frozenset({"shift+enter", "alt+enter", "ctrl+j"})
+
+
+class PromptTabbed(Message):
+    """Tab from the prompt (no completion menu took it): the screen chooses where focus goes
+    (the transcript's newest entry, not its first)."""
 
 
 @dataclass
@@ -71,10 +77,14 @@ class PromptArea(TextArea):
         elif key == "escape":
             menu.close()
         elif key in ("tab", "enter"):
-            value = menu.highlighted_value()
-            if value is None or (key == "enter" and value.rstrip() == self.text.rstrip()):
+            choice = menu.highlighted_choice()
+            if choice is None or (key == "enter" and choice.value.rstrip() == self.text.rstrip()):
                 return False  # Enter on what is typed already sends it
-            self.load_text(value)
+            if key == "enter" and choice.whole:
+                self.load_text(choice.value.rstrip())
+                self.submit()  # nothing more to type: run it
+                return True
+            self.load_text(choice.value)
             self.move_cursor(self.document.end)
         else:
             return False
@@ -90,6 +100,11 @@ class PromptArea(TextArea):
             event.stop()
             event.prevent_default()
             self.submit()
+            return
+        if key == "tab":
+            event.stop()
+            event.prevent_default()
+            self.post_message(PromptTabbed())
             return
         if key in NEWLINE_KEYS:
             event.stop()
@@ -180,7 +195,7 @@ class CompletionMenu(OptionList):
         self.clear_options()
         self.display = False
 
-    def highlighted_value(self) -> str | None:
+    def highlighted_choice(self) -> Choice | None:
         if self.highlighted is None or not self.choices:
             return None
-        return self.choices[self.highlighted].value
+        return self.choices[self.highlighted]

@@ -5,20 +5,23 @@ compaction's row undoes it (``/uncompact N``)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from agent.formatting import fmt_duration, fmt_tokens, plural
 from compact.reports.wording import label, reread, spent
+from tui.quiet import QUIET_S, TICK_S
+from tui.runtime.gauge_reading import GaugeReading
 from tui.text import first_line
 
 if TYPE_CHECKING:
@@ -120,6 +123,18 @@ def _detail(record: TimelineRecord) -> str:
     return " · ".join(parts)
 
 
+def auto_hint(reading: GaugeReading) -> str:
+    """What the empty panel says about automatic compaction, from the gauge's reading."""
+    if reading.threshold_fraction is not None:
+        return (
+            "No compactions yet.\n\nAutomatic compaction runs when the context reaches "
+            f"{100 * reading.threshold_fraction:.0f}% of the window, or earlier when that costs "
+            "less (the gauge's 'auto at' says where); /compact runs one now."
+        )
+    why = "the context window is unknown" if not reading.window else "auto = false"
+    return f"No compactions yet.\n\nAutomatic compaction is off ({why}); /compact runs one now."
+
+
 class TimelinePanel(Vertical):
     """The right-hand panel (see the module docstring)."""
 
@@ -128,6 +143,11 @@ class TimelinePanel(Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.records: list[TimelineRecord] = []
+        self.clock: Callable[[], float] = time.monotonic
+        """The time the quiet moment after ``u`` is measured with (tests set it)."""
+        self.pending_u: tuple[int, float] | None = None
+        """A ``u`` pressed on a row: the row's number and when, until the quiet moment."""
+        self._waiting: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(classes="empty")
@@ -137,25 +157,15 @@ class TimelinePanel(Vertical):
         self.border_title = "compactions"
         self.show([])
 
-    def show_timeline(
-        self, records: Sequence[TimelineRecord], threshold: int | None, window: int | None
-    ) -> None:
-        """:meth:`show` the records; with none yet, say when automatic compaction runs."""
-        if records:
-            self.show(records)
-        elif threshold is not None:
-            self.show(
-                records,
-                hint="No compactions yet.\n\nAutomatic compaction runs when the context "
-                f"reaches {100 * threshold / (window or 1):.0f}% of the window, or earlier when "
-                "that costs less (the gauge's 'auto at' says where); /compact runs one now.",
-            )
-        else:
-            self.show(
-                records,
-                hint="No compactions yet.\n\nAutomatic compaction is off (unknown window or "
-                "auto = false); /compact runs one now.",
-            )
+    def show_timeline(self, records: Sequence[TimelineRecord], reading: GaugeReading) -> None:
+        """:meth:`show` the records; with none yet, say when automatic compaction runs, in
+        the gauge's own words (``reading`` is what the gauge shows: one source for both)."""
+        self.show(records, hint="" if records else auto_hint(reading))
+
+    def follow_gauge(self, reading: GaugeReading) -> None:
+        """The gauge changed: with no rows yet, say what it says about automatic compaction."""
+        if not self.records:
+            self.show([], hint=auto_hint(reading))
 
     def show(self, records: Sequence[TimelineRecord], *, hint: str = "") -> None:
         self.records = list(records)
@@ -182,9 +192,45 @@ class TimelinePanel(Vertical):
                 rows.replace_option_prompt_at_index(index, record_row(record, now))
 
     def action_undo(self) -> None:
+        """``u`` on a row: undone once the quiet moment after it passes with nothing typed
+        (:meth:`take_pending_u` gives a ``u`` followed by more keys back as typing)."""
         index = self.query_one(OptionList).highlighted
-        if index is not None and index < len(self.records):
-            self.post_message(TimelineUndoRequested(self.records[index].number))
+        if index is None or index >= len(self.records):
+            return
+        self.pending_u = (self.records[index].number, self.clock())
+        if self._waiting is None:
+            self._waiting = self.set_interval(TICK_S, self._quiet_check)
+
+    def after_u(self, key: str, printable: bool) -> Literal["", "typed", "taken"]:
+        """A key came before the quiet moment after ``u`` passed: a printable one makes the
+        ``u`` typing (``typed``: the first letter of "use grep", for the prompt); Enter
+        undoes at once and Esc drops the ``u`` (``taken``: the key is spent); another key
+        (↑↓, Tab) drops it and goes on. ``""``: no ``u`` was waiting."""
+        number = self.take_pending_u()
+        if number is None:
+            return ""
+        if printable:
+            return "typed"
+        if key == "enter":
+            self.post_message(TimelineUndoRequested(number))
+        return "taken" if key in ("enter", "escape") else ""
+
+    def take_pending_u(self) -> int | None:
+        """The number of the row a waiting ``u`` was pressed on (it waits no more)."""
+        pending, self.pending_u = self.pending_u, None
+        self._stop_waiting()
+        return None if pending is None else pending[0]
+
+    def _quiet_check(self) -> None:
+        if self.pending_u is not None and self.clock() - self.pending_u[1] >= QUIET_S:
+            number = self.take_pending_u()
+            if number is not None:
+                self.post_message(TimelineUndoRequested(number))
+
+    def _stop_waiting(self) -> None:
+        if self._waiting is not None:
+            self._waiting.stop()
+            self._waiting = None
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

@@ -355,6 +355,14 @@ class Transcript(VerticalScroll, can_focus=False):
         for entry in queued:
             entry.remove()
 
+    def focus_newest(self) -> bool:
+        """Focus the newest entry that takes focus (a card's output, a marker); False when
+        none does."""
+        newest = [w for w in self.query("*") if w.focusable]
+        if newest:
+            newest[-1].focus()
+        return bool(newest)
+
     def card(self, call_id: str) -> ToolCard | None:
         return self._cards.get(call_id)
 
