@@ -287,7 +287,7 @@ class ReeflineApp(App[None]):
     def _palette_callback(self, name: str) -> Callable[[], Coroutine[Any, Any, None]]:
         async def run_it() -> None:
             if COMMANDS[name].fill:  # it takes an argument: typed in the prompt
-                self.main.put_prompt(f"/{name} ")
+                self.main.prompt.put(f"/{name} ")
             else:
                 await self.run_slash(name)
 

@@ -73,7 +73,7 @@ class Sender:
         except asyncio.CancelledError:
             if self.held is not None and screen.live:
                 self.held = None
-                screen.give_back(prompt)  # Esc stopped the compaction and what waited on it
+                screen.prompt.give_back(prompt)  # Esc stopped the compaction and what waited on it
             raise
         if self.held is not None:
             self.held = None
@@ -105,5 +105,5 @@ class Sender:
             if result is not None and result.reason == "completed":
                 self.start(text)
             else:
-                self.screen.give_back(text)
+                self.screen.prompt.give_back(text)
         self.show_queued()

@@ -14,6 +14,8 @@ from tui.text import clean, command_lines, first_line
 from tui.view.changes import plain_lines
 from tui.view.items import Answer, Prompt, ToolRun, recap_entries
 
+LIVE_LINES = 20
+"""Lines of a running command's output the REPL prints as they come."""
 RECAP_ENTRIES = 6
 """How many of the last prompts, commands and answers a resumed session shows first."""
 RECAP_ANSWER_LINES = 8
@@ -62,3 +64,14 @@ def recap_lines(items: Sequence[object]) -> list[str]:
             if len(answer) > RECAP_ANSWER_LINES:
                 lines.append(f"  … ({len(answer) - RECAP_ANSWER_LINES} more lines)")
     return [*lines, "── end of the earlier entries ──"]
+
+
+def live_lines(text: str, shown: int) -> tuple[list[str], int]:
+    """A running command's output as it comes, line by line, up to :data:`LIVE_LINES` lines
+    a command (the result line follows; the full output is in the log): the lines to print
+    of ``text`` when ``shown`` came before it, and how many have come with it."""
+    lines = clean(text).rstrip("\n").split("\n")
+    out = [f"  │ {line}" for line in lines[: max(0, LIVE_LINES - shown)]]
+    if shown < LIVE_LINES <= shown + len(lines):
+        out.append("  │ … (more output; the result says how much)")
+    return out, shown + len(lines)

@@ -47,7 +47,7 @@ from tui.line.input import (
     stream_reader,
     typed_ahead,
 )
-from tui.line.item_lines import call_lines, recap_lines, result_lines
+from tui.line.item_lines import call_lines, live_lines, recap_lines, result_lines
 from tui.line.plain_edit import write_diff
 from tui.line.summary_editor import edit_summary_in_editor
 from tui.line.terminal_state import LEAVE_PROMPT, owning_sigint, restore_terminal, terminal_state
@@ -61,9 +61,6 @@ from tui.view.workspace import RecordLines
 
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 """The signals that end the REPL (SIGINT interrupts a turn; at a prompt ctrl+c is a key)."""
-
-LIVE_LINES = 20
-"""Lines of a running command's output the REPL prints as they come."""
 
 
 class PlainRepl:
@@ -172,15 +169,11 @@ class PlainRepl:
             self._live_output(item)
 
     def _live_output(self, item: ToolOutputDelta) -> None:
-        """A running command's output, line by line as it comes, up to :data:`LIVE_LINES`
-        lines a command (the result line follows; the full output is in the log)."""
+        """A running command's output as it comes (:func:`tui.line.item_lines.live_lines`)."""
         shown = self._live_lines.get(item.call_id, 0)
-        lines = clean(item.text).rstrip("\n").split("\n")
-        for line in lines[: max(0, LIVE_LINES - shown)]:
-            self.say(f"  │ {line}")
-        if shown < LIVE_LINES <= shown + len(lines):
-            self.say("  │ … (more output; the result says how much)")
-        self._live_lines[item.call_id] = shown + len(lines)
+        lines, self._live_lines[item.call_id] = live_lines(item.text, shown)
+        for line in lines:
+            self.say(line)
 
     # --- lifecycle ----------------------------------------------------------------------------
 

@@ -174,9 +174,7 @@ class MainScreen(Screen[None]):
 
     def _current(self, event: Event) -> bool:
         """False for a message still queued from a runtime that was replaced (/new)."""
-        if self.runtime is None:
-            return False
-        events = self.runtime.session.events
+        events = self.runtime.session.events if self.runtime is not None else []
         return event.seq < len(events) and events[event.seq] is event
 
     async def show_event(self, event: Event) -> None:
@@ -196,11 +194,10 @@ class MainScreen(Screen[None]):
         self.show_status()
         if isinstance(event, SessionName):
             self.show_header()
-        if isinstance(event, ToolStart) and self.approving:
-            card = self.transcript.card(event.data.call_id)
-            if card is not None:
-                card.awaiting_approval = True
-                card.tick(time.time())
+        card = self.transcript.card(event.data.call_id) if isinstance(event, ToolStart) else None
+        if card is not None and self.approving:  # the call the dialog asks about
+            card.awaiting_approval = True
+            card.tick(time.time())
         self.refresh_gauge()
 
     async def show_stream(self, item: StreamEvent) -> None:
@@ -308,38 +305,21 @@ class MainScreen(Screen[None]):
             # Said at once: the fork is written and loaded off the event loop, which takes a
             # moment on a long session; the prompt is there meanwhile, read-only so that
             # nothing is sent to the session being left.
-            self.put_prompt(effect.prompt, read_only=True)
+            self.prompt.put(effect.prompt, read_only=True)
             self.fold.going_back(f"to before turn {effect.turn}")
             self.show_status()
         elif isinstance(effect, Prompt):
-            self.put_prompt(effect.text, read_only=self.prompt.read_only)
+            self.prompt.put(effect.text, read_only=self.prompt.read_only)
         else:
             assert_never(effect)
 
     def command_ended(self) -> None:
         """What a command showed for its time (a rewind) ends with it."""
-        self.free_prompt()
+        self.prompt.read_only = False
         self.fold.going_back(None)
         self.show_status()
 
     # --- the prompt ---------------------------------------------------------------------------
-
-    def put_prompt(self, text: str, *, read_only: bool = False) -> None:
-        """Put ``text`` in the prompt to edit (``read_only``: to see, until :meth:`free_prompt`)."""
-        prompt = self.prompt
-        prompt.load_text(text)
-        prompt.move_cursor(prompt.document.end)
-        prompt.focus()
-        prompt.read_only = read_only
-
-    def free_prompt(self) -> None:
-        self.prompt.read_only = False
-
-    def give_back(self, text: str) -> None:
-        """Put text that was not sent back in the prompt, before what is typed there now."""
-        prompt = self.prompt
-        prompt.load_text("\n\n".join(filter(None, [text, prompt.text])))
-        prompt.move_cursor(prompt.document.end)
 
     def prompt_has_focus(self) -> bool:
         """True when the prompt has the focus (False while the screen is gone); otherwise it

@@ -158,6 +158,18 @@ class PromptArea(TextArea):
         self.move_cursor(self.document.end)
         return True
 
+    def put(self, text: str, *, read_only: bool = False) -> None:
+        """Put ``text`` here to edit (``read_only``: to see, until ``read_only`` is unset)."""
+        self.load_text(text)
+        self.move_cursor(self.document.end)
+        self.focus()
+        self.read_only = read_only
+
+    def give_back(self, text: str) -> None:
+        """Put text that was not sent back here, before what is typed here now."""
+        self.load_text("\n\n".join(filter(None, [text, self.text])))
+        self.move_cursor(self.document.end)
+
 
 class CompletionMenu(OptionList):
     """The choices completing what is typed, under the prompt (hidden when there are none).
