@@ -2,7 +2,7 @@
 session a name (or an id) given to ``--resume`` means.
 
 A session in which no prompt was ever sent (a fork aside) is not listed (and is removed
-when its process closes it: :meth:`agent.log.session.Session.close_or_discard`): a start
+when its process closes it: :func:`agent.log.keeping.close_or_discard`): a start
 left at once, or a process killed before anything was sent, leaves nothing a person would
 look for.
 

@@ -19,54 +19,25 @@ log-only events (``compact/undo``, ``compact/edit``).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.log.event_data import Data
 from agent.log.files_data import FilesData, FilesRestoreData
+from agent.log.surface_ops import (
+    SurfaceAppend,
+    SurfaceOp,
+    SurfaceReplace,
+    SurfaceRestore,
+    SurfaceRevise,
+)
 from agent.log.usage_data import ReportedUsage, Usage
 from tools.modes import ApprovalDecision, ApprovalPolicy, SandboxMode
 
-# Re-exported: payloads elsewhere build on them.
+# Re-exported: payloads elsewhere build on them, and the surface ops events carry.
 __all__ = ["Data", "FilesData", "ReportedUsage", "Usage"]
-
-
-class SurfaceAppend(Data):
-    op: Literal["append"] = "append"
-
-
-class SurfaceReplace(Data):
-    """Replace the surface span from ``start`` to ``end`` (seqs, by *position*) with this event."""
-
-    op: Literal["replace"] = "replace"
-    start: int
-    end: int
-
-
-class SurfaceRestore(Data):
-    """Put back, at the position of the span replacement ``replacement``, the seqs it took
-    off the surface (an undone compaction). Carried by a log-only event: it puts nothing of
-    its own on the surface."""
-
-    op: Literal["restore"] = "restore"
-    replacement: int
-
-
-class SurfaceRevise(Data):
-    """Give the surface node ``target`` new text: the node keeps its place and its role, the
-    model reads ``content`` in place of its own (a corrected checkpoint). Carried by a
-    log-only event; a ``restore`` naming that event takes the revision back (the text before
-    it returns)."""
-
-    op: Literal["revise"] = "revise"
-    target: int
-    content: str
-
-
-SurfaceOp = Annotated[
-    SurfaceAppend | SurfaceReplace | SurfaceRestore | SurfaceRevise, Field(discriminator="op")
-]
+__all__ += ["SurfaceAppend", "SurfaceOp", "SurfaceReplace", "SurfaceRestore", "SurfaceRevise"]
 
 
 class Event(BaseModel):

@@ -21,12 +21,10 @@ from pydantic import BaseModel
 from agent.log.bulk_load import without_collector
 from agent.log.events import (
     Event,
-    SessionFork,
     SessionStart,
     SessionStartData,
     SurfaceAppend,
     SurfaceOp,
-    UserMessage,
 )
 from agent.log.load_report import LoadReport, ReentrantAppend, SessionError, SessionLoadError
 from agent.log.messages import ChatMessage, SurfaceMessages, node_message
@@ -387,24 +385,10 @@ class Session:
         if self._log is not None:
             self._log.close()
 
-    def close_or_discard(self) -> bool:
-        """:meth:`close`; a session in which no prompt was ever sent is removed from disk
-        instead (whatever else was done in it: a name, ``/approve``, ``/context``): a ``/new``
-        or a start left at once must not clutter the list. A fork is kept (going back was
-        asked for, if only to before the first prompt). True when it was removed; the files
-        go while the writer lock is held."""
-        forked = any(isinstance(e, SessionFork) for e in self._events)
-        if self.readonly or self._log is None or self.prompted or forked:
-            self.close()
-            return False
-        remove_log(self.path, self.spill_dir)
-        self.close()
-        return True
-
     @property
-    def prompted(self) -> bool:
-        """A prompt was sent in the session (or in the one it was forked from, before)."""
-        return any(isinstance(e, UserMessage) and e.data.source == "user" for e in self._events)
+    def closed(self) -> bool:
+        """Its log is closed (or was opened read-only): nothing more is written."""
+        return self._log is None or self._log.closed
 
     def _log_sync(self) -> None:
         if self._log is not None:

@@ -50,7 +50,7 @@ from tui.commands.summary import save_summary
 from tui.completion import choices
 from tui.history import PromptHistory, history_path
 from tui.line.terminal_state import terminal_state
-from tui.relaunch import leaving_words
+from tui.runtime.relaunch import leaving_words
 from tui.runtime.runtime import Runtime
 from tui.screens.choice import ChoiceScreen
 from tui.screens.main import MainScreen

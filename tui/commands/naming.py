@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+from agent.log.keeping import prompted
 from agent.log.names import BadName, name_of, rename
 from tui.commands.effects import Effect, Said
 from tui.commands.registry import command
-from tui.relaunch import resume_command
+from tui.runtime.relaunch import resume_command
 from tui.runtime.runtime import Runtime
 
 
@@ -31,5 +32,5 @@ async def _rename(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
     except OSError as exc:
         yield Said(f"Not renamed: the session log cannot be written: {exc}", "error")
         return
-    kept = "" if session.prompted else " (kept once a prompt is sent)"
+    kept = "" if prompted(session.events) else " (kept once a prompt is sent)"
     yield Said(f"Session named {name!r}{kept}: {resume_command(name)} goes on with it.")

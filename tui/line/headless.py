@@ -26,7 +26,7 @@ from agent.turns import TurnCancelled, TurnResult
 from compact.contract.policy import CompactionSettings
 from tui.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from tui.line.event_printer import EventPrinter
-from tui.relaunch import resume_command
+from tui.runtime.relaunch import resume_command
 from tui.runtime.runtime import Runtime
 from tui.text import clean
 from tui.view.workspace import RecordLines

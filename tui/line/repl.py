@@ -51,7 +51,7 @@ from tui.line.item_lines import call_lines, live_lines, recap_lines, result_line
 from tui.line.plain_edit import write_diff
 from tui.line.summary_editor import edit_summary_in_editor
 from tui.line.terminal_state import LEAVE_PROMPT, owning_sigint, restore_terminal, terminal_state
-from tui.relaunch import leaving_words
+from tui.runtime.relaunch import leaving_words
 from tui.runtime.runtime import Runtime
 from tui.text import clean, command_lines
 from tui.view import items as view_items

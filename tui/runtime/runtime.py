@@ -20,6 +20,7 @@ from agent.llm.chat import ChatModel
 from agent.llm.discovery import WindowAsker
 from agent.llm.prices import PriceOf, price_book
 from agent.llm.windows import WindowBook
+from agent.log.keeping import close_or_discard
 from agent.log.session import Observer, Session
 from agent.loop import Agent
 from agent.measurement import Measurement
@@ -198,12 +199,12 @@ class Runtime:
 
     def close(self) -> None:
         """End the bash tool's sandbox, stop observing and close the log (a session nothing
-        happened in is removed, see :meth:`Session.close_or_discard`). The HTTP client needs
-        a loop: see :meth:`aclose`."""
+        happened in is removed: :func:`agent.log.keeping.close_or_discard`). The HTTP client
+        needs a loop: see :meth:`aclose`."""
         self.bash.close()
         self.meter.close()
         self.compaction.close()
-        self.session.close_or_discard()
+        close_or_discard(self.session)
 
     async def release_model(self) -> None:
         """Stop the MCP servers and close the model's HTTP connections, on the loop that

@@ -1,4 +1,5 @@
-"""The first snapshot of a new session begun as soon as the command line is read.
+"""The session's snapshots: the recorder of its folder, its first snapshot begun as soon as
+the command line is read.
 
 A large tree's first snapshot takes a second or more (README: Snapshots), and the first
 command waits for what is left of it. Begun here, before the model client and the rest of
@@ -52,3 +53,23 @@ def take_over(begun: Recorder | None, work_dir: str) -> Recorder | None:
         return begun
     begun.close()
     return None
+
+
+def session_snapshots(
+    begun: Recorder | None, home: Path, work_dir: str, notices: list[str]
+) -> Recorder | None:
+    """The snapshots of ``work_dir`` taken around each command (README: Snapshots): ``begun``
+    when it records that folder (:func:`take_over`), else a new recorder; None, with a
+    notice saying so, where git is missing or ``work_dir`` is in reefline's home."""
+    if (taken := take_over(begun, work_dir)) is not None:
+        return taken
+    if git_found() is None:
+        notices.append(
+            "No workspace snapshots: git is not installed, so what commands change is not "
+            "shown and /rewind cannot put files back. Install git to have them."
+        )
+        return None
+    if (why := inside_home(home, Path(work_dir))) is not None:
+        notices.append(why)
+        return None
+    return Recorder(ShadowRepo(home, Path(work_dir)))

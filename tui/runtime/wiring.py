@@ -51,14 +51,11 @@ from tools.sandbox import (
     detect_soon,
     unavailable_notice,
 )
-from tools.snapshots.creation import inside_home
-from tools.snapshots.git import git_found
 from tools.snapshots.recording import Recorder
-from tools.snapshots.shadow import ShadowRepo
 from tui.demo import DEMO_CONTEXT_WINDOW, ScriptedModel
 from tui.runtime.restored import Resumed, restored_line
 from tui.runtime.runtime import Runtime, StartupError
-from tui.runtime.snapshots_soon import take_over
+from tui.runtime.snapshots_soon import session_snapshots
 
 
 def _compaction_source() -> str:
@@ -92,21 +89,6 @@ def _asking_hook(asker: WindowAsker, agent: Agent) -> Prepare:
             )
 
     return ask
-
-
-def snapshot_recorder(home: Path, work_dir: str, notices: list[str]) -> Recorder | None:
-    """The snapshots of ``work_dir`` taken around each command (README: Snapshots); None,
-    with a notice saying so, where git is missing or ``work_dir`` is in reefline's home."""
-    if git_found() is None:
-        notices.append(
-            "No workspace snapshots: git is not installed, so what commands change is not "
-            "shown and /rewind cannot put files back. Install git to have them."
-        )
-        return None
-    if (why := inside_home(home, Path(work_dir))) is not None:
-        notices.append(why)
-        return None
-    return Recorder(ShadowRepo(home, Path(work_dir)))
 
 
 def choose_sandbox(
@@ -362,7 +344,7 @@ def _build(
         approver=approver,
         hidden_env=[settings.api_key_env] if settings.api_key_env else (),
         sandbox=sandbox,
-        snapshots=take_over(begun, work_dir) or snapshot_recorder(home, work_dir, notices),
+        snapshots=session_snapshots(begun, home, work_dir, notices),
     )
     if carried.cwd is not None and (moved := bash.resume_in(carried.cwd)) is not None:
         notices.append(moved)

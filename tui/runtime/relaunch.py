@@ -64,7 +64,7 @@ def resume_hint(handle: str) -> str:
 def leaving_words(session: Session) -> str | None:
     """What to print once ``session`` is closed: how to go on with it (by its name when it
     has one), or, for a named session in which no prompt was sent (not kept: see
-    :meth:`agent.log.session.Session.close_or_discard`), that it is gone; None for an
+    :func:`agent.log.keeping.close_or_discard`), that it is gone; None for an
     unnamed session that was not kept."""
     name = name_of(session.events)
     if session.path.exists():
