@@ -281,10 +281,7 @@ class MainScreen(Screen[None]):
 
     def page(self, direction: int) -> None:
         """Scroll the transcript a page up (``direction`` < 0) or down."""
-        if direction < 0:
-            self.transcript.scroll_page_up()
-        else:
-            self.transcript.scroll_page_down()
+        self.transcript.page(direction)
 
     def toggle_timeline(self) -> None:
         shown = not self.timeline.display

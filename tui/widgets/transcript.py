@@ -8,10 +8,14 @@ items as data and builds widgets only for the entries it mounts: the newest
 :data:`REPLAY_WINDOW`, then a :data:`PAGE` per "show earlier". Scrolling back is windowed: at most
 :data:`MOUNTED_PAGES` pages of history stay mounted above the newest entries; a page scrolled
 past is unmounted again ("show later" brings it back), so reading a huge session from the
-start costs what a few pages do.
+start costs what a few pages do. Scrolling (PageUp, the wheel) pages by itself: a view that
+comes within a screen of the top mounts the page before, and one that comes within a screen
+of "show later" mounts the page after, the entries in view staying where they are.
 """
 
 from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
 
 from textual import events
 from textual.await_remove import AwaitRemove
@@ -102,9 +106,89 @@ class Transcript(VerticalScroll, can_focus=False):
         not mounted (pages scrolled past), oldest first."""
         self._last_answer = ""
         self._tidy: Timer | None = None
+        self._paging = False
+        """A page mounted by scrolling is on its way: the scroll it makes pages nothing."""
+        self._last_y = 0.0
+        self._direction = 1
+        """Which way the person last scrolled: -1 up, 1 down."""
 
     def on_mount(self) -> None:
         self.anchor()
+        self.watch(self, "scroll_y", self._scrolled, init=False)
+
+    # --- paging as the view scrolls ------------------------------------------------------------
+
+    def _scrolled(self, y: float) -> None:
+        """The view moved: note which way (a page is mounted only on the side it goes to,
+        so a page mounted never brings on one on the other side), then page if near."""
+        if y != self._last_y and not self._paging:
+            self._direction = -1 if y < self._last_y else 1
+        self._last_y = y
+        self._next_page()
+
+    def _next_page(self) -> None:
+        """Mount the page the view is nearing, on the side it moves to (see the module
+        docstring)."""
+        if self._paging or not self.is_attached:
+            return
+        y, screen = self.scroll_y, max(1, self.size.height)
+        if self._direction < 0 and self._hidden and y <= screen and self.query(ShowEarlier):
+            self._page(self.show_earlier)
+        elif (
+            self._direction > 0
+            and self._later
+            and (later := self.query(ShowLater))
+            and y + 2 * screen >= later.first().virtual_region.y
+        ):
+            self._page(lambda: self.show_later(keep_view=True))
+
+    def _page(self, mount: Callable[[], Awaitable[None]]) -> None:
+        self._paging = True
+        self.run_worker(self._page_keeping_view(mount), group="paging", exclusive=True)
+
+    async def _page_keeping_view(self, mount: Callable[[], Awaitable[None]]) -> None:
+        """``mount`` a page; then move the view by as much as the entry at its top moved (a
+        page mounted, or unmounted, above it), so what is read stays in place (a scroll
+        made meanwhile included)."""
+        top = self._entry_at(self.scroll_y)
+        was = None if top is None else top.virtual_region.y
+        try:
+            await mount()
+        finally:
+            if top is None or was is None or not top.is_attached:
+                self._paging = False
+            else:
+                self.call_after_refresh(self._restore, top, was)
+
+    def _restore(self, top: Widget, was: int) -> None:
+        try:
+            if top.is_attached:
+                moved = top.virtual_region.y - was
+                self.scroll_to(y=self.scroll_y + moved, animate=False, immediate=True)
+        finally:
+            self._paging = False
+            self._last_y = self.scroll_y
+        self._next_page()  # still near the edge (a long PageUp): the next page
+
+    def page(self, direction: int) -> None:
+        """PageUp (``direction`` < 0) or PageDown, at once; at the top (or the bottom of the
+        history pages) the scroll moves nothing, so the next page is asked for here too."""
+        self._direction = -1 if direction < 0 else 1
+        if direction < 0:
+            self.scroll_page_up(animate=False)
+        else:
+            self.scroll_page_down(animate=False)
+        self._next_page()
+
+    def _entry_at(self, y: float) -> Widget | None:
+        """The first entry below "show earlier" whose bottom is below ``y`` (what sits above
+        that line, the session's opening notices, never moves when a page mounts)."""
+        children = list(self.children)
+        start = next((i + 1 for i, c in enumerate(children) if isinstance(c, ShowEarlier)), 0)
+        for child in children[start:]:
+            if not isinstance(child, _PageButton) and child.virtual_region.bottom > y:
+                return child
+        return None
 
     # --- following the output ------------------------------------------------------------------
 
@@ -171,9 +255,10 @@ class Transcript(VerticalScroll, can_focus=False):
                 await self._label(self.query_one(ShowLater), self._later)
             await self._label(button, self._hidden)
 
-    async def show_later(self) -> None:
+    async def show_later(self, *, keep_view: bool = False) -> None:
         """Mount the :data:`PAGE` entries after the lowest history page; unmount the top
-        one when more than :data:`MOUNTED_PAGES` are mounted."""
+        one when more than :data:`MOUNTED_PAGES` are mounted. The view goes to the first
+        entry mounted, unless ``keep_view`` (the caller keeps it where it was)."""
         self._tidy_up()
         page, self._later = self._later[:PAGE], self._later[PAGE:]
         with self.app.batch_update():
@@ -190,7 +275,7 @@ class Transcript(VerticalScroll, can_focus=False):
                     await self.mount(ShowEarlier(), before=0)
                 await self._label(self.query_one(ShowEarlier), self._hidden)
             await self._label(button, self._later)
-        if widgets:
+        if widgets and not keep_view:
             self.scroll_to_widget(widgets[0], animate=False, top=True)
 
     async def _unmount(self, indices: list[int], widgets: list[Widget]) -> None:
