@@ -116,7 +116,7 @@ class GaugeReading:
         the input and cached share (the cost stays), the auto mark, and the cost last."""
         full = len(self._detail_parts())
         core = 3 if self.soon else 2
-        cost = self.cost or self.spend
+        cost = self.cost  # no cost known: the spend goes whole
         steps = [
             (self.details_upto(full), self.spend),
             (self.details_upto(core + 1), self.spend),

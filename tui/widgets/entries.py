@@ -53,7 +53,7 @@ class UserEntry(Static):
         self.steering = steering
         self.set_reactive(UserEntry.queued, queued)
         self.note = "queued · delivered at the next step"
-        self.lines = self.text.count("\n") + 1
+        self.lines = self.text.rstrip("\n").count("\n") + 1
         self.can_focus = self.folds
 
     @property
