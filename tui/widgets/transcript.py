@@ -15,15 +15,11 @@ of "show later" mounts the page after, the entries in view staying where they ar
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
-from textual import events
 from textual.await_remove import AwaitRemove
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Static
 
 from agent.llm.replies import Notice as StreamNotice
 from agent.llm.replies import ReasoningDelta, Retrying, StreamEvent, TextDelta, ToolOutputDelta
@@ -40,6 +36,7 @@ from tui.view.items import (
 from tui.widgets.entries import Notice, UserEntry
 from tui.widgets.item_widgets import cut_notice, finish_card, plain, shows, widgets_for
 from tui.widgets.marker import CompactionMarker
+from tui.widgets.paging import PageButton, ScrollPaging, ShowEarlier, ShowLater, page_label
 from tui.widgets.reply import AssistantEntry, shown_answer
 from tui.widgets.tool_card import ToolCard
 
@@ -52,39 +49,7 @@ MOUNTED_PAGES = 2
 again with every page, and its objects are what the collector's full passes scan."""
 
 
-class _PageButton(Static, can_focus=True):
-    """A line that mounts a page of the entries it stands for."""
-
-    def on_click(self, event: events.Click) -> None:
-        event.stop()
-        self.run_worker(self.action())
-
-    async def key_enter(self) -> None:
-        await self.action()
-
-    async def action(self) -> None:
-        raise NotImplementedError
-
-    @property
-    def transcript(self) -> Transcript:
-        return next(a for a in self.ancestors if isinstance(a, Transcript))
-
-
-class ShowEarlier(_PageButton):
-    """``▲ show N earlier entries`` at the top of a long transcript."""
-
-    async def action(self) -> None:
-        await self.transcript.show_earlier()
-
-
-class ShowLater(_PageButton):
-    """``▼ show N later entries`` below the history pages, once one was scrolled past."""
-
-    async def action(self) -> None:
-        await self.transcript.show_later()
-
-
-class Transcript(VerticalScroll, can_focus=False):
+class Transcript(ScrollPaging, VerticalScroll, can_focus=False):
     """The conversation; see the module docstring. Not focusable itself (PageUp/PageDown
     scroll it from anywhere): Tab from the prompt reaches what takes keys in it, a long
     card's output (Enter shows it all), a marker, a "show earlier" line."""
@@ -106,89 +71,11 @@ class Transcript(VerticalScroll, can_focus=False):
         not mounted (pages scrolled past), oldest first."""
         self._last_answer = ""
         self._tidy: Timer | None = None
-        self._paging = False
-        """A page mounted by scrolling is on its way: the scroll it makes pages nothing."""
-        self._last_y = 0.0
-        self._direction = 1
-        """Which way the person last scrolled: -1 up, 1 down."""
+        self.init_paging()
 
     def on_mount(self) -> None:
         self.anchor()
-        self.watch(self, "scroll_y", self._scrolled, init=False)
-
-    # --- paging as the view scrolls ------------------------------------------------------------
-
-    def _scrolled(self, y: float) -> None:
-        """The view moved: note which way (a page is mounted only on the side it goes to,
-        so a page mounted never brings on one on the other side), then page if near."""
-        if y != self._last_y and not self._paging:
-            self._direction = -1 if y < self._last_y else 1
-        self._last_y = y
-        self._next_page()
-
-    def _next_page(self) -> None:
-        """Mount the page the view is nearing, on the side it moves to (see the module
-        docstring)."""
-        if self._paging or not self.is_attached:
-            return
-        y, screen = self.scroll_y, max(1, self.size.height)
-        if self._direction < 0 and self._hidden and y <= screen and self.query(ShowEarlier):
-            self._page(self.show_earlier)
-        elif (
-            self._direction > 0
-            and self._later
-            and (later := self.query(ShowLater))
-            and y + 2 * screen >= later.first().virtual_region.y
-        ):
-            self._page(lambda: self.show_later(keep_view=True))
-
-    def _page(self, mount: Callable[[], Awaitable[None]]) -> None:
-        self._paging = True
-        self.run_worker(self._page_keeping_view(mount), group="paging", exclusive=True)
-
-    async def _page_keeping_view(self, mount: Callable[[], Awaitable[None]]) -> None:
-        """``mount`` a page; then move the view by as much as the entry at its top moved (a
-        page mounted, or unmounted, above it), so what is read stays in place (a scroll
-        made meanwhile included)."""
-        top = self._entry_at(self.scroll_y)
-        was = None if top is None else top.virtual_region.y
-        try:
-            await mount()
-        finally:
-            if top is None or was is None or not top.is_attached:
-                self._paging = False
-            else:
-                self.call_after_refresh(self._restore, top, was)
-
-    def _restore(self, top: Widget, was: int) -> None:
-        try:
-            if top.is_attached:
-                moved = top.virtual_region.y - was
-                self.scroll_to(y=self.scroll_y + moved, animate=False, immediate=True)
-        finally:
-            self._paging = False
-            self._last_y = self.scroll_y
-        self._next_page()  # still near the edge (a long PageUp): the next page
-
-    def page(self, direction: int) -> None:
-        """PageUp (``direction`` < 0) or PageDown, at once; at the top (or the bottom of the
-        history pages) the scroll moves nothing, so the next page is asked for here too."""
-        self._direction = -1 if direction < 0 else 1
-        if direction < 0:
-            self.scroll_page_up(animate=False)
-        else:
-            self.scroll_page_down(animate=False)
-        self._next_page()
-
-    def _entry_at(self, y: float) -> Widget | None:
-        """The first entry below "show earlier" whose bottom is below ``y`` (what sits above
-        that line, the session's opening notices, never moves when a page mounts)."""
-        children = list(self.children)
-        start = next((i + 1 for i, c in enumerate(children) if isinstance(c, ShowEarlier)), 0)
-        for child in children[start:]:
-            if not isinstance(child, _PageButton) and child.virtual_region.bottom > y:
-                return child
-        return None
+        self.watch(self, "scroll_y", self.scrolled, init=False)
 
     # --- following the output ------------------------------------------------------------------
 
@@ -228,7 +115,7 @@ class Transcript(VerticalScroll, can_focus=False):
         self._hidden, window = shown[:-REPLAY_WINDOW], shown[-REPLAY_WINDOW:]
         widgets = [w for i in window for w in self._build(i, view.items[i])]
         if self._hidden:
-            widgets.insert(0, ShowEarlier(_page_label(earlier=True, count=len(self._hidden))))
+            widgets.insert(0, ShowEarlier(page_label(earlier=True, count=len(self._hidden))))
         if widgets:
             await self.mount_all(widgets)
         self.scroll_end(animate=False)
@@ -299,11 +186,11 @@ class Transcript(VerticalScroll, can_focus=False):
             self._tidy = None
             heap.tidy()
 
-    async def _label(self, button: _PageButton, pending: list[int]) -> None:
+    async def _label(self, button: PageButton, pending: list[int]) -> None:
         if not pending:
             await button.remove()
             return
-        button.update(_page_label(earlier=isinstance(button, ShowEarlier), count=len(pending)))
+        button.update(page_label(earlier=isinstance(button, ShowEarlier), count=len(pending)))
 
     def clear_all(self) -> AwaitRemove:
         if self._tidy is not None:
@@ -458,8 +345,3 @@ class Transcript(VerticalScroll, can_focus=False):
             if isinstance(widget, ToolCard):
                 self._cards[widget.call_id] = widget
         return widgets
-
-
-def _page_label(*, earlier: bool, count: int) -> Content:
-    arrow, side = ("▲", "earlier") if earlier else ("▼", "later")
-    return Content.styled(f"{arrow} show {count} {side} entries", "$text-accent")
