@@ -75,6 +75,12 @@ def price_of(model: str, configured: Mapping[str, ModelPrice] | None = None) -> 
     return model_entry(model, BUILT_IN_PRICES, configured)
 
 
+def price_origin(model: str, configured: Mapping[str, ModelPrice] | None = None) -> str:
+    """Where :func:`price_of` finds ``model``'s price: ``"config"`` (the config's ``prices``,
+    which win) or ``"list"`` (the built-in list prices; also when there is none)."""
+    return "config" if configured and model_entry(model, {}, configured) else "list"
+
+
 def price_book(configured: Mapping[str, ModelPrice] | None = None) -> PriceOf:
     """:func:`price_of` with the configured prices bound in."""
     return lambda model: price_of(model, configured)

@@ -194,8 +194,8 @@ async def test_every_view_states_the_same_saving(make_rig) -> None:
     give a prune batch the same saving: the log records the replacement's price."""
     from agent.formatting import fmt_tokens
     from compact.reports.timeline import TimelineFold
-    from tui.shell.export import export_markdown
     from tui.shell.timeline_report import timeline_json, timeline_table
+    from tui.view.export import export_markdown
 
     rig = make_rig(pruner=True)
     big_result(rig, 1, 20_000)

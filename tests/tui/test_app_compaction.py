@@ -14,7 +14,9 @@ from tui.widgets.timeline import TimelinePanel
 
 
 def rows(app) -> list[str]:
-    return [str(o.prompt) for o in app.query_one(TimelinePanel).query_one(OptionList).options]
+    """The panel's rows as a person reads them (its no-break spaces as spaces)."""
+    options = app.query_one(TimelinePanel).query_one(OptionList).options
+    return [str(o.prompt).replace("\u00a0", " ") for o in options]
 
 
 async def test_manual_compact_goes_running_then_done(ui: UI) -> None:

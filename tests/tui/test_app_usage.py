@@ -42,7 +42,7 @@ async def test_the_gauge_says_input_cached_share_and_estimated_cost(
         text = "\n".join(line.plain for line in app.screen.lines)
         assert "input          80,000 tokens (2 model calls)" in text
         assert "cached         75% (60,000 tokens reported cached)" in text
-        assert f"cost           {GPT41_COST} (estimated from list prices)" in text
+        assert f"cost           {GPT41_COST} (estimated from built-in list prices)" in text
 
 
 async def test_no_cache_figure_and_no_price_are_said_not_invented(
@@ -86,18 +86,33 @@ async def test_a_configured_price_gives_a_model_outside_the_table_a_cost(
         # 400,000 × 1.0 + 600,000 × 0.1 + 500,000 × 2.0 = $1.46 (per million)
         await ui.until(pilot, lambda: "in 1M" in gauge_text(app))
         assert "in 1M · 60% cached · ~$1.46 est." in gauge_text(app)
+        await ui.send(pilot, "/context")
+        text = "\n".join(line.plain for line in app.screen.lines)  # type: ignore[attr-defined]
+        assert "~$1.46 est. (estimated from the prices in your config)" in text
+        assert "list prices" not in text
 
 
-async def test_a_narrow_gauge_drops_the_spend_before_the_context(
+async def test_a_narrower_gauge_sheds_the_least_useful_parts_and_keeps_the_cost(
     ui: UI, openai_server: OpenAIServer
 ) -> None:
+    """At 120 columns (the timeline panel open) the gauge drops where the window came from
+    and "measured" before the cost; at 80 the input and cached share go, the cost stays."""
     runtime = ui.runtime(base_url=openai_server.base_url, model="gpt-4.1", demo=False)
     openai_server.push({"text": "one", "usage": OPENAI})
     app = ui.app(runtime)
-    async with app.run_test(size=(80, 30)) as pilot:
+    async with app.run_test(size=(120, 30)) as pilot:
         await ui.send(pilot, "first")
+        await ui.until(pilot, lambda: "in 40k" in gauge_text(app))
         text = gauge_text(app)
-        assert "cached" not in text and "auto at" in text
+        assert "auto at 80%" in text and "window from" not in text, text
+        assert text.endswith(" · in 40k · 75% cached · ~$0.04 est."), text
+        await pilot.resize_terminal(80, 30)
+        await ui.until(pilot, lambda: "cached" not in gauge_text(app))
+        text = gauge_text(app)
+        assert "auto at 80%" in text and text.endswith(" · ~$0.04 est."), text
+        await pilot.resize_terminal(60, 30)
+        await ui.until(pilot, lambda: "auto at" not in gauge_text(app))
+        assert gauge_text(app).endswith("% · ~$0.04 est."), gauge_text(app)
 
 
 async def test_the_timeline_row_and_summary_say_what_a_compaction_cost_and_saved(

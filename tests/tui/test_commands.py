@@ -49,6 +49,7 @@ def test_the_command_set() -> None:
         "resume",
         "rewind",
         "diff",
+        "export",
         "model",
         "approve",
         "quit",

@@ -23,8 +23,8 @@ from tests.compact import (
     user_turn,
 )
 from tui.cells import cells
-from tui.shell.export import cap_output, export_markdown
 from tui.shell.timeline_report import timeline_json, timeline_table
+from tui.view.export import cap_output, export_markdown
 
 FRAMED = "FRAMED-PREAMBLE continue without acknowledging it <compacted-summary>…"
 RAW = "## Primary request and intent\nRAW-SUMMARY find why the build fails"

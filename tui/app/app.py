@@ -136,8 +136,10 @@ class ReeflineApp(App[None]):
             return
         await super().on_event(event)
 
-    def on_resize(self) -> None:
-        self.main.fit_timeline(self.size.width)
+    def on_resize(self, event: events.Resize) -> None:
+        # The event's size, not ``self.size``: that may still be the size before the change,
+        # which left the panel of a wide terminal on a shrunk one.
+        self.main.fit_timeline(event.size.width)
 
     async def _open(self, runtime: Runtime) -> None:
         """Observe ``runtime`` and show its session."""

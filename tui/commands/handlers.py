@@ -31,6 +31,7 @@ from tui.commands.effects import (
     ShowGauge,
     ToggleTimeline,
 )
+from tui.commands.export import export_command
 from tui.commands.files import REWIND_CHOICES, diff_of, last_changed, undo_restore, undoable
 from tui.commands.registry import command, slash_help
 from tui.commands.summary import edit_effects, summary_command
@@ -184,6 +185,11 @@ async def _diff(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
         yield Said("No command of this session changed a file.")
     else:
         yield await diff_of(runtime, files, "the last command that changed files")
+
+
+command("/export [path]", "Write this session's transcript as Markdown, to a new file.")(
+    export_command
+)
 
 
 @command("/model <name>", "Switch the model for the next request.", fill=True)

@@ -234,6 +234,10 @@ def _answer(scene: _Scene, tools_available: bool) -> str:
         "problems": "I looked for problems: failed commands and errors in what they printed.",
         "overview": "Here is an overview of the project.",
     }[intent]
+    if intent != "greeting" and not (scene.top_entries or scene.files):
+        opening = "There are no files here: the folder is empty, so there is nothing to show."
+    elif intent == "counts" and not _line_counts(scene):
+        opening = "I found no text files to count lines in."
     out = [
         opening,
         f"I looked at {where} with {plural(len(commands), 'read-only command')}. "

@@ -3,6 +3,7 @@ per section, merging an earlier checkpoint, shrunk to fit an output cap."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
@@ -32,6 +33,29 @@ def _merge(earlier: list[str], new: list[str], cap: int, keep_first: bool = Fals
     if len(items) <= cap:
         return items
     return [items[0], *items[-(cap - 1) :]] if keep_first else items[-cap:]
+
+
+TYPES_SEEN = "File types seen: "
+_LABEL = re.compile(r"([A-Z][A-Za-z ]{2,30}): ")
+
+
+def _types_seen(bullets: list[str]) -> set[str]:
+    """The file types an earlier checkpoint's ``File types seen`` bullet names: a merged
+    checkpoint says them once, with the new ones."""
+    return {
+        t.strip()
+        for b in bullets
+        if b.startswith(TYPES_SEEN)
+        for t in b.removeprefix(TYPES_SEEN).split(",")
+        if t.strip()
+    }
+
+
+def _unlabelled(earlier: list[str], fresh: list[str]) -> list[str]:
+    """``earlier`` without the bullets a fresh one of the same label (``Working directory:``,
+    ``File types seen:``) states anew: a label is said once, as it stands now."""
+    labels = {m.group(1) for b in fresh if (m := _LABEL.match(b))}
+    return [b for b in earlier if not ((m := _LABEL.match(b)) and m.group(1) in labels)]
 
 
 def _listed_files(kind: str | None, line: str) -> list[str]:
@@ -90,9 +114,10 @@ def _checkpoint(messages: Sequence[Mapping[str, Any]]) -> str:
         concepts.append(f"Working directory: `{cwd}`")
     if obs:
         concepts.append("Exploring with read-only bash commands")
-    exts = sorted({PurePosixPath(f).suffix for f in observed if PurePosixPath(f).suffix})
+    exts = {PurePosixPath(f).suffix for f in observed if PurePosixPath(f).suffix}
+    exts |= _types_seen(old.get("key technical concepts", []))
     if exts:
-        concepts.append("File types seen: " + ", ".join(exts[:8]))
+        concepts.append(TYPES_SEEN + ", ".join(sorted(exts)[:8]))
     if said := [x for x in last_answer.splitlines() if x.strip() and not x.startswith(">")]:
         work.append("Last answer began: " + _one_line(said[0], 160))
     if last_request:
@@ -116,7 +141,10 @@ def _checkpoint(messages: Sequence[Mapping[str, Any]]) -> str:
     for heading, (items, cap) in fresh.items():
         # The first request is the root intent: it survives every merge.
         first = heading == "Primary request and intent"
-        body[heading] = _merge(old.get(heading.lower(), []), items, cap, keep_first=first)
+        earlier = old.get(heading.lower(), [])
+        if heading == "Key technical concepts":
+            earlier = _unlabelled(earlier, items)
+        body[heading] = _merge(earlier, items, cap, keep_first=first)
     out: list[str] = []
     for heading in SECTIONS:
         out += [f"## {heading}", *(f"- {b}" for b in body[heading] or ["(none)"]), ""]

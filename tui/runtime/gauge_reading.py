@@ -25,10 +25,17 @@ class GaugeReading:
     said after the details; the first thing a narrow line drops."""
     soon: bool = False
     """Automatic compaction is expected within about two steps (:mod:`compact.reports.forecast`)."""
+    cost: str = ""
+    """The estimated cost alone (``~$0.12 est.``), what a narrow line keeps of :attr:`spend`."""
 
     @classmethod
     def of(
-        cls, measurement: Measurement, threshold: int | None, spend: str = "", soon: bool = False
+        cls,
+        measurement: Measurement,
+        threshold: int | None,
+        spend: str = "",
+        soon: bool = False,
+        cost: str = "",
     ) -> GaugeReading:
         where = measurement.window.where if measurement.window is not None else ""
         return cls(
@@ -39,6 +46,7 @@ class GaugeReading:
             where,
             spend,
             soon,
+            cost,
         )
 
     @property
@@ -83,6 +91,9 @@ class GaugeReading:
         """The parts after the bar: percent, the auto threshold, measured or estimated."""
         if not self.window:
             return ["window unknown — set --context-window"]
+        return self.details_upto(len(self._detail_parts()))
+
+    def _detail_parts(self) -> list[str]:
         parts = [self.percent]
         threshold = self.threshold_fraction
         parts.append(f"auto at {100 * threshold:.0f}%" if threshold is not None else "auto off")
@@ -92,6 +103,29 @@ class GaugeReading:
         if self.where:
             parts.append(f"window {self.where}")
         return parts
+
+    def details_upto(self, n: int) -> list[str]:
+        """The first ``n`` details, in order of use: the percent, the auto mark, ``compacting
+        soon``, then ``measured`` (the ``~`` of the figure says it too) and where the window
+        came from (``/context`` says it too)."""
+        return self._detail_parts()[:n]
+
+    def narrowing(self) -> list[tuple[list[str], str]]:
+        """(details, spend) from the fullest line to the barest, each a step a narrower
+        gauge takes: where the window came from goes first, then measured/estimated, then
+        the input and cached share (the cost stays), the auto mark, and the cost last."""
+        full = len(self._detail_parts())
+        core = 3 if self.soon else 2
+        cost = self.cost  # no cost known: the spend goes whole
+        steps = [
+            (self.details_upto(full), self.spend),
+            (self.details_upto(core + 1), self.spend),
+            (self.details_upto(core), self.spend),
+            (self.details_upto(core), cost),
+            (self.details_upto(1), cost),
+            (self.details_upto(1), ""),
+        ]
+        return [step for i, step in enumerate(steps) if step not in steps[:i]]
 
     def bar_cells(self, width: int) -> tuple[int, int | None]:
         """(filled cells, threshold cell or None) for a bar ``width`` cells wide."""
@@ -138,4 +172,7 @@ def current_reading(runtime: Runtime) -> GaugeReading:
     whether automatic compaction is near."""
     measurement = runtime.measure()
     soon = runtime.compacting_soon(measurement.total)
-    return GaugeReading.of(measurement, runtime.threshold_tokens, runtime.usage().short, soon)
+    usage = runtime.usage()
+    return GaugeReading.of(
+        measurement, runtime.threshold_tokens, usage.short, soon, usage.short_cost
+    )

@@ -156,7 +156,7 @@ class Runtime:
 
     def usage(self) -> UsageReading:
         """The session's usage and estimated cost, as the gauge and ``/context`` say it."""
-        return UsageReading.of(self.meter.session_usage, self.price_of)
+        return UsageReading.of(self.meter.session_usage, self.price_of, self.settings.model_prices)
 
     @property
     def threshold_tokens(self) -> int | None:

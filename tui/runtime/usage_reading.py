@@ -8,10 +8,11 @@ or a usage figure is missing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from agent.formatting import fmt_tokens
-from agent.llm.prices import PriceOf, format_cost
+from agent.llm.prices import ModelPrice, PriceOf, format_cost, price_origin
 from agent.usage_totals import UsageTotals
 
 NOT_REPORTED = "not reported"
@@ -22,10 +23,30 @@ class UsageReading:
     totals: UsageTotals
     cost: float | None
     """Estimated dollars, None when unknown."""
+    origins: frozenset[str] = frozenset({"list"})
+    """Where the prices of the models used came from: ``config``, ``list`` (built in)."""
 
     @classmethod
-    def of(cls, totals: UsageTotals, price_of: PriceOf) -> UsageReading:
-        return cls(totals, totals.cost(price_of))
+    def of(
+        cls,
+        totals: UsageTotals,
+        price_of: PriceOf,
+        configured: Mapping[str, ModelPrice] | None = None,
+    ) -> UsageReading:
+        """The reading of ``totals``; ``configured``: the config's ``prices``, to say
+        which prices the cost comes from."""
+        origins = frozenset(price_origin(model, configured) for model, _ in totals.by_model)
+        return cls(totals, totals.cost(price_of), origins or frozenset({"list"}))
+
+    @property
+    def priced_from(self) -> str:
+        """``estimated from the prices in your config`` (or the built-in list prices, or
+        both): where the cost's figures came from."""
+        if self.origins == {"config"}:
+            return "estimated from the prices in your config"
+        if "config" in self.origins:
+            return "estimated from the prices in your config and built-in list prices"
+        return "estimated from built-in list prices"
 
     @property
     def cached(self) -> str:
@@ -46,6 +67,13 @@ class UsageReading:
         if self.cost is not None:
             parts.append(format_cost(self.cost))
         return " · ".join(parts)
+
+    @property
+    def short_cost(self) -> str:
+        """``~$0.12 est.``, or empty when :attr:`short` shows no cost."""
+        if self.totals.calls == 0 or not self.totals.reported or self.cost is None:
+            return ""
+        return format_cost(self.cost)
 
     def rows(self) -> list[tuple[str, str]]:
         """``/context``'s lines for the session's usage: (label, value)."""
@@ -71,7 +99,7 @@ class UsageReading:
             missing = totals.calls - totals.reports
             rows.append(("", f"{missing} of {totals.calls} calls reported no usage"))
         if self.cost is not None:
-            rows.append(("cost", f"{format_cost(self.cost)} (estimated from list prices)"))
+            rows.append(("cost", f"{format_cost(self.cost)} ({self.priced_from})"))
         else:
             rows.append(("cost", "unknown (no price for a model used, or usage missing)"))
         return rows

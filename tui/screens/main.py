@@ -90,8 +90,9 @@ class MainScreen(Screen[None]):
         """The open session's log as people see it (transcript, timeline)."""
         self.fold = StatusFold()
         self.approving = False
-        self.timeline_chosen = False
-        """The person showed or hid the timeline: the width no longer decides."""
+        self.timeline_choice: dict[bool, bool] = {}
+        """Whether the person showed the timeline (True) or hid it, on a wide terminal (key
+        True) and on a narrow one (False): there the width no longer decides."""
         self._parts: dict[type[Widget], Widget] = {}
 
     def compose(self) -> ComposeResult:
@@ -266,21 +267,26 @@ class MainScreen(Screen[None]):
             self.timeline.tick()
 
     def fit_timeline(self, width: int) -> None:
-        """Show the timeline on a wide terminal, unless the person chose."""
+        """Show the timeline on a wide terminal and hide it on a narrow one, unless the person
+        chose otherwise at that width. A choice made wide never carries to a narrow terminal
+        (the panel would leave the transcript a strip), and one made narrow is forgotten once
+        the terminal is wide again."""
         panels = self.query(TimelinePanel)  # none before the screen is composed
-        if panels and not self.timeline_chosen:
-            panels.first().display = width >= WIDE
+        if not panels:
+            return
+        wide = width >= WIDE
+        if wide:
+            self.timeline_choice.pop(False, None)
+        panels.first().display = self.timeline_choice.get(wide, wide)
 
     def page(self, direction: int) -> None:
         """Scroll the transcript a page up (``direction`` < 0) or down."""
-        if direction < 0:
-            self.transcript.scroll_page_up()
-        else:
-            self.transcript.scroll_page_down()
+        self.transcript.page(direction)
 
     def toggle_timeline(self) -> None:
-        self.timeline_chosen = True
-        self.timeline.display = not self.timeline.display
+        shown = not self.timeline.display
+        self.timeline.display = shown
+        self.timeline_choice[self.app.size.width >= WIDE] = shown
 
     async def show_effect(self, effect: Shown) -> None:
         """Show what a command asks to show (:mod:`tui.commands.effects`); the app decides the

@@ -116,8 +116,8 @@ def _view(args: argparse.Namespace, home: Path) -> int:
     from agent.log.session import Session
     from compact.contract.registry import build_registry
     from compact.reports.timeline import timeline
-    from tui.shell.export import export_markdown
     from tui.shell.timeline_report import timeline_json, timeline_table
+    from tui.view.export import export_markdown
 
     session_id = args.session or _latest(home)
     if session_id is None:

@@ -59,13 +59,15 @@ class TokenGauge(Widget):
                 (spend, "$text-muted"),
             )
         used = f" {reading.used} "
-        room = self.size.width - len("ctx ▕▏") - len(used) - len(tail) - len(spend) - 3
-        if room < BAR_MIN + 8:  # the spend goes first: the gauge is about the context
-            spend = ""
-            room = self.size.width - len("ctx ▕▏") - len(used) - len(tail) - 3
-        if room < BAR_MIN:  # narrow: drop the details before the bar
-            tail = reading.percent
-            room = self.size.width - len("ctx ▕▏") - len(used) - len(tail) - 3
+        fixed = self.size.width - len("ctx ▕▏") - len(used) - 3
+        # The bar keeps room to be read; the line sheds its least useful parts first.
+        steps = reading.narrowing()
+        for i, (details, spent) in enumerate(steps):
+            tail = " · ".join(details)
+            spend = f" · {spent}" if spent else ""
+            room = fixed - len(tail) - len(spend)
+            if room >= BAR_MIN + 8 or (i == len(steps) - 1):
+                break
         width = max(BAR_MIN, min(BAR_MAX, room))
         filled, cell = reading.bar_cells(width)
         bar: list[str | tuple[str, str]] = []

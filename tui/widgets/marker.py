@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len
 from textual import events
 from textual.content import Content
 from textual.message import Message
@@ -15,6 +16,16 @@ from compact.reports.wording import occasion_brief
 
 if TYPE_CHECKING:
     from compact.reports.records import TimelineRecord
+
+
+def fit(text: str, width: int) -> str:
+    """``text`` cut to ``width`` cells with a closing ``…`` when it is longer (a width of 0:
+    not laid out yet, nothing cut)."""
+    if width <= 0 or cell_len(text) <= width:
+        return text
+    while text and cell_len(text) > width - 1:
+        text = text[:-1]
+    return text.rstrip(" ·") + "…"
 
 
 @dataclass
@@ -53,9 +64,9 @@ class CompactionMarker(Static, can_focus=True):
         return " · ".join(parts)
 
     def render(self) -> Content:
-        # A long rule cut by the CSS (text-wrap: nowrap): asking for the width here would
-        # force a layout pass per marker.
-        text = f" {self.label()} · view "
+        # The rule is cut by the CSS (text-wrap: nowrap); the label is cut here, with an
+        # ellipsis and its "view" kept, when the width it is drawn at is too small for it.
+        text = f" {fit(self.label(), self.size.width - len('── · view  ─'))} · view "
         return Content.assemble(
             ("──", "$text-primary"), (text, "bold $text-primary"), ("─" * 400, "$text-primary")
         )

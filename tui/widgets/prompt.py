@@ -5,6 +5,10 @@ when the cursor is on the first or last line. Typing ``/`` opens a menu under th
 (:class:`CompletionMenu`) of the matching commands, then of their arguments: ↑/↓ move in it,
 Tab or Enter take the highlighted row (Enter runs a command that takes no arguments at
 once), Esc closes it.
+
+A paste of :data:`PASTE_LINES` lines or more is held aside and shown as one token,
+``[pasted 200 lines]``: Backspace right after it removes it, ctrl+o puts the pasted text in
+the prompt to edit, and Enter sends the whole text (:meth:`PromptArea.sent_text`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,9 @@ from tui.completion import Choice
 from tui.history import PromptHistory
 
 NEWLINE_KEYS = frozenset({"shift+enter", "alt+enter", "ctrl+j"})
+PASTE_LINES = 12
+"""A paste of this many lines or more is shown collapsed in the prompt."""
+EXPAND_KEY = "ctrl+o"
 
 
 class PromptTabbed(Message):
@@ -55,6 +62,53 @@ class PromptArea(TextArea):
 
         self.menu: CompletionMenu | None = None
         """The completion menu under the prompt, when the app has one."""
+        self.pastes: dict[str, str] = {}
+        """Each collapsed paste's token in the prompt and the text it stands for."""
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        text = event.text.replace("\r\n", "\n").replace("\r", "\n")
+        lines = text.count("\n") + (not text.endswith("\n"))
+        if lines < PASTE_LINES or self.read_only:
+            return  # TextArea's own handler, next in the MRO, inserts it as it is
+        event.stop()
+        event.prevent_default()
+        # Tokens deleted from the prompt hold nothing any more.
+        self.pastes = {t: pasted for t, pasted in self.pastes.items() if t in self.text}
+        token = f"[pasted {lines} lines]"
+        n = 1
+        while token in self.pastes or token in self.text:
+            n += 1
+            token = f"[pasted {lines} lines #{n}]"
+        self.pastes[token] = text
+        if result := self._replace_via_keyboard(token, *self.selection):
+            self.move_cursor(result.end_location)
+
+    def sent_text(self, text: str) -> str:
+        """``text`` with each collapsed paste's token replaced by the text pasted."""
+        for token, pasted in self.pastes.items():
+            text = text.replace(token, pasted, 1)
+        return text
+
+    def expand_pastes(self) -> bool:
+        """Put every collapsed paste's text in the prompt in place of its token (ctrl+o);
+        False when there was none."""
+        if not any(token in self.text for token in self.pastes):
+            return False
+        self.load_text(self.sent_text(self.text))
+        self.pastes.clear()
+        self.move_cursor(self.document.end)
+        return True
+
+    def _delete_token_before_cursor(self) -> bool:
+        """Backspace right after a collapsed paste's token removes the token whole."""
+        row, col = self.cursor_location
+        before = self.document.get_line(row)[:col]
+        for token in self.pastes:
+            if before.endswith(token):
+                self.delete((row, col - len(token)), (row, col))
+                del self.pastes[token]
+                return True
+        return False
 
     def _on_text_area_changed(self, event: TextArea.Changed) -> None:
         if self.menu is not None and event.text_area is self:
@@ -106,6 +160,12 @@ class PromptArea(TextArea):
             event.prevent_default()
             self.post_message(PromptTabbed())
             return
+        if (key == EXPAND_KEY and self.expand_pastes()) or (
+            key == "backspace" and self.pastes and self._delete_token_before_cursor()
+        ):
+            event.stop()
+            event.prevent_default()
+            return
         if key in NEWLINE_KEYS:
             event.stop()
             event.prevent_default()
@@ -125,9 +185,10 @@ class PromptArea(TextArea):
     def submit(self) -> None:
         """Send the text (Enter): history, then :class:`PromptSubmitted`; empty text is not
         sent, nor any while the prompt is read-only (a session is being switched)."""
-        text = self.text
-        if self.read_only or not text.strip():
+        if self.read_only or not self.text.strip():
             return
+        text = self.sent_text(self.text)
+        self.pastes.clear()
         self.prompt_history.add(text)
         self._index = None
         self._draft = ""

@@ -59,45 +59,81 @@ def _clock(epoch: float | None) -> str:
     return time.strftime("%H:%M", time.localtime(epoch)) if epoch else ""
 
 
-def record_row(record: TimelineRecord, now: float | None = None) -> Content:
+LABEL_WIDTH = 9
+"""The label column (``auto``, ``manual``, ``overflow``); a longer label is followed by a
+space all the same."""
+
+
+@dataclass(frozen=True)
+class Columns:
+    """The panel's column widths, from every row: a two-digit ``#10`` moves no column."""
+
+    number: int = 1
+    label: int = LABEL_WIDTH
+
+    @classmethod
+    def of(cls, records: Sequence[TimelineRecord]) -> Columns:
+        """As wide as the widest number and label shown (a label at most
+        :data:`LABEL_WIDTH`): the narrow panel has no column to spare."""
+        return cls(
+            max((len(str(r.number)) for r in records), default=1),
+            min(LABEL_WIDTH, max((len(label(r)) for r in records), default=LABEL_WIDTH)),
+        )
+
+    @property
+    def indent(self) -> str:
+        """What a detail line starts with: under the label (no-break spaces, kept by wrapping)."""
+        return "\u00a0" * (self.number + 2)
+
+
+def record_row(
+    record: TimelineRecord, now: float | None = None, columns: Columns | None = None
+) -> Content:
     """Two or more lines describing one record::
 
-    #1 auto    ✓ 14:02
+    #1 auto   ✓ 14:02
        42 items · 38.1k→2.3k · 4.2s
        40k in · 83% cached
+
+    ``columns``: the widths of the number and label columns (:meth:`Columns.of` the rows
+    shown), so every row's columns line up.
     """
+    columns = columns or Columns()
     icon, style = _STATUS.get(record.status, ("?", "$text-muted"))
+    # A no-break space: a narrow panel wraps the state whole, never between icon and time.
     if record.status == "running":
-        state = f"{icon} {fmt_duration(record.elapsed(now or time.time()))}"
+        state = f"{icon}\u00a0{fmt_duration(record.elapsed(now or time.time()))}"
     elif record.status in ("failed", "interrupted", "discarded"):
-        state = f"{icon} {record.status}"
+        state = f"{icon}\u00a0{record.status}"
     elif record.undone_by is not None:
         icon, style = "↶", "$text-muted"
-        state = f"{icon} undone #{record.undone_by}"
+        state = f"{icon}\u00a0undone #{record.undone_by}"
     else:
-        state = f"{icon} {_clock(record.started_at)}"
+        state = f"{icon}\u00a0{_clock(record.started_at)}"
+    number = f"#{record.number}".ljust(columns.number + 1)
     head = Content.assemble(
-        (f"#{record.number} ", "bold"), (f"{label(record):<9}", ""), (state, style)
+        (f"{number} ", "bold"), (f"{label(record):<{columns.label}} ", ""), (state, style)
     )
+    indent = columns.indent
     lines: list[Content] = [head]
     detail = _detail(record)
     if detail:
-        lines.append(Content.styled("\u00a0" * 3 + detail, "$text-muted"))
+        lines.append(Content.styled(indent + detail, "$text-muted"))
     if record.status in ("failed", "discarded") and record.error:
         look = "$text-error" if record.status == "failed" else "$text-muted"
-        lines.append(Content.styled("\u00a0" * 3 + first_line(record.error, 60), look))
+        lines.append(Content.styled(indent + first_line(record.error, 60), look))
     elif record.model == "fallback":
-        lines.append(Content.styled("\u00a0\u00a0\u00a0model-free fallback", "$text-warning"))
+        lines.append(Content.styled(indent + "model-free fallback", "$text-warning"))
     elif record.status == "running" and record.note:
-        lines.append(Content.styled("\u00a0" * 3 + first_line(record.note, 60), "$text-warning"))
+        lines.append(Content.styled(indent + first_line(record.note, 60), "$text-warning"))
     if cost := spent(record):
         # What the summary calls read and wrote (the saving is the line above).
-        lines.append(Content.styled("\u00a0" * 3 + cost.rsplit(" · ", 1)[0], "$text-muted"))
+        lines.append(Content.styled(indent + cost.rsplit(" · ", 1)[0], "$text-muted"))
     if cache := reread(record):  # short: the panel is 24 columns on a small terminal
-        lines.append(Content.styled("\u00a0" * 3 + cache.removesuffix(" uncached"), "$text-muted"))
+        lines.append(Content.styled(indent + cache.removesuffix(" uncached"), "$text-muted"))
     if record.focus:
         lines.append(
-            Content.styled("\u00a0" * 3 + f'focus: "{first_line(record.focus, 20)}"', "$text-muted")
+            Content.styled(indent + f'focus: "{first_line(record.focus, 20)}"', "$text-muted")
         )
     return Content("\n").join(lines)
 
@@ -148,6 +184,7 @@ class TimelinePanel(Vertical):
         self.pending_u: tuple[int, float] | None = None
         """A ``u`` pressed on a row: the row's number and when, until the quiet moment."""
         self._waiting: Timer | None = None
+        self.columns = Columns()
 
     def compose(self) -> ComposeResult:
         yield Static(classes="empty")
@@ -176,7 +213,10 @@ class TimelinePanel(Vertical):
         if hint or not self.records:
             empty.update(Content.styled(hint or "No compactions yet.", "$text-muted"))
         highlighted = rows.highlighted
-        rows.set_options(Option(record_row(r), id=str(r.number)) for r in self.records)
+        self.columns = Columns.of(self.records)
+        rows.set_options(
+            Option(record_row(r, columns=self.columns), id=str(r.number)) for r in self.records
+        )
         if self.records:
             last = len(self.records) - 1
             keep = rows.has_focus and highlighted is not None
@@ -189,7 +229,7 @@ class TimelinePanel(Vertical):
         now = time.time()
         for index, record in enumerate(self.records):
             if record.status == "running":
-                rows.replace_option_prompt_at_index(index, record_row(record, now))
+                rows.replace_option_prompt_at_index(index, record_row(record, now, self.columns))
 
     def action_undo(self) -> None:
         """``u`` on a row: undone once the quiet moment after it passes with nothing typed

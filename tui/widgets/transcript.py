@@ -8,18 +8,18 @@ items as data and builds widgets only for the entries it mounts: the newest
 :data:`REPLAY_WINDOW`, then a :data:`PAGE` per "show earlier". Scrolling back is windowed: at most
 :data:`MOUNTED_PAGES` pages of history stay mounted above the newest entries; a page scrolled
 past is unmounted again ("show later" brings it back), so reading a huge session from the
-start costs what a few pages do.
+start costs what a few pages do. Scrolling (PageUp, the wheel) pages by itself: a view that
+comes within a screen of the top mounts the page before, and one that comes within a screen
+of "show later" mounts the page after, the entries in view staying where they are.
 """
 
 from __future__ import annotations
 
-from textual import events
 from textual.await_remove import AwaitRemove
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Static
 
 from agent.llm.replies import Notice as StreamNotice
 from agent.llm.replies import ReasoningDelta, Retrying, StreamEvent, TextDelta, ToolOutputDelta
@@ -36,6 +36,7 @@ from tui.view.items import (
 from tui.widgets.entries import Notice, UserEntry
 from tui.widgets.item_widgets import cut_notice, finish_card, plain, shows, widgets_for
 from tui.widgets.marker import CompactionMarker
+from tui.widgets.paging import PageButton, ScrollPaging, ShowEarlier, ShowLater, page_label
 from tui.widgets.reply import AssistantEntry, shown_answer
 from tui.widgets.tool_card import ToolCard
 
@@ -48,39 +49,7 @@ MOUNTED_PAGES = 2
 again with every page, and its objects are what the collector's full passes scan."""
 
 
-class _PageButton(Static, can_focus=True):
-    """A line that mounts a page of the entries it stands for."""
-
-    def on_click(self, event: events.Click) -> None:
-        event.stop()
-        self.run_worker(self.action())
-
-    async def key_enter(self) -> None:
-        await self.action()
-
-    async def action(self) -> None:
-        raise NotImplementedError
-
-    @property
-    def transcript(self) -> Transcript:
-        return next(a for a in self.ancestors if isinstance(a, Transcript))
-
-
-class ShowEarlier(_PageButton):
-    """``▲ show N earlier entries`` at the top of a long transcript."""
-
-    async def action(self) -> None:
-        await self.transcript.show_earlier()
-
-
-class ShowLater(_PageButton):
-    """``▼ show N later entries`` below the history pages, once one was scrolled past."""
-
-    async def action(self) -> None:
-        await self.transcript.show_later()
-
-
-class Transcript(VerticalScroll, can_focus=False):
+class Transcript(ScrollPaging, VerticalScroll, can_focus=False):
     """The conversation; see the module docstring. Not focusable itself (PageUp/PageDown
     scroll it from anywhere): Tab from the prompt reaches what takes keys in it, a long
     card's output (Enter shows it all), a marker, a "show earlier" line."""
@@ -102,9 +71,11 @@ class Transcript(VerticalScroll, can_focus=False):
         not mounted (pages scrolled past), oldest first."""
         self._last_answer = ""
         self._tidy: Timer | None = None
+        self.init_paging()
 
     def on_mount(self) -> None:
         self.anchor()
+        self.watch(self, "scroll_y", self.scrolled, init=False)
 
     # --- following the output ------------------------------------------------------------------
 
@@ -144,7 +115,7 @@ class Transcript(VerticalScroll, can_focus=False):
         self._hidden, window = shown[:-REPLAY_WINDOW], shown[-REPLAY_WINDOW:]
         widgets = [w for i in window for w in self._build(i, view.items[i])]
         if self._hidden:
-            widgets.insert(0, ShowEarlier(_page_label(earlier=True, count=len(self._hidden))))
+            widgets.insert(0, ShowEarlier(page_label(earlier=True, count=len(self._hidden))))
         if widgets:
             await self.mount_all(widgets)
         self.scroll_end(animate=False)
@@ -171,9 +142,10 @@ class Transcript(VerticalScroll, can_focus=False):
                 await self._label(self.query_one(ShowLater), self._later)
             await self._label(button, self._hidden)
 
-    async def show_later(self) -> None:
+    async def show_later(self, *, keep_view: bool = False) -> None:
         """Mount the :data:`PAGE` entries after the lowest history page; unmount the top
-        one when more than :data:`MOUNTED_PAGES` are mounted."""
+        one when more than :data:`MOUNTED_PAGES` are mounted. The view goes to the first
+        entry mounted, unless ``keep_view`` (the caller keeps it where it was)."""
         self._tidy_up()
         page, self._later = self._later[:PAGE], self._later[PAGE:]
         with self.app.batch_update():
@@ -190,7 +162,7 @@ class Transcript(VerticalScroll, can_focus=False):
                     await self.mount(ShowEarlier(), before=0)
                 await self._label(self.query_one(ShowEarlier), self._hidden)
             await self._label(button, self._later)
-        if widgets:
+        if widgets and not keep_view:
             self.scroll_to_widget(widgets[0], animate=False, top=True)
 
     async def _unmount(self, indices: list[int], widgets: list[Widget]) -> None:
@@ -214,11 +186,11 @@ class Transcript(VerticalScroll, can_focus=False):
             self._tidy = None
             heap.tidy()
 
-    async def _label(self, button: _PageButton, pending: list[int]) -> None:
+    async def _label(self, button: PageButton, pending: list[int]) -> None:
         if not pending:
             await button.remove()
             return
-        button.update(_page_label(earlier=isinstance(button, ShowEarlier), count=len(pending)))
+        button.update(page_label(earlier=isinstance(button, ShowEarlier), count=len(pending)))
 
     def clear_all(self) -> AwaitRemove:
         if self._tidy is not None:
@@ -381,8 +353,3 @@ class Transcript(VerticalScroll, can_focus=False):
             if isinstance(widget, ToolCard):
                 self._cards[widget.call_id] = widget
         return widgets
-
-
-def _page_label(*, earlier: bool, count: int) -> Content:
-    arrow, side = ("▲", "earlier") if earlier else ("▼", "later")
-    return Content.styled(f"{arrow} show {count} {side} entries", "$text-accent")
