@@ -68,4 +68,4 @@ def test_help_and_completion(snap_compare: SnapCompare, snapshot_app: ReeflineAp
         await _fits(pilot)
 
     # Tall enough for every command's line in /help, and a few more commands.
-    assert snap_compare(snapshot_app, terminal_size=(100, 48), run_before=run_before)
+    assert snap_compare(snapshot_app, terminal_size=(100, 54), run_before=run_before)
