@@ -12,6 +12,8 @@ from agent.log.registry import EventError, EventRegistry, event_type_name
 SAMPLE_DATA: dict[str, dict[str, object]] = {
     "session/start": {"id": "s1", "version": 1, "cwd": "/tmp", "created_at": 1.5},
     "session/resume": {},
+    "session/name": {"name": "api refactor"},
+    "session/approval": {"policy": "ask", "given_by": "default"},
     "session/fork": {"parent": "s0", "at_seq": 4},
     "session/provider": {
         "kind": "openai-compatible",

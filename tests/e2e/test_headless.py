@@ -202,7 +202,8 @@ def test_resume_with_unknown_or_invalid_id(run_cli: Run) -> None:
     out = run_cli("-p", "hi", "--resume", "20990101-000000-abcdef", "--demo")
     assert out.returncode == 2 and "no session" in out.stderr
     out = run_cli("-p", "hi", "--resume", "../../etc/passwd", "--demo")
-    assert out.returncode == 2 and "invalid session id" in out.stderr
+    # Not an id: looked up as a name (a name opens no path), and none has it.
+    assert out.returncode == 2 and "no session is named '../../etc/passwd'" in out.stderr
 
 
 def test_usage_errors_exit_2(run_cli: Run) -> None:

@@ -110,8 +110,11 @@ async def test_resume_renders_the_same_transcript(ui: UI) -> None:
     async with again.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         resumed = again.main.transcript.dump()
-    assert resumed[: len(live)] == live
-    assert resumed[len(live) :] == ["context: Session resumed."]
+    # The one line a resume says what it restored comes first (a notice of this start).
+    said, resumed = resumed[:2], resumed[2:]
+    assert said[0] == "info: " + live[0].removeprefix("info: ") and "Resumed " in said[1]
+    assert resumed[: len(live) - 1] == live[1:]
+    assert resumed[len(live) - 1 :] == ["context: Session resumed."]
     assert sum(line.startswith("$ ") for line in live) == 6
 
 
@@ -251,7 +254,8 @@ async def test_an_entry_builds_only_the_parts_it_shows(ui: UI, openai_server) ->
     async with resumed.run_test(size=(100, 40)) as pilot:
         await pilot.pause()
         assert parts(resumed) == ([1, 0], [False, True])
-        assert resumed.main.transcript.dump()[: len(live)] == live
+        shown = [line for line in resumed.main.transcript.dump() if "Resumed " not in line]
+        assert shown[: len(live)] == live
 
 
 async def test_a_retried_reply_leaves_neither_its_partial_text_nor_its_reasoning(

@@ -56,6 +56,7 @@ def test_the_command_set() -> None:
         "mcp",
         "memory",
         "remember",
+        "rename",
     ]
     assert set(SLASH_USAGE) == set(SLASH_COMMANDS)
     assert all(help_ and "\n" not in help_ for help_ in SLASH_COMMANDS.values())
