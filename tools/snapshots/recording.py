@@ -237,7 +237,7 @@ class Recorder:
             if (self._first.files or 0) >= NARROW_FROM:
                 self._narrow = True
         self._first_done.set()  # what a command waits for; the rest is for the next ones
-        with contextlib.suppress(SnapshotUnavailable):  # in doubt: full scans
+        with contextlib.suppress(SnapshotUnavailable, Stopped):  # in doubt: full scans
             self._narrow = self.repo.tracked() >= NARROW_FROM
 
     def _listed(self, files: int) -> None:
