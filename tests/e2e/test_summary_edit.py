@@ -120,6 +120,17 @@ def test_plain_summary_edit_reaches_the_next_request_shows_in_the_timeline_and_u
     assert "undone by #3" in table, table
 
 
+def assert_refused_and_kept(stdout: str, why: str, text: str, cli_env: dict[str, str]) -> None:
+    """The edit was refused saying ``why``; ``text`` is in the draft file the message names,
+    and nothing was logged as an edit."""
+    out = " ".join(stdout.split())
+    assert "Not saved:" in out and why in out, out
+    kept = out.split("Your text is kept in ")[1].split()[0].rstrip(".")
+    assert Path(kept).read_text() == text
+    [log] = session_files(cli_env)
+    assert "compact/edit" not in [e["type"] for e in log_events(log)]
+
+
 def test_an_edit_over_the_budget_is_refused_and_the_text_kept(
     run_cli: Run,
     openai_server: OpenAIServer,
@@ -133,12 +144,7 @@ def test_an_edit_over_the_budget_is_refused_and_the_text_kept(
         cli_env, workdir, openai_server, "/summary edit\n", EDITOR=editor(tmp_path, writes(huge))
     )
     assert done.returncode == 0, done.stderr + done.stdout
-    out = " ".join(done.stdout.split())
-    assert "Not saved:" in out and "the checkpoint's summary may take" in out, out
-    kept = out.split("Your text is kept in ")[1].split()[0].rstrip(".")
-    assert Path(kept).read_text() == huge
-    [log] = session_files(cli_env)
-    assert "compact/edit" not in [e["type"] for e in log_events(log)]
+    assert_refused_and_kept(done.stdout, "the checkpoint's summary may take", huge, cli_env)
 
 
 def test_an_edit_past_the_window_is_refused_and_the_text_kept(
@@ -159,12 +165,7 @@ def test_an_edit_past_the_window_is_refused_and_the_text_kept(
         "800",
         EDITOR=editor(tmp_path, writes(longer)),
     )
-    out = " ".join(done.stdout.split())
-    assert "Not saved:" in out and "-token window: shorten it" in out, out
-    kept = out.split("Your text is kept in ")[1].split()[0].rstrip(".")
-    assert Path(kept).read_text() == longer
-    [log] = session_files(cli_env)
-    assert "compact/edit" not in [e["type"] for e in log_events(log)]
+    assert_refused_and_kept(done.stdout, "-token window: shorten it", longer, cli_env)
 
 
 def test_a_missing_or_failing_editor_says_so_and_changes_nothing(
