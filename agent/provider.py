@@ -22,6 +22,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from agent import secret_env
+from agent.llm.prompt_cache import CachePlan, cache_plan
 from agent.log.events import ProviderData, ProviderKind
 from agent.secret import Secret
 from agent.settings import Settings, SettingsError, check_base_url
@@ -76,6 +77,18 @@ class Provider:
             base_url=self.base_url,
             api_key_env=self.api_key_env if self.key_named else None,
         )
+
+
+def provider_cache(provider: Provider, settings: Settings) -> CachePlan:
+    """How requests to ``provider`` are shaped for its prompt cache and how long it keeps a
+    prefix (the ``cache_breakpoints`` and ``cache_ttl_s`` settings over its defaults)."""
+    return cache_plan(
+        provider.name,
+        provider.model,
+        provider.base_url,
+        breakpoints=settings.cache_breakpoints,
+        ttl_s=settings.cache_ttl_s,
+    )
 
 
 def where(record: ProviderData) -> str:

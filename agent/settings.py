@@ -37,6 +37,7 @@ from agent.config_file import (
     read_config,
 )
 from agent.llm.prices import ModelPrice
+from agent.llm.prompt_cache import CacheBreakpoints
 from agent.loop_guard import DEFAULT_REPEATS, WINDOW
 from agent.mcp_config import McpServerConfig, check_name
 from tools.modes import ApprovalPolicy, SandboxMode
@@ -124,6 +125,12 @@ class Settings(BaseModel):
     max_retries: int = Field(default=3, ge=0, le=20)
     """How often a model request that failed in a retryable way (rate limit, server error,
     timeout, dropped stream) is repeated, with backoff, before the turn ends in an error."""
+    cache_breakpoints: CacheBreakpoints = "auto"
+    """Mark where a request's cached prefix ends (Anthropic's ``cache_control``): ``auto``
+    for Claude models and Anthropic's endpoint, ``anthropic`` always, ``off`` never."""
+    cache_ttl_s: float | None = Field(default=None, gt=0)
+    """Seconds the provider keeps a prompt prefix cached after its last use; unset: its
+    documented default (:mod:`agent.llm.prompt_cache`)."""
     demo: bool = False
     """Use the offline scripted model."""
     theme: str | None = None

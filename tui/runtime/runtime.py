@@ -19,13 +19,14 @@ from pathlib import Path
 from agent.llm.chat import ChatModel
 from agent.llm.discovery import WindowAsker
 from agent.llm.prices import PriceOf, price_book
+from agent.llm.prompt_cache import CachePlan
 from agent.llm.windows import WindowBook
 from agent.log.keeping import close_or_discard
 from agent.log.session import Observer, Session
 from agent.loop import Agent
 from agent.measurement import Measurement
 from agent.meter import TokenMeter
-from agent.provider import Provider
+from agent.provider import Provider, provider_cache
 from agent.settings import Settings
 from agent.tokens import Estimator
 from agent.turns import StreamListener
@@ -81,6 +82,12 @@ class Runtime:
     app, ``deny`` headless): what ``/resume`` gives such a session, as ``--resume`` does."""
     scripted_delay_s: float = 0.0
     """The demo model's delay between chunks: what the runtimes opened from this one get."""
+
+    @property
+    def cache_plan(self) -> CachePlan:
+        """How this session's requests are shaped for the provider's prompt cache, and how
+        long it keeps a prefix."""
+        return provider_cache(self.provider, self.settings)
 
     def observe(
         self,
