@@ -79,11 +79,13 @@ def catalogue(home: Path) -> list[Listed]:
     return [listed for listed in map(read_listed, list_sessions(home)) if not listed.empty]
 
 
-def latest(home: Path) -> str | None:
-    """The most recently changed session in which a prompt was sent (``--continue``); only
-    as many logs are read as it takes to find it."""
+def latest(home: Path, folder: str | None = None) -> str | None:
+    """The most recently changed session in which a prompt was sent, among those started in
+    ``folder`` when it is given (``--continue`` goes on with this folder's work, never with
+    another project's); only as many logs are read as it takes to find it."""
     for stored in list_sessions(home):
-        if not read_listed(stored).empty:
+        listed = read_listed(stored)
+        if not listed.empty and (folder is None or listed.cwd == folder):
             return stored.id
     return None
 

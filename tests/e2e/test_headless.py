@@ -65,6 +65,44 @@ def test_continue_adds_a_turn_to_the_same_file(
     assert "one" in contents and "first" in contents and contents[-1] == "two"
 
 
+def test_continue_takes_this_folders_session_not_a_newer_one_elsewhere(
+    run_cli: Run, openai_server: OpenAIServer, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    common = ("--base-url", openai_server.base_url, "--model", "m")
+    other = tmp_path / "other-project"
+    other.mkdir()
+    openai_server.push({"text": "here"}, {"text": "elsewhere"}, {"text": "again"}, {"text": "new"})
+    assert run_cli("-p", "in this folder", *common).returncode == 0
+    elsewhere = subprocess.run(
+        [REEFLINE, "-p", "in another folder", *common],
+        cwd=other,
+        env=cli_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert elsewhere.returncode == 0  # the newest session is now the other folder's
+    out = run_cli("-p", "go on", "--continue", *common)
+    assert out.returncode == 0 and out.stdout == "again\n"
+    contents = [m.get("content") for m in openai_server.requests[2]["messages"]]
+    assert "in this folder" in contents and "in another folder" not in contents
+    # A folder where no session was started gets a new one, and is told so.
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    begun = subprocess.run(
+        [REEFLINE, "-p", "hello", "--continue", *common],
+        cwd=fresh,
+        env=cli_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert begun.returncode == 0, begun.stderr
+    assert "no session was started in this folder yet" in begun.stderr
+    sent = [m.get("content") for m in openai_server.requests[3]["messages"]]
+    assert "hello" in sent and "in this folder" not in sent and "in another folder" not in sent
+
+
 def test_json_streams_every_event(
     run_cli: Run, openai_server: OpenAIServer, cli_env: dict[str, str]
 ) -> None:

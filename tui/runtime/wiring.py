@@ -16,12 +16,11 @@ from agent.llm.chat import ChatModel
 from agent.llm.discovery import WindowAsker
 from agent.llm.retry import RetryPolicy
 from agent.llm.windows import WindowBook
-from agent.log.catalogue import NoSuchSession, latest, resolve
 from agent.log.events import PolicySource, ProviderData
 from agent.log.names import BadName, checked_name, rename
 from agent.log.registry import EventRegistry
 from agent.log.session import Session
-from agent.log.store import SessionBusy, default_home
+from agent.log.store import default_home
 from agent.loop import Agent
 from agent.loop_settings import LoopSettings
 from agent.mcp_wiring import attach, mcp_hub
@@ -53,6 +52,7 @@ from tools.sandbox import (
 )
 from tools.snapshots.recording import Recorder
 from tui.demo import DEMO_CONTEXT_WINDOW, ScriptedModel
+from tui.runtime.opening import NOTHING_TO_CONTINUE, open_session
 from tui.runtime.restored import Resumed, restored_line
 from tui.runtime.runtime import Runtime, StartupError
 from tui.runtime.snapshots_soon import session_snapshots
@@ -109,35 +109,6 @@ def choose_sandbox(
         )
     except SandboxUnavailable as exc:
         raise SettingsError(str(exc)) from None
-
-
-def open_session(
-    home: Path,
-    registry: EventRegistry,
-    *,
-    resume: str | None,
-    continue_last: bool,
-) -> Session | None:
-    """Resume ``resume`` (an id, a name, or a unique start of either:
-    :func:`agent.log.catalogue.resolve`), or the most recent session with ``continue_last``;
-    None when a new one is to be created (once its provider is known: its first event
-    records it)."""
-    if resume is not None and continue_last:
-        raise StartupError("use either --resume ID or --continue, not both")
-    if continue_last:
-        resume = latest(home)
-    elif resume is not None:
-        try:
-            resume = resolve(home, resume)
-        except NoSuchSession as exc:
-            raise StartupError(f"cannot resume: {exc}", listing=not exc.matches) from None
-    if resume is None:
-        return None
-    try:
-        return Session.open(home, resume, registry=registry)
-    except (ValueError, FileNotFoundError, SessionBusy) as exc:
-        message = f"cannot resume session {resume!r}: {exc}"
-        raise StartupError(message, listing=True) from None
 
 
 def session_provider(
@@ -236,7 +207,10 @@ def build_runtime(
             checked_name(name)
         except BadName as exc:
             raise StartupError(f"--name: {exc}") from None
-    resumed = open_session(home, registry, resume=resume, continue_last=continue_last)
+    folder = str((cwd or Path.cwd()).resolve())
+    resumed = open_session(
+        home, registry, resume=resume, continue_last=continue_last, folder=folder
+    )
     try:
         runtime = _build(
             settings,
@@ -258,6 +232,8 @@ def build_runtime(
         if resumed is not None:
             resumed.close()
         raise
+    if continue_last and resumed is None:
+        runtime.notices.insert(0, NOTHING_TO_CONTINUE)
     if name is not None:
         try:
             rename(runtime.session, name)

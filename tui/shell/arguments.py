@@ -105,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--continue",
         dest="continue_last",
         action="store_true",
-        help="continue the most recent session",
+        help="continue the most recent session started in this folder",
     )
     run.add_argument(
         "--approve",
