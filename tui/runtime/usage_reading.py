@@ -105,12 +105,12 @@ class UsageReading:
         ``not reported`` when no call reported a cache figure."""
         totals = self.totals
         if totals.cached_share is None:
-            return ("cache misses", NOT_REPORTED)
+            return ("misses", NOT_REPORTED)
         if not totals.misses:
-            return ("cache misses", "none")
+            return ("misses", "none")
         cost = "" if self.miss_cost is None else f" ({format_cost(self.miss_cost)})"
         return (
-            "cache misses",
+            "misses",
             f"{totals.misses}: {totals.missed:,} tokens billed in full that the cache should "
             f"have served{cost}",
         )
