@@ -5,8 +5,10 @@ the server reported (:data:`CALL_TYPES`: an assistant reply, and each summarizer
 compaction). The totals are the sum of those: prompt tokens in, output tokens, the part of
 the prompt the provider served from its cache (over the calls that reported a cache figure),
 and the same per model, so that a cost can be estimated from a price table
-(:mod:`agent.llm.prices`). Every view (the gauge line, ``/context``, ``reefline sessions``) reads
-these totals; none adds usage up on its own.
+(:mod:`agent.llm.prices`), the newest reply's cache figure (the status line's share), and
+the cache misses (:mod:`agent.cache_misses`: replies whose expected cached prefix the
+provider mostly did not serve) with the tokens they billed in full. Every view (the gauge
+line, ``/context``, ``reefline sessions``) reads these totals; none adds usage up on its own.
 
 The fold reads an event's type and data as the log spells them (plain JSON values), so a
 listing of many sessions can fold raw lines without loading the event models
