@@ -59,6 +59,8 @@ def expected_cache(
     if estimate is None:
         return None
     kept = [] if restored else _unchanged_prefix(session, previous.seq)
+    # The tool schemas (sent before the messages) are left out of the estimate: it errs
+    # low, so a miss it reports is one, and one it misses is a few hundred tokens at most.
     tokens = min(sent, estimate([system, *kept]))
     return CacheExpected(prefix_tokens=tokens, since_s=since)
 
