@@ -29,10 +29,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import time
 from collections.abc import Callable
 from typing import Any
 
 from agent import loop_guard
+from agent.cache_expectation import expected_cache
 from agent.closing import (
     answer_pending_calls,
     append_result,
@@ -306,9 +308,22 @@ class Agent:
                 estimate=self.estimate_tokens,
                 bound=self.bound_tokens,
             )
+            expected = expected_cache(
+                self.session,
+                request.messages[0],
+                now=time.time(),
+                ttl_s=self.settings.cache_ttl_s,
+                estimate=self.estimate_tokens,
+            )
             try:
                 reply = await stream_reply(
-                    self.session, self.model, state, request, self._emit, self._began(state)
+                    self.session,
+                    self.model,
+                    state,
+                    request,
+                    self._emit,
+                    self._began(state),
+                    expected,
                 )
             except ContextOverflow as exc:
                 if self._learn_limit(exc):

@@ -3,6 +3,7 @@ front end says about a reply cut at it)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from agent.loop_guard import DEFAULT_REPEATS
@@ -33,6 +34,10 @@ class LoopSettings:
     workspace_context: bool = True
     """Append the working directory, the date and the instruction files (:mod:`agent.memory`)
     as a ``context/message``."""
+    cache_ttl_s: float = math.inf
+    """Seconds the provider keeps a prefix cached (:attr:`agent.llm.prompt_cache.CachePlan.ttl_s`):
+    a request sent within it after the previous one expects that prefix served from the
+    cache (:mod:`agent.cache_expectation`)."""
 
 
 DEFAULT_OUTPUT_CAP = 8_192

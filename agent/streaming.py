@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import aclosing
 
+from agent.cache_misses import cache_miss
 from agent.llm.chat import ChatModel, ChatRequest
 from agent.llm.replies import (
     Began,
@@ -21,6 +22,7 @@ from agent.llm.replies import (
     TextDelta,
     ToolCallDelta,
 )
+from agent.log.events import AssistantMessage, CacheExpected
 from agent.log.session import Session
 from agent.turns import TurnState
 
@@ -32,11 +34,14 @@ async def stream_reply(
     request: ChatRequest,
     emit: Callable[[StreamEvent], None],
     began: Callable[[], None] = lambda: None,
+    expected: CacheExpected | None = None,
 ) -> Reply:
     """Stream ``request``; log each ``llm/retry`` and the reply as ``assistant/message``
-    before handing its :class:`Completed` to ``emit``. ``began`` is called once, when the
-    reply begins: its :class:`Began` (not emitted), or its first item where the model sends
-    none (a reply without streaming). Raises what the model raises."""
+    (with ``expected``, what the provider should serve from its cache) before handing its
+    :class:`Completed` to ``emit``, and then a :class:`Notice` when the reply's usage says
+    the cache missed (:func:`agent.cache_misses.cache_miss`). ``began`` is called once, when
+    the reply begins: its :class:`Began` (not emitted), or its first item where the model
+    sends none (a reply without streaming). Raises what the model raises."""
     state.partial = []
     beginning = True
     async with aclosing(model.stream(request)) as stream:  # type: ignore[type-var]
@@ -56,8 +61,9 @@ async def stream_reply(
                 )
             elif isinstance(item, Completed):
                 state.partial = []
-                _log_reply(session, state, item.reply)
+                logged = _log_reply(session, state, item.reply, expected)
                 emit(item)
+                _warn_of_miss(logged, emit)
                 return item.reply
             elif not isinstance(item, ReasoningDelta | ToolCallDelta | Notice):
                 raise TypeError(f"unexpected stream item {item!r}")
@@ -65,8 +71,18 @@ async def stream_reply(
     raise RuntimeError("the model stream ended without a Completed item")
 
 
-def _log_reply(session: Session, state: TurnState, reply: Reply) -> None:
-    session.append(
+def _warn_of_miss(logged: AssistantMessage, emit: Callable[[StreamEvent], None]) -> None:
+    """One line for the person when the logged reply records a cache miss."""
+    usage = logged.data.usage
+    miss = cache_miss(None if usage is None else usage.cached_tokens, logged.data.cache_expected)
+    if miss is not None:
+        emit(Notice(miss.line))
+
+
+def _log_reply(
+    session: Session, state: TurnState, reply: Reply, expected: CacheExpected | None
+) -> AssistantMessage:
+    event = session.append(
         "assistant/message",
         {
             "turn": state.turn,
@@ -77,5 +93,8 @@ def _log_reply(session: Session, state: TurnState, reply: Reply) -> None:
             "finish_reason": reply.finish_reason,
             "usage": reply.usage.model_dump() if reply.usage else None,
             "model": reply.model,
+            "cache_expected": expected,
         },
     )
+    assert isinstance(event, AssistantMessage)
+    return event

@@ -5,8 +5,10 @@ the server reported (:data:`CALL_TYPES`: an assistant reply, and each summarizer
 compaction). The totals are the sum of those: prompt tokens in, output tokens, the part of
 the prompt the provider served from its cache (over the calls that reported a cache figure),
 and the same per model, so that a cost can be estimated from a price table
-(:mod:`agent.llm.prices`). Every view (the gauge line, ``/context``, ``reefline sessions``) reads
-these totals; none adds usage up on its own.
+(:mod:`agent.llm.prices`), the newest reply's cache figure (the status line's share), and
+the cache misses (:mod:`agent.cache_misses`: replies whose expected cached prefix the
+provider mostly did not serve) with the tokens they billed in full. Every view (the gauge
+line, ``/context``, ``reefline sessions``) reads these totals; none adds usage up on its own.
 
 The fold reads an event's type and data as the log spells them (plain JSON values), so a
 listing of many sessions can fold raw lines without loading the event models
@@ -21,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from agent.cache_misses import cache_miss
 from agent.llm.prices import PriceOf
 from agent.log.usage_figures import usage_figures
 
@@ -55,6 +58,8 @@ class ModelUsage:
     input: int = 0
     cached: int = 0
     output: int = 0
+    missed: int = 0
+    """Prompt tokens billed in full that the cache should have served (cache misses)."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,15 @@ class UsageTotals:
     """Of ``calls``, those of the summarizer (compactions)."""
     by_model: tuple[tuple[str, ModelUsage], ...] = field(default=(), compare=False)
     """Usage per model name ("" for a call that named none), for :meth:`cost`."""
+    misses: int = 0
+    """Replies whose expected cached prefix the provider mostly did not serve
+    (:func:`agent.cache_misses.cache_miss`)."""
+    missed: int = 0
+    """The tokens those misses billed in full that the cache should have served."""
+    last_prompt: int = 0
+    """Prompt tokens of the newest reply that reported usage (0: none did)."""
+    last_cached: int | None = None
+    """Its cache figure (None: not reported, or no reply reported usage)."""
 
     @property
     def reported(self) -> bool:
@@ -93,6 +107,29 @@ class UsageTotals:
         if self.cache_input <= 0:
             return None
         return min(1.0, self.cached / self.cache_input)
+
+    @property
+    def last_cached_share(self) -> float | None:
+        """The cached part of the newest reply's prompt, 0..1 (summarizer calls left out:
+        the status line speaks of the conversation's requests); None when it reported no
+        cache figure."""
+        if self.last_cached is None or self.last_prompt <= 0:
+            return None
+        return min(1.0, self.last_cached / self.last_prompt)
+
+    def miss_cost(self, price_of: PriceOf) -> float | None:
+        """Estimated dollars the misses cost over a hit: their tokens billed in full at the
+        input price rather than the cached one; None when a model with misses has no known
+        price."""
+        dollars = 0.0
+        for model, usage in self.by_model:
+            if not usage.missed:
+                continue
+            price = price_of(model) if model else None
+            if price is None:
+                return None
+            dollars += price.cost(usage.missed, 0, 0) - price.cost(usage.missed, usage.missed, 0)
+        return dollars
 
     def cost(self, price_of: PriceOf) -> float | None:
         """Estimated dollars for every call, or None when it cannot be told without
@@ -145,10 +182,16 @@ class UsageFold:
         cached = usage["cached_tokens"]
         model = data.get("model")
         name = model if isinstance(model, str) else ""
+        miss = cache_miss(cached, data.get("cache_expected"))
+        missed = 0 if miss is None else miss.billed_in_full
         seen = self._models.get(name, ModelUsage())
         self._models[name] = ModelUsage(
-            seen.input + prompt, seen.cached + (cached or 0), seen.output + output
+            seen.input + prompt,
+            seen.cached + (cached or 0),
+            seen.output + output,
+            seen.missed + missed,
         )
+        reply = not call.summary
         self._totals = UsageTotals(
             input=old.input + prompt,
             output=old.output + output,
@@ -158,11 +201,15 @@ class UsageFold:
             reports=old.reports + 1,
             summary_calls=summary,
             by_model=tuple(self._models.items()),
+            misses=old.misses + (miss is not None),
+            missed=old.missed + missed,
+            last_prompt=prompt if reply else old.last_prompt,
+            last_cached=cached if reply else old.last_cached,
         )
         return True
 
 
-_FIELDS = {"usage", "model", "finish_reason", "status"}
+_FIELDS = {"usage", "model", "finish_reason", "status", "cache_expected"}
 """The data fields the fold reads."""
 
 

@@ -22,6 +22,8 @@ Response spec: a ``ScriptedResponse`` or a dict with the same keys, all optional
     delay_s       float  pause before each event
     usage         bool | dict  true: computed usage chunk (sent only when the request asks
                          with stream_options.include_usage); a dict is sent as given; false: none
+    cached_tokens int    report this cache figure (``prompt_tokens_details.cached_tokens``)
+                         with the computed usage: a prefix the server "forgot" (0) or kept
     usage_chunk   dict   more top-level fields of the chunk that carries the usage (of the
                          whole body when not streamed), e.g. llama.cpp's ``timings``
     finish_reason str    default "tool_calls" when there are tool calls, else "stop";
@@ -45,6 +47,11 @@ Response spec: a ``ScriptedResponse`` or a dict with the same keys, all optional
                          (or the server stops): the client is mid-request for as long as
                          the test needs, with no timing involved
     answered      threading.Event  set once the answer has been written whole
+
+``server.prefix_cache`` (``--prefix-cache``) reports, with each computed usage, the prefix of
+the request's messages that an earlier request sent unchanged as cached, as a provider's
+prompt cache would (a response's ``cached_tokens`` overrides it); off, no cache figure is
+reported.
 
 ``server.reject_tool_choice`` answers every request that sets ``tool_choice`` with HTTP 400,
 as servers that do not know the field do.
@@ -77,6 +84,7 @@ class ScriptedResponse:
     delay_s: float = 0.0
     usage: bool | dict[str, Any] = True
     usage_chunk: dict[str, Any] = field(default_factory=dict)
+    cached_tokens: int | None = None
     finish_reason: str | None = None
     model: str | None = None
     cut_after: int | None = None
@@ -190,6 +198,8 @@ class OpenAIServer:
         self._task = ""
         self._issued: dict[str, int] = {}
         """Commands the scripted agent issued for each task (its prompt's text)."""
+        self.prefix_cache = False
+        """Report the prefix an earlier request sent as cached (see the module docstring)."""
         self.reject_tool_choice = False
         """Refuse any request that sets ``tool_choice`` (HTTP 400), as some servers do."""
         self.stopping = threading.Event()
@@ -276,6 +286,25 @@ class OpenAIServer:
                 ]
             )
         return ScriptedResponse(text=f"Done: ran {done} commands.")
+
+    def cached_prefix(self, body: dict[str, Any]) -> int:
+        """Tokens (as :meth:`_Handler._usage` counts them) of the longest run of leading
+        messages of ``body`` that a request before it sent as they are."""
+        with self._lock:
+            earlier = []
+            for other in self.requests:
+                if other is body:
+                    break
+                earlier.append(other)
+        messages = body.get("messages") or []
+        best = 0
+        for other in earlier:
+            sent = other.get("messages") or []
+            n = 0
+            while n < min(len(sent), len(messages)) and sent[n] == messages[n]:
+                n += 1
+            best = max(best, n)
+        return len(json.dumps(messages[:best])) // 4 if best else 0
 
     def note_disconnect(self) -> None:
         with self._lock:
@@ -379,7 +408,17 @@ class _Handler(BaseHTTPRequestHandler):
         produced = spec.full_text + spec.reasoning + "".join(c[2] for c in spec.calls())
         completion = len(produced) // 4 + 1
         total = prompt + completion
-        return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": total}
+        usage: dict[str, Any] = {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": total,
+        }
+        cached = spec.cached_tokens
+        if cached is None and self.app.prefix_cache:
+            cached = self.app.cached_prefix(body)
+        if cached is not None:
+            usage["prompt_tokens_details"] = {"cached_tokens": min(cached, prompt)}
+        return usage
 
     def _finish_reason(self, spec: ScriptedResponse) -> str | None:
         if spec.finish_reason is not None:
@@ -490,6 +529,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--summary-stall", type=float, default=0.0, metavar="SECONDS")
     parser.add_argument("--reject-tool-choice", action="store_true", help="400 on tool_choice")
     parser.add_argument(
+        "--prefix-cache", action="store_true", help="report repeated prefixes as cached"
+    )
+    parser.add_argument(
         "--agent",
         action="append",
         default=[],
@@ -501,6 +543,7 @@ def main(argv: list[str] | None = None) -> int:
     server.summarize = args.summarize
     server.summary_stall_s = args.summary_stall
     server.reject_tool_choice = args.reject_tool_choice
+    server.prefix_cache = args.prefix_cache
     server.agent_commands = list(args.agent)
     if args.script:
         with open(args.script, encoding="utf-8") as f:

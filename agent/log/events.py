@@ -32,11 +32,11 @@ from agent.log.surface_ops import (
     SurfaceRestore,
     SurfaceRevise,
 )
-from agent.log.usage_data import ReportedUsage, Usage
+from agent.log.usage_data import CacheExpected, ReportedUsage, Usage
 from tools.modes import ApprovalDecision, ApprovalPolicy, SandboxMode
 
 # Re-exported: payloads elsewhere build on them, and the surface ops events carry.
-__all__ = ["Data", "FilesData", "ReportedUsage", "Usage"]
+__all__ = ["CacheExpected", "Data", "FilesData", "ReportedUsage", "Usage"]
 __all__ += ["SurfaceAppend", "SurfaceOp", "SurfaceReplace", "SurfaceRestore", "SurfaceRevise"]
 
 
@@ -157,6 +157,8 @@ class AssistantMessageData(Data):
     finish_reason: str
     usage: ReportedUsage = None
     model: str
+    cache_expected: CacheExpected | None = None
+    """What the provider should have served from its cache (None: nothing expected)."""
 
 
 class ToolStartData(Data):

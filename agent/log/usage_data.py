@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BeforeValidator
+from pydantic import BeforeValidator, Field
 
 from agent.log.event_data import Data
 from agent.log.usage_figures import usage_figures
@@ -49,6 +49,17 @@ class Usage(Data):
             raw = raw.model_dump()
         figures = usage_figures(raw)
         return None if figures is None else cls(**figures)
+
+
+class CacheExpected(Data):
+    """What the provider was expected to serve from its prompt cache for one request: the
+    tokens of the prefix the previous request already sent unchanged, and the seconds since
+    that request. Logged with the reply (:mod:`agent.cache_expectation`) only when the prefix
+    was within the provider's cache TTL; a reply without it expected nothing (the first
+    request, one after the TTL, a new model or tool set, or a log older than this field)."""
+
+    prefix_tokens: int = Field(ge=0)
+    since_s: float = Field(ge=0)
 
 
 def _reported_usage(value: object) -> object:

@@ -111,3 +111,36 @@ def test_prices_in_the_config_are_validated(
     said = str(caught.value)
     assert str(config) in said
     assert "prices.my-model.input" in said and "prices.my-model.cache" in said
+
+
+def test_cache_misses_fold_alike_from_events_and_raw_lines(session: Session) -> None:
+    """A reply served under half of the prefix it expected cached is a miss; one above half,
+    one under 1,024 tokens, one with no cache figure and one that expected nothing are not.
+    The miss's tokens billed in full cost the input price over the cached one."""
+    expected = {"prefix_tokens": 40_000, "since_s": 120.0}
+    reply(session, {"prompt_tokens": 41_000, "completion_tokens": 10, "cached_tokens": 1_000},
+          cache_expected=expected)  # fmt: skip
+    reply(session, {"prompt_tokens": 41_000, "completion_tokens": 10, "cached_tokens": 20_000},
+          cache_expected=expected)  # fmt: skip
+    reply(session, {"prompt_tokens": 1_100, "completion_tokens": 10, "cached_tokens": 0},
+          cache_expected={"prefix_tokens": 1_000, "since_s": 1.0})  # fmt: skip
+    reply(session, {"prompt_tokens": 41_000, "completion_tokens": 10}, cache_expected=expected)
+    reply(session, {"prompt_tokens": 41_000, "completion_tokens": 10, "cached_tokens": 0})
+    totals = usage_totals(session.events)
+    raw = usage_of_log(session.path.read_bytes().splitlines(keepends=True))
+    assert (totals.misses, totals.missed) == (raw.misses, raw.missed) == (1, 39_000)
+    # gpt-4.1: 39,000 × ($2.00 − $0.50) per million
+    assert totals.miss_cost(price_of) == pytest.approx(39_000 * 1.5 / 1e6)
+    assert (totals.last_prompt, totals.last_cached, totals.last_cached_share) == (41_000, 0, 0)
+
+
+def test_a_garbled_expectation_in_a_raw_line_is_no_miss() -> None:
+    line = (
+        b'{"seq":1,"type":"assistant/message","time":1.0,"data":{"turn":1,"step":1,'
+        b'"finish_reason":"stop","model":"gpt-4.1","usage":{"prompt_tokens":5000,'
+        b'"completion_tokens":1,"cached_tokens":0},"cache_expected":%s}}\n'
+    )
+    for garbled in (b'{"prefix_tokens":1e400,"since_s":1}', b'{"prefix_tokens":4000,"since_s":-1}',
+                    b'"4000"', b'{"prefix_tokens":4000,"since_s":true}'):  # fmt: skip
+        assert usage_of_log([line % garbled]).misses == 0, garbled
+    assert usage_of_log([line % b'{"prefix_tokens":4000,"since_s":1}']).misses == 1

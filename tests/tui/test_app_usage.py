@@ -36,7 +36,7 @@ async def test_the_gauge_says_input_cached_share_and_estimated_cost(
         await ui.send(pilot, "first")
         await ui.send(pilot, "second")
         await ui.until(pilot, lambda: "in 80k" in gauge_text(app))
-        assert "in 80k · 75% cached · " + GPT41_COST in gauge_text(app)
+        assert "in 80k · cache 75% · " + GPT41_COST in gauge_text(app)
         await ui.send(pilot, "/context")
         assert isinstance(app.screen, ContextScreen)
         text = "\n".join(line.plain for line in app.screen.lines)
@@ -85,7 +85,7 @@ async def test_a_configured_price_gives_a_model_outside_the_table_a_cost(
         await ui.send(pilot, "first")
         # 400,000 × 1.0 + 600,000 × 0.1 + 500,000 × 2.0 = $1.46 (per million)
         await ui.until(pilot, lambda: "in 1M" in gauge_text(app))
-        assert "in 1M · 60% cached · ~$1.46 est." in gauge_text(app)
+        assert "in 1M · cache 60% · ~$1.46 est." in gauge_text(app)
         await ui.send(pilot, "/context")
         text = "\n".join(line.plain for line in app.screen.lines)  # type: ignore[attr-defined]
         assert "~$1.46 est. (estimated from the prices in your config)" in text
@@ -105,7 +105,7 @@ async def test_a_narrower_gauge_sheds_the_least_useful_parts_and_keeps_the_cost(
         await ui.until(pilot, lambda: "in 40k" in gauge_text(app))
         text = gauge_text(app)
         assert "auto at 80%" in text and "window from" not in text, text
-        assert text.endswith(" · in 40k · 75% cached · ~$0.04 est."), text
+        assert text.endswith(" · in 40k · cache 75% · ~$0.04 est."), text
         await pilot.resize_terminal(80, 30)
         await ui.until(pilot, lambda: "cached" not in gauge_text(app))
         text = gauge_text(app)

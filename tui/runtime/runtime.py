@@ -149,6 +149,7 @@ class Runtime:
         resume goes on with it."""
         self.windows.select(name)
         self.provider = dataclasses.replace(self.provider, model=name)
+        self.agent.settings.cache_ttl_s = self.cache_plan.ttl_s  # a Claude model's may differ
         self.session.append("session/provider", self.provider.record())
 
     def measure(self) -> Measurement:

@@ -28,6 +28,7 @@ from agent.meter import TokenMeter
 from agent.provider import (
     PROVIDER_SETTINGS,
     Provider,
+    provider_cache,
     resolve_provider,
     session_settings,
     where,
@@ -340,6 +341,7 @@ def _build(
             max_output_tokens=settings.max_output_tokens,
             loop_guard=settings.loop_guard,
             max_overflow_retries=compaction_settings.max_overflow_retries,
+            cache_ttl_s=provider_cache(provider, settings).ttl_s,
         ),
         context_window=windows,
         estimate_tokens=meter.estimate_messages,

@@ -215,7 +215,7 @@ def _spend_reader() -> Callable[[Path], str]:
             return ""
         if price_of is None:
             price_of = price_book(_configured_prices())
-        return UsageReading.of(usage_of_log(lines), price_of).short
+        return UsageReading.of(usage_of_log(lines), price_of).summary
 
     return spend
 

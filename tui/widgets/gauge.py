@@ -28,8 +28,8 @@ BAR_MIN, BAR_MAX = 8, 48
 
 class TokenGauge(Widget):
     """One line: ``ctx ▕██████░░░░│░░▏ ~5.2k / 12k · 43% · auto at 80% · ~estimated``, then
-    what the session used and cost when there is room (``in 41.2k · 63% cached · ~$0.12
-    est.``)."""
+    what the session used and cost when there is room (``in 41.2k · cache 96% · ~$0.12
+    est.``: the newest reply's cache share)."""
 
     DEFAULT_CSS = "TokenGauge { height: 1; }"
 
