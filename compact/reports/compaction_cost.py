@@ -49,7 +49,8 @@ class CompactionCost:
     """Tokens the next request reads anew: the checkpoint and the kept tail (None: no
     rewrite, as after a compaction that failed)."""
     reread_extra: int
-    """Of those, what a cached read would have served without the rewrite."""
+    """Of those, what a cached read would have served without the rewrite: what the
+    views say and price (for a compaction that ran, all of :attr:`reread`)."""
     saved: int | None = None
     """Tokens of context no longer re-read by each step after it."""
     steps: int = SAVING_STEPS
@@ -139,7 +140,8 @@ def recorded(record: TimelineRecord) -> CompactionCost | None:
 
 def cost_words(cost: CompactionCost, price_of: PriceOf | None = None) -> str:
     """``summary call ~40k in (~38k cached), ~1.2k out; then ~3.1k re-read uncached (the
-    checkpoint and the kept tail) · ~$0.01 est.``"""
+    checkpoint and the kept tail) · ~$0.01 est.``: the re-read is what a cached read would
+    have served without the rewrite (:attr:`CompactionCost.reread_extra`)."""
     tilde = "" if cost.ran else "~"
     calls = "summary calls" if cost.ran else "summary call"
     if cost.cold:
@@ -148,11 +150,12 @@ def cost_words(cost: CompactionCost, price_of: PriceOf | None = None) -> str:
         share = "cache not reported"
     else:
         share = f"{tilde}{fmt_tokens(cost.cached)} cached"
-    text = (
-        f"{calls} {tilde}{fmt_tokens(cost.read)} in ({share}), {tilde}{fmt_tokens(cost.output)} out"
-    )
+    read, out = f"{tilde}{fmt_tokens(cost.read)}", f"{tilde}{fmt_tokens(cost.output)}"
+    text = f"{calls} {read} in ({share}), {out} out"
+    if cost.ran and not cost.read and not cost.output:
+        text = "no summary call reported usage"
     if cost.reread is not None:
-        reread = f"{tilde}{fmt_tokens(cost.reread)}"
+        reread = f"{tilde}{fmt_tokens(cost.reread_extra)}"
         if cost.cold:
             text += f"; then {reread} re-read at no extra cost (a cold cache reads all anew)"
         else:
@@ -162,12 +165,12 @@ def cost_words(cost: CompactionCost, price_of: PriceOf | None = None) -> str:
 
 
 def saving_words(cost: CompactionCost, price_of: PriceOf | None = None) -> str:
-    """``~35k tokens fewer re-read per step, ~280k over the 8 steps until the next
+    """``~35k tokens re-read per step, ~280k over the 8 steps until the next
     automatic compaction · ~$0.03 est.``; empty when nothing is known to be saved."""
     if cost.saved is None:
         return ""
     tilde = "" if cost.ran else "~"
-    per = f"{tilde}{fmt_tokens(cost.saved)} tokens fewer re-read per step"
+    per = f"{tilde}{fmt_tokens(cost.saved)} tokens re-read per step"
     if cost.ran:
         return per
     steps = (

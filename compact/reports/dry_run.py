@@ -42,9 +42,9 @@ def report(run: DryRun | None, price_of: PriceOf | None = None, *, cold: bool = 
     costs = []
     if run.cost is not None:
         cost = foreseen(run.cost, cold=cold)
-        costs.append(f"Cost: {cost_words(cost, price_of)}.")
+        costs.append(_sentence(f"Cost: {cost_words(cost, price_of)}"))
         if saving := saving_words(cost, price_of):
-            costs.append(f"Saves: {saving}.")
+            costs.append(_sentence(f"Saves: {saving}"))
     return "\n".join(
         [
             head,
@@ -57,3 +57,8 @@ def report(run: DryRun | None, price_of: PriceOf | None = None, *, cold: bool = 
             *costs,
         ]
     )
+
+
+def _sentence(text: str) -> str:
+    """``text`` ending with one full stop (a cost ends with ``est.`` already)."""
+    return text if text.endswith(".") else f"{text}."
