@@ -24,7 +24,7 @@ from agent.log.events import ToolResult
 from agent.log.session import Session
 from agent.meter import TokenMeter
 from compact.basic.condense import Condenser, Header
-from compact.basic.schedule import Schedule, rewrite_reread
+from compact.basic.schedule import Schedule, header_cached, rewrite_reread
 from compact.basic.selection import MIN_MANUAL_TOKENS, new_tokens, newest_step, select_range
 from compact.contract.policy import CompactionSettings
 from compact.contract.service import CostFigures, DryRun
@@ -119,6 +119,7 @@ class Preview:
             after=after,
             mark=self.schedule.mark(window) if window is not None and self.settings.auto else None,
             growth=self.schedule.steps.growth(),
+            header_reread=not header_cached(measured.header),
         )
 
     def _maskable(self, seq: int) -> bool:

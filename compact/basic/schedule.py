@@ -69,12 +69,18 @@ INSTRUCTION_TOKENS = 256
 """About what a summary call reads uncached after the cached conversation: its instruction."""
 
 
+def header_cached(header: int) -> bool:
+    """Whether a request header (system prompt and tools) of ``header`` tokens stays cached
+    when everything after it changes: it is as long as the shortest prefix providers cache."""
+    return header >= MIN_CACHED_TOKENS
+
+
 def rewrite_reread(*, after: int, fresh: int, header: int) -> int:
     """What the first request after a compaction reads uncached that it would have read
     cached without the rewrite (the re-read part of ``K``): the context it leaves,
     ``after``, less the newest step ``fresh`` (new to any request) and the header when it
     is long enough to stay cached."""
-    cached = header if header >= MIN_CACHED_TOKENS else 0
+    cached = header if header_cached(header) else 0
     return max(0, after - fresh - cached)
 
 

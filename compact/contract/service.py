@@ -123,6 +123,9 @@ class CostFigures:
     """Where automatic compaction runs (None: auto off or the window unknown)."""
     growth: int | None
     """The typical growth of one step (None: not measured yet)."""
+    header_reread: bool = False
+    """The re-read includes the header (system prompt and tools): alone it is shorter than
+    a provider caches, so nothing before the checkpoint stays cached."""
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,8 @@ class CompactionCost:
     """The cache is cold: the re-read costs nothing extra."""
     ran: bool = False
     """A compaction that ran (figures from the log), not one foreseen."""
+    header_reread: bool = False
+    """The re-read includes the header, too short for a provider to cache on its own."""
 
     @property
     def read(self) -> int:
@@ -110,6 +112,7 @@ def foreseen(figures: CostFigures, *, cold: bool = False) -> CompactionCost:
         steps=steps,
         until_next=until_next,
         cold=cold,
+        header_reread=figures.header_reread,
     )
 
 
@@ -159,7 +162,8 @@ def cost_words(cost: CompactionCost, price_of: PriceOf | None = None) -> str:
         if cost.cold:
             text += f"; then {reread} re-read at no extra cost (a cold cache reads all anew)"
         else:
-            text += f"; then {reread} re-read uncached (the checkpoint and the kept tail)"
+            parts = "the header, too short to cache alone, " if cost.header_reread else ""
+            text += f"; then {reread} re-read uncached ({parts}the checkpoint and the kept tail)"
     dollars = cost.cost_dollars(price_of)
     return text if dollars is None else f"{text} · {format_cost(dollars)}"
 
