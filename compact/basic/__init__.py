@@ -8,9 +8,9 @@ background) do the work; the modules beside them choose the range
 the history (:mod:`~compact.basic.reading`, :mod:`~compact.basic.suffix`), write the
 summary (:mod:`~compact.basic.condense`, :mod:`~compact.basic.summarizers`), prune tool
 results (:mod:`~compact.basic.prune`), trip the breakers (:mod:`~compact.basic.guards`) and
-preview a compaction (:mod:`~compact.basic.dry_run`). Front ends reach a backend only
-through the contract (:mod:`compact.contract.service`); only the backend registry
-(:mod:`compact.backends`) names it.
+preview a compaction and its cost (:mod:`~compact.basic.dry_run`). Front ends reach a
+backend only through the contract (:mod:`compact.contract.service`); only the backend
+registry (:mod:`compact.backends`) names it.
 """
 
 from compact.basic.prune import Pruner

@@ -100,6 +100,18 @@ class Condenser:
             self._instruction = count(SUMMARY_INSTRUCTION) + count(standing) + 96
         return self._instruction
 
+    def reads(self, header: Header, span: list[int], shadowed_tokens: int) -> tuple[int, int, bool]:
+        """What the summary of ``span`` would read, as ``(prefix, new, whole)``: the header
+        and the conversation it continues (a cache hit while warm), then the instruction and
+        the originals after it (``whole`` True); when the conversation leaves no room for a
+        summary, the range read on its own, all of it new but the header."""
+        cap = self.settings.summary_cap(shadowed_tokens, header.window)
+        whole = continuation(self.reader, span)
+        if self._suffix_cap(header, cap, whole.tokens) is None:
+            return header.tokens, shadowed_tokens + self._instruction_tokens, False
+        new = whole.tokens - whole.prefix_tokens + self._instruction_tokens
+        return header.tokens + whole.prefix_tokens, new, True
+
     def read_budget(self, header: Header, cap: int) -> int | None:
         """Tokens of history one summarizer call may read (None: the window is unknown)."""
         if header.window is None:

@@ -69,6 +69,21 @@ INSTRUCTION_TOKENS = 256
 """About what a summary call reads uncached after the cached conversation: its instruction."""
 
 
+def header_cached(header: int) -> bool:
+    """Whether a request header (system prompt and tools) of ``header`` tokens stays cached
+    when everything after it changes: it is as long as the shortest prefix providers cache."""
+    return header >= MIN_CACHED_TOKENS
+
+
+def rewrite_reread(*, after: int, fresh: int, header: int) -> int:
+    """What the first request after a compaction reads uncached that it would have read
+    cached without the rewrite (the re-read part of ``K``): the context it leaves,
+    ``after``, less the newest step ``fresh`` (new to any request) and the header when it
+    is long enough to stay cached."""
+    cached = header if header_cached(header) else 0
+    return max(0, after - fresh - cached)
+
+
 def cost_mark(*, growth: int, after: int, rewrite: float, cached_price: float) -> int:
     """``T*`` (see the module docstring): the context size at which compacting costs least
     per step, never less than two steps above what a compaction leaves (``after``).
@@ -103,18 +118,22 @@ class Schedule:
         excused = self.excused()
         return self._mark(window) if not excused else min(window, self._mark(window) + excused)
 
+    def checkpoint_tokens(self, replaced: int, window: int | None) -> int:
+        """What the next checkpoint is expected to cost: the newest one written, else half
+        the output cap of a summary replacing ``replaced`` tokens."""
+        return self.last_summary or self.settings.summary_cap(replaced, window) // 2
+
     def _mark(self, window: int) -> int:
         threshold = self.settings.threshold(window)
         growth = self.steps.growth()
         if growth is None or self.settings.cache_price <= 0:
             return threshold
         price = self.settings.cache_price
-        summary = self.last_summary or self.settings.summary_cap(threshold, window) // 2
+        summary = self.checkpoint_tokens(threshold, window)
         kept = growth if self.folds else max(growth, self.settings.retain(window))
         after = max(self.header + summary + kept, self.left or 0)
-        cached = self.header if self.header >= MIN_CACHED_TOKENS else 0
         # The newest step in what is kept is new to any request; older kept steps are not.
-        reread = after - growth - cached
+        reread = rewrite_reread(after=after, fresh=growth, header=self.header)
         rewrite = (1 - price) * reread + INSTRUCTION_TOKENS
         best = cost_mark(growth=growth, after=after, rewrite=rewrite, cached_price=price)
         return min(threshold, max(best, math.ceil(threshold * FLOOR_SHARE)))

@@ -41,7 +41,7 @@ from compact.basic import pressure as pressures
 from compact.basic.ahead import Ahead
 from compact.basic.compactor import Compactor
 from compact.basic.condense import Condenser, Header
-from compact.basic.dry_run import dry_run
+from compact.basic.dry_run import Preview
 from compact.basic.guards import Guards
 from compact.basic.overflow import recover_overflow
 from compact.basic.pressure import Pressure, read_pressure
@@ -63,6 +63,7 @@ from compact.contract.service import (
     CompactionError,
     CompactionResult,
     CompactService,
+    CostFigures,
     DryRun,
 )
 from compact.parts.checkpoint import Summary, SummaryJob
@@ -115,6 +116,9 @@ class BasicCompactService(CompactService):
                 self.summarize,
                 self.announce,
             )
+        self.preview = Preview(
+            session, meter, self.settings, self.schedule, self.condenser, pruner is not None
+        )
         self.compactor = Compactor(
             session,
             meter,
@@ -294,7 +298,10 @@ class BasicCompactService(CompactService):
         return result, pressures.after(pressure, self.schedule, left, early)
 
     def dry_run(self, envelope: Envelope) -> DryRun:
-        return dry_run(self.session, self.meter, envelope, MIN_MANUAL_TOKENS)
+        return self.preview.dry_run(envelope)
+
+    def forecast(self, envelope: Envelope) -> CostFigures | None:
+        return self.preview.forecast(envelope)
 
     async def compact_region(
         self, start: int, end: int, envelope: Envelope, signal: asyncio.Event | None = None

@@ -94,6 +94,41 @@ class CompactionError(Exception):
 
 
 @dataclass(frozen=True)
+class CostFigures:
+    """What one compaction not yet run would read, write and make uncached, in tokens (a
+    backend's estimate; :mod:`compact.reports.compaction_cost` prices and words it)."""
+
+    summarizer: str
+    """The model that would write the summary (its price prices the summary call)."""
+    model: str
+    """The conversation's model (its price prices the re-read and the saving)."""
+    prefix: int
+    """Tokens the summary call replays of the conversation's last request (the header and
+    the messages): a cache hit while the cache is warm."""
+    new: int
+    """Tokens it reads after that prefix (the instruction, originals, a focus): uncached."""
+    output: int
+    """Tokens it is expected to write: about the checkpoint."""
+    reread: int
+    """Tokens of the context after it that the next request reads anew: the checkpoint
+    and the kept tail."""
+    reread_extra: int
+    """Of those, what a cached read would have served without the rewrite (the newest
+    step is new to any request; :func:`compact.basic.schedule.rewrite_reread`)."""
+    before: int
+    """The context now."""
+    after: int
+    """The context right after it."""
+    mark: int | None
+    """Where automatic compaction runs (None: auto off or the window unknown)."""
+    growth: int | None
+    """The typical growth of one step (None: not measured yet)."""
+    header_reread: bool = False
+    """The re-read includes the header (system prompt and tools): alone it is shorter than
+    a provider caches, so nothing before the checkpoint stays cached."""
+
+
+@dataclass(frozen=True)
 class DryRun:
     """What ``/compact`` would do now (``summarized`` empty: nothing)."""
 
@@ -105,6 +140,8 @@ class DryRun:
     kept_tokens: int
     total: int
     window: int | None
+    cost: CostFigures | None = None
+    """What it would cost and leave (None: the backend cannot tell)."""
 
 
 NoticeLevel = Literal["info", "warning"]
@@ -209,6 +246,12 @@ class CompactService(ABC):
     def dry_run(self, envelope: Envelope) -> DryRun | None:
         """What :meth:`compact_now` would replace and keep now, without calling the model or
         writing anything (None: a backend that cannot tell)."""
+        return None
+
+    def forecast(self, envelope: Envelope) -> CostFigures | None:
+        """The automatic compaction that would run at the mark, as if it ran now: what it
+        would read, write and make uncached, without calling the model or writing anything
+        (None: nothing to compact, auto off, or a backend that cannot tell)."""
         return None
 
     @abstractmethod

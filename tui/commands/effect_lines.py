@@ -26,8 +26,11 @@ from tui.view.session_list import asked, by_folder, facts
 
 
 def gauge_line(runtime: Runtime) -> str:
-    """``ctx [█████░░░|░░] ~5.2k / 12k · 43% · auto at 80% · in 41k · ...``."""
-    return current_reading(runtime).line()
+    """``ctx [█████░░░|░░] ~5.2k / 12k · 43% · auto at 80% · in 41k · ...``, and while
+    automatic compaction is near, a line with what it costs and saves."""
+    reading = current_reading(runtime)
+    soon = reading.soon_line
+    return f"{reading.line()}\n{soon}" if soon else reading.line()
 
 
 def said_line(said: Said) -> str:

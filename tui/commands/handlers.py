@@ -13,7 +13,6 @@ from collections.abc import AsyncIterator
 from agent.file_rewind import plan_rewind
 from agent.log.catalogue import catalogue, here_first
 from compact.commands.uncompact import uncompact
-from compact.reports.dry_run import report
 from compact.reports.timeline import timeline
 from tools.base import POLICIES
 from tui.commands.effects import (
@@ -36,6 +35,7 @@ from tui.commands.files import REWIND_CHOICES, diff_of, last_changed, undo_resto
 from tui.commands.registry import command, slash_help
 from tui.commands.summary import edit_effects, summary_command
 from tui.commands.switching import rewind, rewind_points, switch_session
+from tui.runtime.compaction_outlook import dry_run_text
 from tui.runtime.context_report import ContextReport
 from tui.runtime.runtime import Runtime
 
@@ -64,7 +64,7 @@ async def _compact(runtime: Runtime, args: str) -> AsyncIterator[Effect]:
             yield effect
         return
     if DRY_RUN in args.split():
-        yield Said(report(runtime.compaction.dry_run(runtime.agent.envelope())))
+        yield Said(dry_run_text(runtime))
         return
     if runtime.busy:
         yield Said(

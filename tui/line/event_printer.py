@@ -16,6 +16,7 @@ from agent.llm.replies import Notice, StreamEvent, ToolOutputDelta
 from agent.log.events import Event
 from compact.reports.wording import compaction_news, describe, progress_text, start_line
 from tools.terminal import json_safe
+from tui.runtime.compaction_outlook import soon_words
 from tui.runtime.runtime import Runtime
 from tui.text import clean
 from tui.view.fold import LogView
@@ -96,9 +97,10 @@ class EventPrinter:
         total = meter.measure().total
         soon = self.runtime.compacting_soon(total)
         if soon and not self._soon_told and (mark := self.runtime.threshold_tokens):
+            words = soon_words(self.runtime)
             self.say(
                 f"reefline: compacting soon (context ~{fmt_tokens(total)}, the automatic "
-                f"mark at ~{fmt_tokens(mark)})"
+                f"mark at ~{fmt_tokens(mark)})" + (f": it {words}" if words else "")
             )
         self._soon_told = soon
 

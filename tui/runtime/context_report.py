@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from agent.formatting import fmt_tokens
 from agent.memory import find_memory
+from tui.runtime.compaction_outlook import soon_words
 from tui.runtime.gauge_reading import GaugeReading, breakdown_rows
 from tui.runtime.memory_report import MemoryRow, memory_rows
 from tui.runtime.runtime import Runtime
@@ -62,7 +63,8 @@ class ContextReport:
         threshold = runtime.threshold_tokens
         usage = runtime.usage()
         soon = runtime.compacting_soon(measurement.total)
-        reading = GaugeReading.of(measurement, threshold, usage.short, soon)
+        outlook = soon_words(runtime) if soon else ""
+        reading = GaugeReading.of(measurement, threshold, usage.short, soon, outlook=outlook)
         parts = tuple(Part(*row) for row in breakdown_rows(measurement))
         window = measurement.window
         facts: list[Fact] = []
@@ -76,6 +78,8 @@ class ContextReport:
             facts.append(Fact("free", fmt_tokens(free)))
         if threshold is not None:
             facts.append(Fact("auto-compact at", fmt_tokens(threshold), " "))
+        if reading.soon_line:
+            facts.append(Fact("compacting soon", outlook))
         facts.append(Fact("sandbox", runtime.sandbox_summary))
         memory = memory_rows(find_memory(runtime.session.cwd), runtime.estimator.count)
         return cls(

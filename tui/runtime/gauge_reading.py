@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from agent.formatting import fmt_tokens
 from agent.measurement import BREAKDOWN_KEYS, Measurement
+from tui.runtime.compaction_outlook import soon_words
 from tui.runtime.runtime import Runtime
 
 
@@ -27,6 +28,9 @@ class GaugeReading:
     """Automatic compaction is expected within about two steps (:mod:`compact.reports.forecast`)."""
     cost: str = ""
     """The estimated cost alone (``~$0.12 est.``), what a narrow line keeps of :attr:`spend`."""
+    outlook: str = ""
+    """While :attr:`soon`: what that compaction costs and saves (``costs …; saves …``,
+    :func:`tui.runtime.compaction_outlook.soon_words`); empty otherwise."""
 
     @classmethod
     def of(
@@ -36,6 +40,7 @@ class GaugeReading:
         spend: str = "",
         soon: bool = False,
         cost: str = "",
+        outlook: str = "",
     ) -> GaugeReading:
         where = measurement.window.where if measurement.window is not None else ""
         return cls(
@@ -47,7 +52,13 @@ class GaugeReading:
             spend,
             soon,
             cost,
+            outlook,
         )
+
+    @property
+    def soon_line(self) -> str:
+        """``compacting soon: costs …; saves …`` while it is soon and its cost is known."""
+        return f"compacting soon: {self.outlook}" if self.soon and self.outlook else ""
 
     @property
     def fraction(self) -> float | None:
@@ -173,6 +184,7 @@ def current_reading(runtime: Runtime) -> GaugeReading:
     measurement = runtime.measure()
     soon = runtime.compacting_soon(measurement.total)
     usage = runtime.usage()
+    outlook = soon_words(runtime) if soon else ""
     return GaugeReading.of(
-        measurement, runtime.threshold_tokens, usage.short, soon, usage.short_cost
+        measurement, runtime.threshold_tokens, usage.short, soon, usage.short_cost, outlook
     )

@@ -27,8 +27,9 @@ from agent.log.events import (
 from agent.log.session import Session
 from compact.commands.summary_edit import Checkpoint, newest_checkpoint
 from compact.parts.originals import MASK_PREFIX
+from compact.reports.compaction_cost import cost_words, recorded
 from compact.reports.records import TimelineRecord
-from compact.reports.wording import label, occasion, spent
+from compact.reports.wording import label, occasion
 from tui.text import bash_command, clean, first_line, home_relative
 from tui.widgets.timeline import SummaryEditRequested
 
@@ -62,8 +63,8 @@ def describe_item(event: Event) -> str:
 
 def record_facts(record: TimelineRecord, price_of: PriceOf | None = None) -> list[tuple[str, str]]:
     """(label, value) rows for the header of the modal: what the record did, what it saved
-    and what its summary calls cost (estimated in dollars when ``price_of`` knows the
-    summarizer's price)."""
+    and what it cost: its summary calls and what the next request re-read uncached after
+    it (estimated in dollars when ``price_of`` knows the model's price)."""
     facts: list[tuple[str, str]] = []
     status: str = record.status
     if record.error:
@@ -92,11 +93,9 @@ def record_facts(record: TimelineRecord, price_of: PriceOf | None = None) -> lis
         facts.append(("calls", calls + chunks))
     if record.saved_tokens is not None and record.status == "done":
         facts.append(("saved", f"{fmt_tokens(record.saved_tokens)} tokens of context"))
-    if cost := spent(record, price_of):
-        facts.append(("cost", cost))
-    if record.reread_tokens is not None:
-        tokens = fmt_tokens(record.reread_tokens)
-        facts.append(("cache", f"the next request read {tokens} tokens uncached (rewritten)"))
+    if (cost := recorded(record)) is not None and record.kind == "compaction":
+        # Priced as /compact --dry-run and "compacting soon" price one not yet run.
+        facts.append(("cost", cost_words(cost, price_of)))
     return facts
 
 

@@ -237,7 +237,7 @@ def _compact(args: argparse.Namespace) -> int:
     from agent.settings import load_settings
     from compact.backends import load_settings as load_compaction_settings
     from compact.commands.uncompact import uncompact
-    from compact.reports.dry_run import report
+    from tui.runtime.compaction_outlook import dry_run_text
     from tui.runtime.runtime import StartupError  # the model client: only this tool needs it
     from tui.runtime.wiring import build_runtime
 
@@ -275,7 +275,7 @@ def _compact(args: argparse.Namespace) -> int:
             number = "" if args.number is None else str(args.number)
             outcome = uncompact(runtime.session, runtime.meter, runtime.agent.envelope(), number)
         elif args.dry_run:
-            print(clean(report(runtime.compaction.dry_run(runtime.agent.envelope()))))
+            print(clean(dry_run_text(runtime)))
             return EXIT_OK
         else:
             outcome = asyncio.run(

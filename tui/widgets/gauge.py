@@ -41,6 +41,9 @@ class TokenGauge(Widget):
         if reading != self.reading:
             self.reading = reading
             self.set_class(reading.zone in ("hot", "over"), "-hot")
+            # The line has no room for what the coming compaction costs: hovering says it.
+            soon = reading.soon_line
+            self.tooltip = soon[:1].upper() + soon[1:] or None
             self.refresh()
 
     def render(self) -> Content:
