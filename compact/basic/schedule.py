@@ -28,6 +28,32 @@ quarter of the threshold: the cost model prices tokens only, and a summary by a 
 is lossy and takes a call, so a large window is not spent a few steps at a time (with 5k-token
 steps and a 128k window ``T*`` is near 15k; the floor makes it 25.6k). With too few steps
 measured, the threshold stands.
+
+**A cold cache.** A provider keeps a prefix for a while after its last use (its TTL,
+:class:`agent.llm.prompt_cache.CachePlan`); after a longer pause the next request reads the
+whole context in full, ``x`` rather than ``c·x``. A rewrite due within the coming steps — the
+mark ``M`` reached within :data:`REACH_STEPS` steps, ``n = ⌈(M − x)/g⌉`` — may then be made now
+(:meth:`Schedule.cold_now`). Over those ``n`` steps, with ``ρ = c·(M + r)/2 + g·K/(M − r)`` the
+schedule's cost per step (so a compaction made ``n`` steps early is ``n`` steps further into
+its next cycle, worth ``n·ρ`` less what those steps would have held), it is made now when
+
+    now + n·ρ  <  x + Σ_{i=1}^{n−1} c·(x + i·g) + K + c·r
+
+where the right side waits (this step read in full, the steps held to the mark, the
+compaction there) and ``now`` is this step's cost when compacting:
+
+- with a summary still to write, the summary call reads the cold conversation in full too:
+  ``now = x + I + c·r + (1 − c)·reread``, the right side's ``x + K + c·r`` over again. A cold
+  cache makes the re-read of what the compaction leaves no dearer, but the summary's own read
+  dearer by as much: such a compaction is made early only where the mark is later than
+  the cost model's best (the floor, an undo), as it would be on a warm cache;
+- with its summary written already (in the background while the cache was warm,
+  :mod:`compact.basic.ahead`; its cost is spent either way): ``now = c·r + (1 − c)·(reread +
+  h)``, the header ``h`` read in full too (no summary call warmed it). The step reads what
+  the compaction leaves instead of the whole context in full: made now unless the mark is
+  many steps away.
+
+A local server's slot never expires (an infinite TTL): never cold.
 """
 
 from __future__ import annotations
@@ -105,9 +131,24 @@ class Schedule:
 
     def _mark(self, window: int) -> int:
         threshold = self.settings.threshold(window)
+        terms = self.terms(window)
+        if terms is None:
+            return threshold
+        best = cost_mark(
+            growth=terms.growth,
+            after=terms.after,
+            rewrite=terms.rewrite,
+            cached_price=terms.price,
+        )
+        return min(threshold, max(best, math.ceil(threshold * FLOOR_SHARE)))
+
+    def terms(self, window: int) -> Terms | None:
+        """The cost model's terms for ``window`` (None: too few steps measured, or no cache
+        price: the threshold stands)."""
+        threshold = self.settings.threshold(window)
         growth = self.steps.growth()
         if growth is None or self.settings.cache_price <= 0:
-            return threshold
+            return None
         price = self.settings.cache_price
         summary = self.last_summary or self.settings.summary_cap(threshold, window) // 2
         kept = growth if self.folds else max(growth, self.settings.retain(window))
@@ -116,5 +157,61 @@ class Schedule:
         # The newest step in what is kept is new to any request; older kept steps are not.
         reread = after - growth - cached
         rewrite = (1 - price) * reread + INSTRUCTION_TOKENS
-        best = cost_mark(growth=growth, after=after, rewrite=rewrite, cached_price=price)
-        return min(threshold, max(best, math.ceil(threshold * FLOOR_SHARE)))
+        return Terms(growth, after, cached, reread, rewrite, price)
+
+    def cold_now(self, tokens: int, window: int, *, written: bool = False) -> bool:
+        """At a checkpoint whose cache is cold (the provider's TTL passed since the last
+        request), with a context of ``tokens`` below the mark: whether the compaction due
+        within :data:`REACH_STEPS` steps costs less made now (the module docstring's cold
+        cache). ``written``: its summary is written already (ahead), so compacting now makes
+        no summary call."""
+        mark = self.mark(window)
+        terms = self.terms(window)
+        if terms is None or tokens >= mark:
+            return False
+        return cold_saving(terms, tokens, mark, written=written) > 0
+
+
+REACH_STEPS = 3
+"""How many steps ahead of the mark a cold checkpoint considers compacting."""
+
+
+@dataclass(frozen=True)
+class Terms:
+    """The cost model's terms (see the module docstring), in tokens."""
+
+    growth: int
+    """``g``: a step's typical growth."""
+    after: int
+    """``r``: what a compaction leaves."""
+    cached_header: int
+    """``h``: the header, when long enough to be cached."""
+    reread: int
+    """What the request after a compaction reads anew, beyond the header and newest step."""
+    rewrite: float
+    """``K``: one compaction's cost at the mark, in uncached tokens."""
+    price: float
+    """``c``: a cached token's price against an uncached one."""
+
+    def per_step(self, mark: int) -> float:
+        """``ρ``: what each step costs on average with compactions at ``mark``."""
+        span = max(mark - self.after, self.growth)
+        return self.price * (mark + self.after) / 2 + self.growth * self.rewrite / span
+
+
+def cold_saving(terms: Terms, tokens: int, mark: int, *, written: bool = False) -> float:
+    """What compacting now saves, in uncached tokens, at a cold checkpoint ``tokens`` into a
+    cycle whose compaction comes at ``mark`` (negative: waiting is cheaper; minus infinity:
+    the mark is more than :data:`REACH_STEPS` steps away). The module docstring gives the
+    terms."""
+    g, r, c = terms.growth, terms.after, terms.price
+    steps = max(1, math.ceil((mark - tokens) / g))
+    if steps > REACH_STEPS:
+        return -math.inf
+    held = sum(c * (tokens + i * g) for i in range(1, steps))
+    wait = tokens + held + terms.rewrite + c * r
+    if written:
+        now = c * r + (1 - c) * (terms.reread + terms.cached_header)
+    else:
+        now = tokens + INSTRUCTION_TOKENS + c * r + (1 - c) * terms.reread
+    return wait - (now + steps * terms.per_step(mark))

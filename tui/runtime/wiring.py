@@ -29,6 +29,7 @@ from agent.meter import TokenMeter
 from agent.provider import (
     PROVIDER_SETTINGS,
     Provider,
+    provider_cache,
     resolve_provider,
     session_settings,
     where,
@@ -372,7 +373,10 @@ def _build(
     agent.hooks.prepare.append(_asking_hook(asker, agent))
     mcp = mcp_hub(settings, bash, session.spill, estimator)
     attach(mcp, agent)
-    service = backends.build(BackendParts(session, meter, model, compaction_settings))
+    cache = provider_cache(provider, settings)
+    service = backends.build(
+        BackendParts(session, meter, model, compaction_settings, cache_plan=cache)
+    )
     service.install(agent.hooks)
     return Runtime(
         settings=settings,
