@@ -33,25 +33,23 @@ measured, the threshold stands.
 :class:`agent.llm.prompt_cache.CachePlan`); after a longer pause the next request reads the
 whole context in full, ``x`` rather than ``c·x``. A rewrite due within the coming steps — the
 mark ``M`` reached within :data:`REACH_STEPS` steps, ``n = ⌈(M − x)/g⌉`` — may then be made now
-(:meth:`Schedule.cold_now`). Over those ``n`` steps, with ``ρ = c·(M + r)/2 + g·K/(M − r)`` the
-schedule's cost per step (so a compaction made ``n`` steps early is ``n`` steps further into
-its next cycle, worth ``n·ρ`` less what those steps would have held), it is made now when
+(:meth:`Schedule.cold_now`), when that costs less over the steps to the mark
+(:func:`cold_saving`; what each step adds is read anew either way and left out):
 
-    now + n·ρ  <  x + Σ_{i=1}^{n−1} c·(x + i·g) + K + c·r
-
-where the right side waits (this step read in full, the steps held to the mark, the
-compaction there) and ``now`` is this step's cost when compacting:
-
-- with a summary still to write, the summary call reads the cold conversation in full too:
-  ``now = x + I + c·r + (1 − c)·reread``, the right side's ``x + K + c·r`` over again. A cold
-  cache makes the re-read of what the compaction leaves no dearer, but the summary's own read
-  dearer by as much: such a compaction is made early only where the mark is later than
-  the cost model's best (the floor, an undo), as it would be on a warm cache;
+- waiting, this step reads ``x`` in full and the ``n − 1`` steps after it hold the context
+  cached, ``x + Σ_{i<n} c·(x + i·g)``; then the compaction at the mark;
+- with a summary still to write, compacting now makes its call read the cold conversation
+  in full, where at the mark it reads it cached: ``x + K + c·r`` now, against ``c·(x +
+  (n−1)·g) + K + c·r`` at the mark. The re-read of what the compaction leaves costs as much
+  either way, so a cold cache makes such a compaction no cheaper: compacting now saves the
+  steps held, and is ``n`` steps further into the next cycle, worth ``n·ρ`` with ``ρ = c·(M +
+  r)/2 + g·K/(M − r)`` the schedule's cost per step. It pays only where the mark is later
+  than the cost model's best (the floor, the threshold, an undo), as it would warm;
 - with its summary written already (in the background while the cache was warm,
-  :mod:`compact.basic.ahead`; its cost is spent either way): ``now = c·r + (1 − c)·(reread +
-  h)``, the header ``h`` read in full too (no summary call warmed it). The step reads what
-  the compaction leaves instead of the whole context in full: made now unless the mark is
-  many steps away.
+  :mod:`compact.basic.ahead`; spent either way), both end at the same context, and
+  compacting now reads what the summary leaves (the header too: no call warmed it),
+  ``c·r + (1 − c)·(reread + h)``, instead of the whole context in full; at the mark the
+  steps run meanwhile are read anew. Made now unless the mark is many steps away.
 
 A local server's slot never expires (an infinite TTL): never cold.
 """
@@ -203,15 +201,23 @@ def cold_saving(terms: Terms, tokens: int, mark: int, *, written: bool = False) 
     """What compacting now saves, in uncached tokens, at a cold checkpoint ``tokens`` into a
     cycle whose compaction comes at ``mark`` (negative: waiting is cheaper; minus infinity:
     the mark is more than :data:`REACH_STEPS` steps away). The module docstring gives the
-    terms."""
+    terms; what every step adds is read anew either way and left out."""
     g, r, c = terms.growth, terms.after, terms.price
     steps = max(1, math.ceil((mark - tokens) / g))
     if steps > REACH_STEPS:
         return -math.inf
-    held = sum(c * (tokens + i * g) for i in range(1, steps))
-    wait = tokens + held + terms.rewrite + c * r
+    # Waiting: this step reads the context in full, the steps to the mark hold it cached.
+    held = tokens + sum(c * (tokens + i * g) for i in range(1, steps))
     if written:
+        # The same summary lands either way, so both end at the same context; at the mark
+        # the steps run meanwhile stay verbatim and are read anew.
+        wait = held + c * (r + steps * g) + (1 - c) * (terms.reread + steps * g)
         now = c * r + (1 - c) * (terms.reread + terms.cached_header)
-    else:
-        now = tokens + INSTRUCTION_TOKENS + c * r + (1 - c) * terms.reread
-    return wait - (now + steps * terms.per_step(mark))
+        now += sum(c * (r + i * g) for i in range(1, steps + 1))
+        return wait - now
+    # The summary at the mark reads what the step before it sent, cached; the one made now
+    # reads it in full, as this step would have. Compacting now is ``steps`` steps further
+    # into the next cycle: worth ``steps`` steps at the schedule's cost per step.
+    wait = held + c * (tokens + (steps - 1) * g) + terms.rewrite + c * r
+    now = tokens + terms.rewrite + c * r + steps * terms.per_step(mark)
+    return wait - now
