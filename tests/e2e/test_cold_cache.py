@@ -41,7 +41,7 @@ def two_turns(
         cwd=workdir,
         env={**env, "REEFLINE_CACHE_TTL_S": str(ttl_s)},
         stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,  # a pipe nobody reads could fill and stall the REPL
+        stdout=(workdir.parent / "stdout.txt").open("w"),  # a pipe could fill: a file
         stderr=stderr.open("w"),
         text=True,
     )
@@ -105,6 +105,9 @@ def test_after_a_pause_past_the_ttl_the_due_compaction_lands_at_the_first_step(
     assert compacted_before_first_reply(second), [e["type"] for e in second]
     start = next(e for e in second if e["type"] == "compact/start")
     assert start["data"].get("ahead") is True  # the summary written ahead, no call made now
+    assert start["data"]["context_tokens"] < start["data"]["mark"]
+    said = (workdir.parent / "stdout.txt").read_text()
+    assert "before the auto mark" in said and "the provider's cache had expired" in said
 
 
 def test_without_the_pause_the_compaction_waits_for_its_mark(
