@@ -66,7 +66,7 @@ def occasion_brief(record: TimelineRecord) -> str | None:
     if why is None:
         return None
     mark = f", mark {fmt_tokens(why.mark)}" if record.trigger == "auto" and why.mark else ""
-    if mark and why.context_tokens < why.mark:
+    if mark and why.mark and why.context_tokens < why.mark:
         mark += " (cache expired: early)"
     kept = (
         f"kept {plural(why.kept_items, 'item')} verbatim (~{fmt_tokens(why.kept_tokens)})"
