@@ -26,5 +26,12 @@ def build(parts: BackendParts) -> BasicCompactService:
     session, meter = parts.session, parts.meter
     pruner = Pruner(session, meter)
     return BasicCompactService(
-        session, meter, parts.model, parts.settings, pruner=pruner, ahead=True
+        session,
+        meter,
+        parts.model,
+        parts.settings,
+        pruner=pruner,
+        ahead=True,
+        cache_plan=parts.cache_plan,
+        clock=parts.clock,
     )

@@ -28,6 +28,30 @@ quarter of the threshold: the cost model prices tokens only, and a summary by a 
 is lossy and takes a call, so a large window is not spent a few steps at a time (with 5k-token
 steps and a 128k window ``T*`` is near 15k; the floor makes it 25.6k). With too few steps
 measured, the threshold stands.
+
+**A cold cache.** A provider keeps a prefix for a while after its last use (its TTL,
+:class:`agent.llm.prompt_cache.CachePlan`); after a longer pause the next request reads the
+whole context in full, ``x`` rather than ``c·x``. A rewrite due within the coming steps — the
+mark ``M`` reached within :data:`REACH_STEPS` steps, ``n = ⌈(M − x)/g⌉`` — may then be made now
+(:meth:`Schedule.cold_now`), when that costs less over the steps to the mark
+(:func:`cold_saving`; what each step adds is read anew either way and left out):
+
+- waiting, this step reads ``x`` in full and the ``n − 1`` steps after it hold the context
+  cached, ``x + Σ_{i<n} c·(x + i·g)``; then the compaction at the mark;
+- with a summary still to write, compacting now makes its call read the cold conversation
+  in full, where at the mark it reads it cached: ``x + K + c·r`` now, against ``c·(x +
+  (n−1)·g) + K + c·r`` at the mark. The re-read of what the compaction leaves costs as much
+  either way, so a cold cache makes such a compaction no cheaper: compacting now saves the
+  steps held, and is ``n`` steps further into the next cycle, worth ``n·ρ`` with ``ρ = c·(M +
+  r)/2 + g·K/(M − r)`` the schedule's cost per step. It pays only where the mark is later
+  than the cost model's best (the floor, the threshold, an undo), as it would warm;
+- with its summary written already (in the background while the cache was warm,
+  :mod:`compact.basic.ahead`; spent either way), both end at the same context, and
+  compacting now reads what the summary leaves (the header too: no call warmed it),
+  ``c·r + (1 − c)·(reread + h)``, instead of the whole context in full; at the mark the
+  steps run meanwhile are read anew. Made now unless the mark is many steps away.
+
+A local server's slot never expires (an infinite TTL): never cold.
 """
 
 from __future__ import annotations
@@ -125,9 +149,24 @@ class Schedule:
 
     def _mark(self, window: int) -> int:
         threshold = self.settings.threshold(window)
+        terms = self.terms(window)
+        if terms is None:
+            return threshold
+        best = cost_mark(
+            growth=terms.growth,
+            after=terms.after,
+            rewrite=terms.rewrite,
+            cached_price=terms.price,
+        )
+        return min(threshold, max(best, math.ceil(threshold * FLOOR_SHARE)))
+
+    def terms(self, window: int) -> Terms | None:
+        """The cost model's terms for ``window`` (None: too few steps measured, or no cache
+        price: the threshold stands)."""
+        threshold = self.settings.threshold(window)
         growth = self.steps.growth()
         if growth is None or self.settings.cache_price <= 0:
-            return threshold
+            return None
         price = self.settings.cache_price
         summary = self.checkpoint_tokens(threshold, window)
         kept = growth if self.folds else max(growth, self.settings.retain(window))
@@ -135,5 +174,69 @@ class Schedule:
         # The newest step in what is kept is new to any request; older kept steps are not.
         reread = rewrite_reread(after=after, fresh=growth, header=self.header)
         rewrite = (1 - price) * reread + INSTRUCTION_TOKENS
-        best = cost_mark(growth=growth, after=after, rewrite=rewrite, cached_price=price)
-        return min(threshold, max(best, math.ceil(threshold * FLOOR_SHARE)))
+        return Terms(growth, after, cached, reread, rewrite, price)
+
+    def cold_now(self, tokens: int, window: int, *, written: bool = False) -> bool:
+        """At a checkpoint whose cache is cold (the provider's TTL passed since the last
+        request), with a context of ``tokens`` below the mark: whether the compaction due
+        within :data:`REACH_STEPS` steps costs less made now (the module docstring's cold
+        cache). ``written``: its summary is written already (ahead), so compacting now makes
+        no summary call."""
+        mark = self.mark(window)
+        terms = self.terms(window)
+        if terms is None or tokens >= mark:
+            return False
+        return cold_saving(terms, tokens, mark, written=written) > 0
+
+
+REACH_STEPS = 3
+"""How many steps ahead of the mark a cold checkpoint considers compacting."""
+
+
+@dataclass(frozen=True)
+class Terms:
+    """The cost model's terms (see the module docstring), in tokens."""
+
+    growth: int
+    """``g``: a step's typical growth."""
+    after: int
+    """``r``: what a compaction leaves."""
+    cached_header: int
+    """``h``: the header, when long enough to be cached."""
+    reread: int
+    """What the request after a compaction reads anew, beyond the header and newest step."""
+    rewrite: float
+    """``K``: one compaction's cost at the mark, in uncached tokens."""
+    price: float
+    """``c``: a cached token's price against an uncached one."""
+
+    def per_step(self, mark: int) -> float:
+        """``ρ``: what each step costs on average with compactions at ``mark``."""
+        span = max(mark - self.after, self.growth)
+        return self.price * (mark + self.after) / 2 + self.growth * self.rewrite / span
+
+
+def cold_saving(terms: Terms, tokens: int, mark: int, *, written: bool = False) -> float:
+    """What compacting now saves, in uncached tokens, at a cold checkpoint ``tokens`` into a
+    cycle whose compaction comes at ``mark`` (negative: waiting is cheaper; minus infinity:
+    the mark is more than :data:`REACH_STEPS` steps away). The module docstring gives the
+    terms; what every step adds is read anew either way and left out."""
+    g, r, c = terms.growth, terms.after, terms.price
+    steps = max(1, math.ceil((mark - tokens) / g))
+    if steps > REACH_STEPS:
+        return -math.inf
+    # Waiting: this step reads the context in full, the steps to the mark hold it cached.
+    held = tokens + sum(c * (tokens + i * g) for i in range(1, steps))
+    if written:
+        # The same summary lands either way, so both end at the same context; at the mark
+        # the steps run meanwhile stay verbatim and are read anew.
+        wait = held + c * (r + steps * g) + (1 - c) * (terms.reread + steps * g)
+        now = c * r + (1 - c) * (terms.reread + terms.cached_header)
+        now += sum(c * (r + i * g) for i in range(1, steps + 1))
+        return wait - now
+    # The summary at the mark reads what the step before it sent, cached; the one made now
+    # reads it in full, as this step would have. Compacting now is ``steps`` steps further
+    # into the next cycle: worth ``steps`` steps at the schedule's cost per step.
+    wait = held + c * (tokens + (steps - 1) * g) + terms.rewrite + c * r
+    now = tokens + terms.rewrite + c * r + steps * terms.per_step(mark)
+    return wait - now

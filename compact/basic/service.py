@@ -25,20 +25,30 @@ compactions themselves in :mod:`compact.basic.compactor`, the summary in
   Automatic and overflow compactions fall back to the model-free checkpoint when the model
   cannot deliver, so they always land; ``/compact`` and region compactions report the
   failure instead.
+- **A cold cache**: at a checkpoint more than the provider's TTL after the last model
+  request (:mod:`compact.basic.cold`, on the service's ``clock``), a compaction due within a
+  few steps is made now when the schedule prices it cheaper so
+  (:meth:`compact.basic.schedule.Schedule.cold_now`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import math
+import time
+from collections.abc import Callable
 
 from agent.envelope import Envelope
 from agent.hooks import Hooks
 from agent.llm.chat import ChatModel
 from agent.llm.errors import ContextOverflow
+from agent.llm.prompt_cache import CachePlan
 from agent.log.session import Session
 from agent.meter import TokenMeter
 from compact.basic import pressure as pressures
 from compact.basic.ahead import Ahead
+from compact.basic.cold import idle_s
 from compact.basic.compactor import Compactor
 from compact.basic.condense import Condenser, Header
 from compact.basic.dry_run import Preview
@@ -81,6 +91,9 @@ class BasicCompactService(CompactService):
         pruner: tried before any summary under pressure or overflow; None to skip pruning.
         ahead: write the automatic compaction's summary ahead (:mod:`compact.basic.ahead`),
             unless ``settings.ahead`` is off.
+        cache_plan: the provider's prompt cache; its TTL says when the cache is cold
+            (default: never).
+        clock: seconds on the clock of the log's event times (default: the real one).
     """
 
     def __init__(
@@ -92,8 +105,12 @@ class BasicCompactService(CompactService):
         *,
         pruner: Pruner | None = None,
         ahead: bool = False,
+        cache_plan: CachePlan | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         super().__init__()
+        self.cache_plan = cache_plan or CachePlan(breakpoints=False, ttl_s=math.inf)
+        self.clock = clock
         self.session = session
         self.meter = meter
         self.settings = settings or CompactionSettings()
@@ -188,6 +205,7 @@ class BasicCompactService(CompactService):
         paused = self.paused is not None
         pressure = await self.read_pressure(envelope, counted=not paused)
         if pressure is not None and not paused:
+            pressure = self._cold_due(pressure)
             pressure = await self._relieve_auto(envelope, pressure, turn, signal)
         if ahead is not None:
             if pressure is not None:
@@ -195,6 +213,22 @@ class BasicCompactService(CompactService):
                 if self._may_start_ahead(turn):
                     await ahead.maybe_start(envelope, turn, pressure)
             ahead.left(turn)
+
+    def cold(self) -> bool:
+        """Whether the provider's cache has expired: longer than its TTL since the
+        session's newest model request (or none was made)."""
+        return self.cache_plan.cold(idle_s(self.session, self.clock()))
+
+    def _cold_due(self, pressure: Pressure) -> Pressure:
+        """``pressure``, due now when the cache is cold and the compaction due within a few
+        steps costs less made now (:meth:`~compact.basic.schedule.Schedule.cold_now`)."""
+        if pressure.due or not pressure.measured or not self.cold():
+            return pressure
+        background = self.background  # a summary written ahead, its cost already spent
+        written = background is not None
+        if not self.schedule.cold_now(pressure.tokens, pressure.window, written=written):
+            return pressure
+        return dataclasses.replace(pressure, due=True)
 
     def _may_start_ahead(self, turn: int) -> bool:
         ahead = self.ahead

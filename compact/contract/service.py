@@ -14,6 +14,7 @@ reached the surface, and recognisable as a crash orphan by its position before t
 from __future__ import annotations
 
 import asyncio
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from typing import Literal
 from agent.envelope import Envelope
 from agent.hooks import Hooks
 from agent.llm.chat import ChatModel
+from agent.llm.prompt_cache import CachePlan
 from agent.log.session import Session
 from agent.meter import TokenMeter
 from compact.contract.events import PruneTrigger, Trigger
@@ -176,12 +178,18 @@ class Background:
 @dataclass(frozen=True)
 class BackendParts:
     """What the composition root builds a backend from: the session to compact, its token
-    meter, the model that writes summaries and the ``[compaction]`` settings."""
+    meter, the model that writes summaries and the ``[compaction]`` settings; the
+    provider's prompt cache (how long it keeps a prefix: a backend may rewrite history when
+    the cache has gone cold) and the clock the time since the last request is read on."""
 
     session: Session
     meter: TokenMeter
     model: ChatModel
     settings: CompactionSettings
+    cache_plan: CachePlan | None = None
+    """The provider's cache plan (None: a cache that never expires)."""
+    clock: Callable[[], float] = time.time
+    """Seconds on the clock the log's event times are on (tests and benches move it)."""
 
 
 BuildBackend = Callable[[BackendParts], "CompactService"]

@@ -37,7 +37,13 @@ def occasion(record: TimelineRecord) -> str | None:
     if why is None:
         return None
     context = fmt_tokens(why.context_tokens)
-    if record.trigger == "auto":
+    if record.trigger == "auto" and why.mark and why.context_tokens < why.mark:
+        # Only a cold cache brings a compaction before its mark (compact.basic.schedule).
+        cause = (
+            f"the context at {context}, before the auto mark at {fmt_tokens(why.mark)}: "
+            "the provider's cache had expired, so compacting now cost less"
+        )
+    elif record.trigger == "auto":
         mark = f", past the auto mark at {fmt_tokens(why.mark)}" if why.mark else ""
         cause = f"the context reached {context}{mark}"
     elif record.trigger == "overflow":
@@ -60,6 +66,8 @@ def occasion_brief(record: TimelineRecord) -> str | None:
     if why is None:
         return None
     mark = f", mark {fmt_tokens(why.mark)}" if record.trigger == "auto" and why.mark else ""
+    if mark and why.mark and why.context_tokens < why.mark:
+        mark += " (cache expired: early)"
     kept = (
         f"kept {plural(why.kept_items, 'item')} verbatim (~{fmt_tokens(why.kept_tokens)})"
         if why.kept_items

@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -180,3 +180,39 @@ class PromptCache:
     def hit_rate(self) -> float:
         """Share of the run's prompt tokens served from cache."""
         return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
+
+
+class ExpiringPromptCache(PromptCache):
+    """The prefix cache of a provider whose prefixes expire: one not used for ``ttl_s``
+    seconds on ``clock`` (the bench's, which its pauses move on) is gone, and a request
+    that would have hit it reads it in full. Used like :class:`PromptCache`."""
+
+    def __init__(
+        self,
+        counter: Counter,
+        clock: Callable[[], float],
+        ttl_s: float,
+        min_cached: int = MIN_CACHED_TOKENS,
+        step: int = CACHE_STEP_TOKENS,
+    ) -> None:
+        super().__init__(counter, min_cached, step)
+        self.clock = clock
+        self.ttl_s = ttl_s
+        self._used: dict[bytes, tuple[float, bytes, str]] = {}
+        """For each chain seen: when it was last sent, its parent and its last unit."""
+
+    def price(self, request: ChatRequest, *, limit: int | None = None) -> Priced:
+        now = self.clock()
+        for chain, (used, parent, key) in list(self._used.items()):
+            if now - used > self.ttl_s:
+                del self._used[chain]
+                self._seen.discard(chain)
+                self._after.get(parent, set()).discard(key)
+        priced = super().price(request, limit=limit)
+        if not priced.refused:
+            chain = b""
+            for key, _ in units(self.counter, request):
+                parent = chain
+                chain = hashlib.blake2b(chain + key.encode(), digest_size=16).digest()
+                self._used[chain] = (now, parent, key)
+        return priced

@@ -350,7 +350,10 @@ def _build(
     agent.hooks.prepare.append(_asking_hook(asker, agent))
     mcp = mcp_hub(settings, bash, session.spill, estimator)
     attach(mcp, agent)
-    service = backends.build(BackendParts(session, meter, model, compaction_settings))
+    cache = provider_cache(provider, settings)
+    service = backends.build(
+        BackendParts(session, meter, model, compaction_settings, cache_plan=cache)
+    )
     service.install(agent.hooks)
     return Runtime(
         settings=settings,
