@@ -174,6 +174,7 @@ class Schedule:
         # The newest step in what is kept is new to any request; older kept steps are not.
         reread = rewrite_reread(after=after, fresh=growth, header=self.header)
         rewrite = (1 - price) * reread + INSTRUCTION_TOKENS
+        cached = self.header if header_cached(self.header) else 0
         return Terms(growth, after, cached, reread, rewrite, price)
 
     def cold_now(self, tokens: int, window: int, *, written: bool = False) -> bool:
