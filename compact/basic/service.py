@@ -26,7 +26,7 @@ compactions themselves in :mod:`compact.basic.compactor`, the summary in
   cannot deliver, so they always land; ``/compact`` and region compactions report the
   failure instead.
 - **A cold cache**: at a checkpoint more than the provider's TTL after the last model
-  request (:mod:`compact.basic.cold`, on the service's ``clock``), a compaction due within a
+  request (:mod:`compact.parts.cold`, on the service's ``clock``), a compaction due within a
   few steps is made now when the schedule prices it cheaper so
   (:meth:`compact.basic.schedule.Schedule.cold_now`).
 """
@@ -48,7 +48,6 @@ from agent.log.session import Session
 from agent.meter import TokenMeter
 from compact.basic import pressure as pressures
 from compact.basic.ahead import Ahead
-from compact.basic.cold import idle_s
 from compact.basic.compactor import Compactor
 from compact.basic.condense import Condenser, Header
 from compact.basic.dry_run import Preview
@@ -77,6 +76,7 @@ from compact.contract.service import (
     DryRun,
 )
 from compact.parts.checkpoint import Summary, SummaryJob
+from compact.parts.cold import idle_s
 from compact.parts.transaction import Attempt
 
 

@@ -7,30 +7,18 @@ from __future__ import annotations
 
 import time
 
-from agent.log.events import AssistantMessage
-from agent.log.session import Session
-from compact.contract.events import CompactProgress
+from compact.parts.cold import idle_s
 from compact.reports.compaction_cost import CompactionCost, foreseen, outlook
 from compact.reports.dry_run import report
 from tui.runtime.runtime import Runtime
-
-
-def last_request_at(session: Session) -> float | None:
-    """When the provider last served a request of this session (the newest reply or
-    summary call in the log, epoch seconds); None when none was made."""
-    for event in reversed(session.events):
-        if isinstance(event, AssistantMessage | CompactProgress):
-            return event.time
-    return None
 
 
 def cache_cold(runtime: Runtime, now: float | None = None) -> bool:
     """Whether the provider's prompt cache no longer holds the conversation's prefix: the
     last request is older than the provider's TTL (:class:`agent.llm.prompt_cache.CachePlan`),
     or none was made."""
-    sent = last_request_at(runtime.session)
     now = time.time() if now is None else now
-    return runtime.cache_plan.cold(None if sent is None else max(0.0, now - sent))
+    return runtime.cache_plan.cold(idle_s(runtime.session, now))
 
 
 def dry_run_text(runtime: Runtime) -> str:
