@@ -43,7 +43,13 @@ def build_request(
             "the request was not sent"
         )
     messages = [{"role": "system", "content": envelope.system}, *history]
-    request = ChatRequest(model=envelope.model, messages=messages, tools=envelope.tools)
+    checkpoint = session.derive_checkpoint()
+    request = ChatRequest(
+        model=envelope.model,
+        messages=messages,
+        tools=envelope.tools,
+        checkpoint=None if checkpoint is None else 1 + checkpoint,  # after the system prompt
+    )
     for transform in transforms:
         request = transform(envelope, request)
     if request.messages != messages:

@@ -57,6 +57,11 @@ def node_message(surface: Surface, events: Sequence[Event], seq: int) -> ChatMes
     return {**message, "content": text}
 
 
+def is_checkpoint(event: Event) -> bool:
+    """Whether ``event`` is a checkpoint a compaction put on the surface."""
+    return isinstance(event, UserMessage) and event.data.source == "compact"
+
+
 class SurfaceMessages:
     """The chat messages of a surface, in order (system prompt not included), kept between
     reads: a read extends them with the nodes appended since; a replace (a new generation
@@ -66,6 +71,9 @@ class SurfaceMessages:
         self._messages: list[ChatMessage] = []
         self._nodes = 0
         self._generation = 0
+        self.checkpoint: int | None = None
+        """The index in the messages of the newest checkpoint a compaction left (a user
+        message of source ``compact``), as of the last read; None: there is none."""
 
     def read(self, surface: Surface, events: Sequence[Event]) -> list[ChatMessage]:
         """The messages of ``surface`` now (``events[seq]`` is the event of node ``seq``).
@@ -75,9 +83,12 @@ class SurfaceMessages:
             self._messages = []
             self._nodes = 0
             self._generation = surface.generation
+            self.checkpoint = None
         for seq in nodes[self._nodes :]:
             message = node_message(surface, events, seq)
             if message is not None:
+                if is_checkpoint(events[seq]):
+                    self.checkpoint = len(self._messages)
                 self._messages.append(message)
         self._nodes = len(nodes)
         return list(self._messages)

@@ -51,6 +51,8 @@ class Continuation:
     """Estimated tokens of ``messages``."""
     tokens: int
     """Estimated tokens of ``messages`` and ``appendix``."""
+    checkpoint: int | None = None
+    """The index in ``messages`` of the checkpoint an earlier compaction left, if any."""
 
 
 def continuation(
@@ -93,7 +95,10 @@ def continuation(
     if originals:
         appendix = "\n\n".join([APPENDIX_HEAD, *originals])
         tokens += reader.estimator.count(appendix)
-    return Continuation(messages, appendix, prefix, tokens)
+    checkpoint = session.derive_checkpoint()
+    if checkpoint is not None and checkpoint >= len(messages):
+        checkpoint = None
+    return Continuation(messages, appendix, prefix, tokens, checkpoint)
 
 
 def reading_end(session: Session, span: list[int]) -> int:

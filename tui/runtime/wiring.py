@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Collection
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent.carryover import CarriedOver, carried_over
 from agent.hooks import Prepare
-from agent.llm.chat import ChatModel
 from agent.llm.discovery import WindowAsker
 from agent.llm.retry import RetryPolicy
 from agent.llm.windows import WindowBook
@@ -29,6 +29,7 @@ from agent.meter import TokenMeter
 from agent.provider import (
     PROVIDER_SETTINGS,
     Provider,
+    provider_cache,
     resolve_provider,
     session_settings,
     where,
@@ -56,6 +57,9 @@ from tui.demo import DEMO_CONTEXT_WINDOW, ScriptedModel
 from tui.runtime.restored import Resumed, restored_line
 from tui.runtime.runtime import Runtime, StartupError
 from tui.runtime.snapshots_soon import session_snapshots
+
+if TYPE_CHECKING:
+    from agent.llm.client import OpenAICompatible
 
 
 def _compaction_source() -> str:
@@ -180,7 +184,13 @@ def approval_policy(
     return default, "default"
 
 
-def build_model(provider: Provider, settings: Settings, estimator: Estimator) -> ChatModel:
+def build_model(
+    provider: Provider, settings: Settings, estimator: Estimator
+) -> ScriptedModel | OpenAICompatible:
+    """The model requests go to: the demo model, or an OpenAI-compatible server with the
+    provider's cache plan (:func:`provider_cache`: marks for Claude and Anthropic-compatible
+    endpoints). The session's id, its ``prompt_cache_key``, is given once the session is
+    open (:func:`_build`)."""
     if provider.kind == "scripted":
         window = settings.context_window or DEMO_CONTEXT_WINDOW
         return ScriptedModel(estimator, context_window=window, delay_s=0.0)
@@ -195,6 +205,7 @@ def build_model(provider: Provider, settings: Settings, estimator: Estimator) ->
         request_timeout=settings.request_timeout,
         request_deadline=settings.request_deadline,
         api_key_env=provider.api_key_env,
+        breakpoints=provider_cache(provider, settings).breakpoints,
     )
 
 
@@ -335,6 +346,8 @@ def _build(
         if (note := moved_note(session, rebuild_missing(session))) is not None:
             session.append("context/message", {"content": note, "source": "recall"})
     notices += session.report.notices()
+    if not isinstance(model, ScriptedModel):
+        model.cache_key = session.id  # the same in every request of the session, resumed too
     meter = TokenMeter(session, estimator, windows)
     work_dir = session.cwd if os.path.isdir(session.cwd) else str(cwd or Path.cwd())
     bash = BashTool(
