@@ -155,6 +155,8 @@ class Bill:
     written: int
     """Written to the cache (1.25×)."""
     marks: int
+    request: int
+    """The index of the request in ``server.requests``."""
 
 
 def _extract_summary(
@@ -289,15 +291,16 @@ class OpenAIServer:
         prompt = chars // 4 + 1
         marked = [i for i, (_, _, mark) in enumerate(ends) if mark]
         with self._lock:
+            index = next(i for i, sent in enumerate(self.requests) if sent is body)
             if not marked:
-                bill = Bill(prompt, 0, 0, 0)
+                bill = Bill(prompt, 0, 0, 0, index)
             else:
                 last = marked[-1]
                 read = max((t for d, t, _ in ends[: last + 1] if d in self._marked), default=0)
                 written = ends[last][1] - read
                 self._marked.update(ends[i][0] for i in marked)
                 marks = sum(cache_marks(m) for m in body.get("messages") or [])
-                bill = Bill(prompt, read, written, marks)
+                bill = Bill(prompt, read, written, marks, index)
             self.bills.append(bill)
         return bill
 
