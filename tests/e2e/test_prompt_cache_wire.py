@@ -93,7 +93,7 @@ def test_the_cache_key_is_the_session_id_in_every_request_and_after_a_resume(
     [log] = session_files(cli_env)
     sid = log.name.removesuffix(".jsonl")
     openai_server.agent_commands = []
-    done = run_cli("-p", "and now?", "--continue", "--base-url", openai_server.base_url)
+    done = run_cli("-p", "and now?", "--resume", sid)
     assert done.returncode == 0, done.stderr
     sent = chats(openai_server)
     assert any(is_summary(body) for body in sent)
