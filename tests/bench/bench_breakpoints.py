@@ -159,7 +159,11 @@ def table(shape: Shape, facts: tuple[Fact, ...], runs: list[Run]) -> Table:
             "tokens or more is written (1.25× the input price) and read by a later request "
             "whose mark, or a unit up to 20 before it, ends the same prefix (0.1×); what "
             "follows the last mark is read in full. Without marks nothing is cached. Billed "
-            "input is in full-price tokens; summary calls are counted in it."
+            "input is in full-price tokens; summary calls are counted in it. Each step's new "
+            "output is new to any cache (a fifth to a quarter of all prompt tokens here): "
+            "even every prefix cached and read at 0.1× with no write premium bills about "
+            "0.3× the uncached input (the 'floor' figure), so 0.2× is out of any marks' reach; "
+            "the share read with marks is compared with that cache's."
         ),
     )
 
