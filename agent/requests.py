@@ -15,6 +15,7 @@ from agent.envelope import Envelope
 from agent.hooks import RequestTransform
 from agent.llm.chat import ChatRequest
 from agent.log.events import RequestHeader, RequestHeaderData
+from agent.log.messages import checkpoint_index
 from agent.log.session import Session
 from agent.loop_settings import default_output_cap
 from agent.turns import TurnError, unanswered_tool_calls
@@ -43,7 +44,7 @@ def build_request(
             "the request was not sent"
         )
     messages = [{"role": "system", "content": envelope.system}, *history]
-    checkpoint = session.derive_checkpoint()
+    checkpoint = checkpoint_index(session.surface, session.events)
     request = ChatRequest(
         model=envelope.model,
         messages=messages,

@@ -57,9 +57,15 @@ def node_message(surface: Surface, events: Sequence[Event], seq: int) -> ChatMes
     return {**message, "content": text}
 
 
-def is_checkpoint(event: Event) -> bool:
-    """Whether ``event`` is a checkpoint a compaction put on the surface."""
-    return isinstance(event, UserMessage) and event.data.source == "compact"
+def checkpoint_index(nodes: Sequence[int], events: Sequence[Event]) -> int | None:
+    """The index, among the chat messages of the surface ``nodes``, of the newest checkpoint
+    a compaction put there (a user message of source ``compact``), or None: where a prompt
+    cache's breakpoint goes. Checkpoints sit near the head: the count before one is short."""
+    for position in range(len(nodes) - 1, -1, -1):
+        event = events[nodes[position]]
+        if isinstance(event, UserMessage) and event.data.source == "compact":
+            return sum(1 for seq in nodes[:position] if event_message(events[seq]) is not None)
+    return None
 
 
 class SurfaceMessages:
@@ -71,9 +77,6 @@ class SurfaceMessages:
         self._messages: list[ChatMessage] = []
         self._nodes = 0
         self._generation = 0
-        self.checkpoint: int | None = None
-        """The index in the messages of the newest checkpoint a compaction left (a user
-        message of source ``compact``), as of the last read; None: there is none."""
 
     def read(self, surface: Surface, events: Sequence[Event]) -> list[ChatMessage]:
         """The messages of ``surface`` now (``events[seq]`` is the event of node ``seq``).
@@ -83,12 +86,9 @@ class SurfaceMessages:
             self._messages = []
             self._nodes = 0
             self._generation = surface.generation
-            self.checkpoint = None
         for seq in nodes[self._nodes :]:
             message = node_message(surface, events, seq)
             if message is not None:
-                if is_checkpoint(events[seq]):
-                    self.checkpoint = len(self._messages)
                 self._messages.append(message)
         self._nodes = len(nodes)
         return list(self._messages)

@@ -315,12 +315,6 @@ class Session:
         """
         return self._messages.read(self._surface, self._events)
 
-    def derive_checkpoint(self) -> int | None:
-        """The index in :meth:`derive_messages` of the newest checkpoint a compaction left on
-        the surface (None: there is none): where a prompt cache's breakpoint goes."""
-        self._messages.read(self._surface, self._events)
-        return self._messages.checkpoint
-
     # --- writing ------------------------------------------------------------------------------
 
     def append(

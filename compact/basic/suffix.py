@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agent.log.events import AssistantMessage, ToolResult
-from agent.log.messages import ChatMessage, event_message
+from agent.log.messages import ChatMessage, checkpoint_index, event_message
 from agent.log.session import Session
 from compact.basic.reading import RangeReader
 from compact.basic.selection import newest_step
@@ -95,9 +95,7 @@ def continuation(
     if originals:
         appendix = "\n\n".join([APPENDIX_HEAD, *originals])
         tokens += reader.estimator.count(appendix)
-    checkpoint = session.derive_checkpoint()
-    if checkpoint is not None and checkpoint >= len(messages):
-        checkpoint = None
+    checkpoint = checkpoint_index(nodes[:upto], session.events)
     return Continuation(messages, appendix, prefix, tokens, checkpoint)
 
 

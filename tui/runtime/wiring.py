@@ -9,19 +9,17 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from agent.carryover import CarriedOver, carried_over
 from agent.hooks import Prepare
 from agent.llm.discovery import WindowAsker
-from agent.llm.retry import RetryPolicy
 from agent.llm.windows import WindowBook
 from agent.log.catalogue import NoSuchSession, latest, resolve
 from agent.log.events import PolicySource, ProviderData
 from agent.log.names import BadName, checked_name, rename
 from agent.log.registry import EventRegistry
 from agent.log.session import Session
-from agent.log.store import SessionBusy, default_home
+from agent.log.store import SessionBusy, default_home, new_session_id
 from agent.loop import Agent
 from agent.loop_settings import LoopSettings
 from agent.mcp_wiring import attach, mcp_hub
@@ -29,7 +27,6 @@ from agent.meter import TokenMeter
 from agent.provider import (
     PROVIDER_SETTINGS,
     Provider,
-    provider_cache,
     resolve_provider,
     session_settings,
     where,
@@ -53,13 +50,11 @@ from tools.sandbox import (
     unavailable_notice,
 )
 from tools.snapshots.recording import Recorder
-from tui.demo import DEMO_CONTEXT_WINDOW, ScriptedModel
+from tui.demo import ScriptedModel
+from tui.runtime.chat_model import build_model
 from tui.runtime.restored import Resumed, restored_line
 from tui.runtime.runtime import Runtime, StartupError
 from tui.runtime.snapshots_soon import session_snapshots
-
-if TYPE_CHECKING:
-    from agent.llm.client import OpenAICompatible
 
 
 def _compaction_source() -> str:
@@ -184,31 +179,6 @@ def approval_policy(
     return default, "default"
 
 
-def build_model(
-    provider: Provider, settings: Settings, estimator: Estimator
-) -> ScriptedModel | OpenAICompatible:
-    """The model requests go to: the demo model, or an OpenAI-compatible server with the
-    provider's cache plan (:func:`provider_cache`: marks for Claude and Anthropic-compatible
-    endpoints). The session's id, its ``prompt_cache_key``, is given once the session is
-    open (:func:`_build`)."""
-    if provider.kind == "scripted":
-        window = settings.context_window or DEMO_CONTEXT_WINDOW
-        return ScriptedModel(estimator, context_window=window, delay_s=0.0)
-    from agent.llm.client import OpenAICompatible  # the SDK (~0.4 s to import): not for the demo
-
-    return OpenAICompatible(
-        base_url=provider.base_url,
-        api_key=provider.api_key,
-        provider=provider.name,
-        retry=RetryPolicy(max_attempts=1 + settings.max_retries),
-        context_windows=dict(settings.context_windows),
-        request_timeout=settings.request_timeout,
-        request_deadline=settings.request_deadline,
-        api_key_env=provider.api_key_env,
-        breakpoints=provider_cache(provider, settings).breakpoints,
-    )
-
-
 def build_runtime(
     settings: Settings,
     *,
@@ -304,7 +274,8 @@ def _build(
     estimator = Estimator(provider.model)
     if estimator.known_notice:
         notices.append(estimator.known_notice)
-    model = build_model(provider, settings, estimator)
+    session_id = resumed.id if resumed is not None else new_session_id()  # prompt_cache_key
+    model = build_model(provider, settings, estimator, session_id)
     if isinstance(model, ScriptedModel):
         model.delay_s = scripted_delay_s
     windows = WindowBook(
@@ -336,9 +307,10 @@ def _build(
     if (unsandboxed := unavailable_notice(sandbox)) is not None:
         notices.append(unsandboxed)
     if resumed is None:
-        where_from = (cwd or Path.cwd()).resolve()
+        where_from = str((cwd or Path.cwd()).resolve())
+        record = provider.record().model_dump()
         session = Session.create(
-            home, cwd=str(where_from), registry=registry, provider=provider.record().model_dump()
+            home, cwd=where_from, registry=registry, provider=record, session_id=session_id
         )
     else:
         session = resumed
@@ -346,8 +318,6 @@ def _build(
         if (note := moved_note(session, rebuild_missing(session))) is not None:
             session.append("context/message", {"content": note, "source": "recall"})
     notices += session.report.notices()
-    if not isinstance(model, ScriptedModel):
-        model.cache_key = session.id  # the same in every request of the session, resumed too
     meter = TokenMeter(session, estimator, windows)
     work_dir = session.cwd if os.path.isdir(session.cwd) else str(cwd or Path.cwd())
     bash = BashTool(
