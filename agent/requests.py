@@ -15,6 +15,7 @@ from agent.envelope import Envelope
 from agent.hooks import RequestTransform
 from agent.llm.chat import ChatRequest
 from agent.log.events import RequestHeader, RequestHeaderData
+from agent.log.messages import checkpoint_index
 from agent.log.session import Session
 from agent.loop_settings import default_output_cap
 from agent.turns import TurnError, unanswered_tool_calls
@@ -43,7 +44,13 @@ def build_request(
             "the request was not sent"
         )
     messages = [{"role": "system", "content": envelope.system}, *history]
-    request = ChatRequest(model=envelope.model, messages=messages, tools=envelope.tools)
+    checkpoint = checkpoint_index(session.surface, session.events)
+    request = ChatRequest(
+        model=envelope.model,
+        messages=messages,
+        tools=envelope.tools,
+        checkpoint=None if checkpoint is None else 1 + checkpoint,  # after the system prompt
+    )
     for transform in transforms:
         request = transform(envelope, request)
     if request.messages != messages:

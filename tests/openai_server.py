@@ -54,12 +54,24 @@ prompt cache would (a response's ``cached_tokens`` overrides it); off, no cache 
 reported.
 
 ``server.reject_tool_choice`` answers every request that sets ``tool_choice`` with HTTP 400,
-as servers that do not know the field do.
+as servers that do not know the field do; ``server.reject_cache_key`` does the same for
+``prompt_cache_key``.
+
+``server.bill_like_anthropic`` prices prompts as an Anthropic-style cache behind a gateway
+does: nothing is cached without a ``cache_control`` mark; a prefix (tools and messages, up
+to a marked message) that an earlier request marked is read, the longest one up to the
+request's last mark; from there to the last mark is written (billed 1.25×); the rest is
+read in full. The usage says so as OpenRouter does (``prompt_tokens_details.cached_tokens``
+and ``.cache_write_tokens``) and as LiteLLM does (``cache_read_input_tokens`` and
+``cache_creation_input_tokens`` beside it); ``server.bills`` keeps each request's
+:class:`Bill`. A message's content given as parts counts as the text of its parts, so a
+marked request and the same request unmarked have the same prompt tokens.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import socket
 import sys
@@ -126,6 +138,35 @@ class ScriptedResponse:
 SUMMARY_MARK = "## Primary request and intent"
 
 
+def text_of(content: object) -> str:
+    """A message's content as text: a string as it is, content parts as their texts joined."""
+    if isinstance(content, list):
+        return "".join(str(p.get("text") or "") for p in content if isinstance(p, dict))
+    return str(content or "")
+
+
+def cache_marks(message: dict[str, Any]) -> int:
+    """How many ``cache_control`` marks ``message``'s content parts carry."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return 0
+    return sum(1 for p in content if isinstance(p, dict) and "cache_control" in p)
+
+
+@dataclass(frozen=True)
+class Bill:
+    """One request as an Anthropic-style cache bills it (``bill_like_anthropic``)."""
+
+    prompt: int
+    read: int
+    """Read from the cache (0.1× the input price)."""
+    written: int
+    """Written to the cache (1.25×)."""
+    marks: int
+    request: int
+    """The index of the request in ``server.requests``."""
+
+
 def _extract_summary(
     messages: list[dict[str, Any]], max_tokens: int | None = None, final: str = ""
 ) -> str:
@@ -142,7 +183,7 @@ def _extract_summary(
     facts = [line.strip() for line in final.splitlines() if "FACT-" in line]
     keep_standing = "standing instruction" in final  # only when the instruction asks for it
     for message in messages:
-        text = str(message.get("content") or "")
+        text = text_of(message.get("content"))
         if message.get("role") != "user" or "<compacted-summary>" in text:
             facts += [line.strip() for line in text.splitlines() if "FACT-" in line]
         if keep_standing and message.get("role") == "user" and "from now on" in text.lower():
@@ -202,6 +243,14 @@ class OpenAIServer:
         """Report the prefix an earlier request sent as cached (see the module docstring)."""
         self.reject_tool_choice = False
         """Refuse any request that sets ``tool_choice`` (HTTP 400), as some servers do."""
+        self.reject_cache_key = False
+        """Refuse any request that sets ``prompt_cache_key`` (HTTP 400), as servers that do
+        not know the field do."""
+        self.bill_like_anthropic = False
+        """Price prompts as an Anthropic-style cache does (the module docstring)."""
+        self.bills: list[Bill] = []
+        self._marked: set[str] = set()
+        """Every prefix a request marked, by its digest."""
         self.stopping = threading.Event()
         self.stalled = threading.Event()
         """Set when a response goes silent (``stall_after``): all before it was written."""
@@ -237,12 +286,40 @@ class OpenAIServer:
             self.headers.append(headers)
             self.arrived.append(time.time())
 
+    def bill(self, body: dict[str, Any]) -> Bill:
+        """Price ``body``'s prompt as an Anthropic-style cache does, and remember the prefixes
+        it marks. Tokens: a quarter of the JSON characters of the messages as text."""
+        digest = hashlib.sha256(json.dumps(body.get("tools") or [], sort_keys=True).encode())
+        ends: list[tuple[str, int, bool]] = []  # per message: digest, tokens, marked
+        chars = 0
+        for message in body.get("messages") or []:
+            plain = {**message, "content": text_of(message.get("content"))}
+            unit = json.dumps(plain, sort_keys=True)
+            digest.update(unit.encode())
+            chars += len(unit)
+            ends.append((digest.hexdigest(), chars // 4, cache_marks(message) > 0))
+        prompt = chars // 4 + 1
+        marked = [i for i, (_, _, mark) in enumerate(ends) if mark]
+        with self._lock:
+            index = next(i for i, sent in enumerate(self.requests) if sent is body)
+            if not marked:
+                bill = Bill(prompt, 0, 0, 0, index)
+            else:
+                last = marked[-1]
+                read = max((t for d, t, _ in ends[: last + 1] if d in self._marked), default=0)
+                written = ends[last][1] - read
+                self._marked.update(ends[i][0] for i in marked)
+                marks = sum(cache_marks(m) for m in body.get("messages") or [])
+                bill = Bill(prompt, read, written, marks, index)
+            self.bills.append(bill)
+        return bill
+
     def automatic(self, body: dict[str, Any]) -> ScriptedResponse | None:
         """Answers that do not come from the queue: summaries (``summarize``) and, once the
         queue is empty, a bash-heavy agent (``agent_commands``)."""
         messages = body.get("messages") or []
         last = messages[-1] if messages else {}
-        content = str(last.get("content") or "")
+        content = text_of(last.get("content"))
         if self.summarize and last.get("role") == "user" and SUMMARY_MARK in content:
             if self.summary_status >= 400:
                 return ScriptedResponse(status=self.summary_status, message="no summaries here")
@@ -263,7 +340,7 @@ class OpenAIServer:
             if message.get("role") == "tool":
                 done += 1
             elif message.get("role") == "user":
-                text = str(message.get("content") or "")
+                text = text_of(message.get("content"))
                 if text.startswith("Working directory:"):
                     continue  # the workspace context reefline puts back after a checkpoint
                 if "<compacted-summary>" in text:
@@ -367,6 +444,11 @@ class _Handler(BaseHTTPRequestHandler):
             error = {"message": "tool_choice is not supported", "type": "invalid_request_error"}
             self._json(400, {"error": {**error, "code": None, "param": "tool_choice"}})
             return
+        if self.app.reject_cache_key and "prompt_cache_key" in body:
+            said = "Unrecognized request argument supplied: prompt_cache_key"
+            error = {"message": said, "type": "invalid_request_error"}
+            self._json(400, {"error": {**error, "code": None, "param": "prompt_cache_key"}})
+            return
         spec = self.app.automatic(body) or self.app.next_response()
         try:
             self._answer(spec, body)
@@ -404,9 +486,22 @@ class _Handler(BaseHTTPRequestHandler):
     def _usage(self, spec: ScriptedResponse, body: dict[str, Any]) -> dict[str, Any]:
         if isinstance(spec.usage, dict):
             return {"total_tokens": 0, **spec.usage}
-        prompt = len(json.dumps(body.get("messages", []))) // 4 + 1
         produced = spec.full_text + spec.reasoning + "".join(c[2] for c in spec.calls())
         completion = len(produced) // 4 + 1
+        if self.app.bill_like_anthropic:
+            bill = self.app.bill(body)
+            return {
+                "prompt_tokens": bill.prompt,
+                "completion_tokens": completion,
+                "total_tokens": bill.prompt + completion,
+                "prompt_tokens_details": {
+                    "cached_tokens": bill.read,
+                    "cache_write_tokens": bill.written,
+                },
+                "cache_read_input_tokens": bill.read,
+                "cache_creation_input_tokens": bill.written,
+            }
+        prompt = len(json.dumps(body.get("messages", []))) // 4 + 1
         total = prompt + completion
         usage: dict[str, Any] = {
             "prompt_tokens": prompt,
@@ -528,6 +623,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--summarize", action="store_true", help="answer summary requests")
     parser.add_argument("--summary-stall", type=float, default=0.0, metavar="SECONDS")
     parser.add_argument("--reject-tool-choice", action="store_true", help="400 on tool_choice")
+    parser.add_argument("--reject-cache-key", action="store_true", help="400 on prompt_cache_key")
+    parser.add_argument(
+        "--bill-like-anthropic", action="store_true", help="cache only up to cache_control marks"
+    )
     parser.add_argument(
         "--prefix-cache", action="store_true", help="report repeated prefixes as cached"
     )
@@ -544,6 +643,8 @@ def main(argv: list[str] | None = None) -> int:
     server.summary_stall_s = args.summary_stall
     server.reject_tool_choice = args.reject_tool_choice
     server.prefix_cache = args.prefix_cache
+    server.reject_cache_key = args.reject_cache_key
+    server.bill_like_anthropic = args.bill_like_anthropic
     server.agent_commands = list(args.agent)
     if args.script:
         with open(args.script, encoding="utf-8") as f:

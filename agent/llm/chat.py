@@ -18,6 +18,7 @@ from agent.llm.errors import (
 )
 from agent.llm.replies import (
     Completed,
+    Notice,
     Reply,
     Retrying,
     StreamEvent,
@@ -36,6 +37,12 @@ class ChatRequest:
     tool_choice: str | None = None
     """``"none"``/``"auto"``/``"required"``, sent only with tools (None: ``"auto"``, said
     rather than left to a server that may read its absence as ``"none"``)."""
+    checkpoint: int | None = None
+    """The index in ``messages`` of the checkpoint a compaction left (None: there is none):
+    a cache breakpoint where the provider's cache needs them (:mod:`agent.llm.cache_marks`)."""
+    prefix_end: int | None = None
+    """``messages[:prefix_end]`` is what a later request may repeat (None: all of them); the
+    rest (a summary request's instruction) is never marked as a cache breakpoint."""
 
 
 class ChatModel(Protocol):
@@ -57,26 +64,33 @@ class ChatModel(Protocol):
 
 
 async def collect(
-    stream: AsyncIterator[StreamEvent], on_retry: Callable[[Retrying], None] | None = None
+    stream: AsyncIterator[StreamEvent],
+    on_retry: Callable[[Retrying], None] | None = None,
+    on_notice: Callable[[Notice], None] | None = None,
 ) -> Reply:
     """Drain ``stream`` and return its reply, for callers that show no deltas (``on_retry``
-    hears each failed attempt that is about to be repeated). Errors raised by the stream
-    propagate; a stream that ends without ``Completed`` is StreamIncomplete."""
+    hears each failed attempt that is about to be repeated, ``on_notice`` each change in the
+    way requests are made). Errors raised by the stream propagate; a stream that ends
+    without ``Completed`` is StreamIncomplete."""
     iterator = stream if isinstance(stream, AsyncGenerator) else None
     reply: Reply | None = None
+
+    def take(event: StreamEvent) -> None:
+        nonlocal reply
+        if isinstance(event, Completed):
+            reply = event.reply
+        elif isinstance(event, Retrying) and on_retry is not None:
+            on_retry(event)
+        elif isinstance(event, Notice) and on_notice is not None:
+            on_notice(event)
+
     if iterator is not None:
         async with aclosing(iterator) as events:
             async for event in events:
-                if isinstance(event, Completed):
-                    reply = event.reply
-                elif isinstance(event, Retrying) and on_retry is not None:
-                    on_retry(event)
+                take(event)
     else:
         async for event in stream:
-            if isinstance(event, Completed):
-                reply = event.reply
-            elif isinstance(event, Retrying) and on_retry is not None:
-                on_retry(event)
+            take(event)
     if reply is None:
         raise StreamIncomplete("the stream ended without a reply")
     return reply

@@ -25,6 +25,7 @@ from openai.types.chat import ChatCompletionChunk
 if TYPE_CHECKING:
     from openai._types import RequestOptions
 
+from agent.llm.cache_marks import KEY_REFUSED, marked, refuses_cache_key
 from agent.llm.chat import ChatRequest, collect
 from agent.llm.errors import (
     AuthError,
@@ -106,6 +107,11 @@ class OpenAICompatible:
     the response and for every read, so a stall mid-stream becomes ``ProviderTimeout``
     instead of a hang; connecting is bounded by ``CONNECT_TIMEOUT_S`` as well.
     ``api_key_env`` names the variable the key came from, for the ``AuthError`` advice.
+
+    For the provider's prompt cache: ``breakpoints`` marks each request's cache breakpoints
+    (:mod:`agent.llm.cache_marks`); ``cache_key`` (the session's id) is sent as
+    ``prompt_cache_key`` until the server refuses it, once, after which it is never sent
+    again by this client (the refused request is asked again at once without it).
     """
 
     def __init__(
@@ -119,8 +125,13 @@ class OpenAICompatible:
         http_client: httpx2.AsyncClient | None = None,
         api_key_env: str | None = None,
         request_deadline: float = 900.0,
+        breakpoints: bool = False,
+        cache_key: str | None = None,
     ) -> None:
         self.provider = provider
+        self.breakpoints = breakpoints
+        self.cache_key = cache_key
+        self._key_refused = False
         self.request_deadline = request_deadline
         self.retry = retry or RetryPolicy()
         self._windows = dict(context_windows or {})
@@ -170,12 +181,18 @@ class OpenAICompatible:
         """
         attempt = 1
         while True:
+            keyed = self._keyed
             try:
                 async with aclosing(self._attempt(request)) as events:
                     async for event in events:
                         yield event
                 return
             except LLMError as error:
+                if keyed and refuses_cache_key(error):
+                    if not self._key_refused:  # said once, whatever ran beside this request
+                        self._key_refused = True
+                        yield Notice(KEY_REFUSED.format(detail=error.detail))
+                    continue  # asked again at once without the key: not a retry
                 if attempt >= self.retry.attempts_for(error):
                     raise
                 delay = self.retry.delay(attempt, error.retry_after_s)
@@ -183,8 +200,14 @@ class OpenAICompatible:
                 await asyncio.sleep(delay)
                 attempt += 1
 
+    @property
+    def _keyed(self) -> bool:
+        """Requests carry ``prompt_cache_key``: there is one, and it was not refused."""
+        return self.cache_key is not None and not self._key_refused
+
     def _arguments(self, request: ChatRequest, *, streamed: bool) -> dict[str, Any]:
-        args: dict[str, Any] = {"model": request.model, "messages": request.messages}
+        messages = marked(request) if self.breakpoints else request.messages
+        args: dict[str, Any] = {"model": request.model, "messages": messages}
         if streamed:
             args["stream"] = True
             args["stream_options"] = {"include_usage": True}
@@ -199,6 +222,8 @@ class OpenAICompatible:
             args[key] = request.max_tokens
         if request.temperature is not None:
             args["temperature"] = request.temperature
+        if self._keyed:
+            args["prompt_cache_key"] = self.cache_key
         return args
 
     async def _attempt(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:

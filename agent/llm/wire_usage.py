@@ -7,6 +7,10 @@ cache):
   .cached_tokens``;
 * DeepSeek: ``usage.prompt_cache_hit_tokens`` (beside ``prompt_cache_miss_tokens``; the two
   add up to the prompt);
+* gateways in front of Anthropic's cache: OpenRouter the OpenAI field (with
+  ``cache_write_tokens`` beside it), LiteLLM the OpenAI field and, at the top of the usage,
+  Anthropic's own ``cache_read_input_tokens`` (beside ``cache_creation_input_tokens``: what
+  was written, billed 1.25×, not cached);
 * llama.cpp: ``timings.cache_n`` on the chunk that ends the reply, and ``tokens_cached`` in
   its native completion answers (read from the usage or the chunk, wherever it comes).
 
@@ -69,7 +73,8 @@ def parse_usage(raw: Any, chunk_cached: int | None = None) -> Usage | None:
     if prompt is None or output is None:
         return None
     cached = count(field_of(field_of(raw, "prompt_tokens_details"), "cached_tokens"))
-    for other in (hit, count(field_of(raw, "tokens_cached")), chunk_cached):
+    anthropic = count(field_of(raw, "cache_read_input_tokens"))
+    for other in (hit, anthropic, count(field_of(raw, "tokens_cached")), chunk_cached):
         if cached is None:
             cached = other
         elif other is not None:

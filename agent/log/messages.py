@@ -57,6 +57,17 @@ def node_message(surface: Surface, events: Sequence[Event], seq: int) -> ChatMes
     return {**message, "content": text}
 
 
+def checkpoint_index(nodes: Sequence[int], events: Sequence[Event]) -> int | None:
+    """The index, among the chat messages of the surface ``nodes``, of the newest checkpoint
+    a compaction put there (a user message of source ``compact``), or None: where a prompt
+    cache's breakpoint goes. Checkpoints sit near the head: the count before one is short."""
+    for position in range(len(nodes) - 1, -1, -1):
+        event = events[nodes[position]]
+        if isinstance(event, UserMessage) and event.data.source == "compact":
+            return sum(1 for seq in nodes[:position] if event_message(events[seq]) is not None)
+    return None
+
+
 class SurfaceMessages:
     """The chat messages of a surface, in order (system prompt not included), kept between
     reads: a read extends them with the nodes appended since; a replace (a new generation

@@ -227,6 +227,7 @@ class Condenser:
             standing=self.settings.instructions,
             window=header.window,
             appendix=whole.appendix,
+            checkpoint=whole.checkpoint,
         )
         where = {
             "chunk": 1,

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agent.log.events import AssistantMessage, ToolResult
-from agent.log.messages import ChatMessage, event_message
+from agent.log.messages import ChatMessage, checkpoint_index, event_message
 from agent.log.session import Session
 from compact.basic.reading import RangeReader
 from compact.basic.selection import newest_step
@@ -51,6 +51,8 @@ class Continuation:
     """Estimated tokens of ``messages``."""
     tokens: int
     """Estimated tokens of ``messages`` and ``appendix``."""
+    checkpoint: int | None = None
+    """The index in ``messages`` of the checkpoint an earlier compaction left, if any."""
 
 
 def continuation(
@@ -93,7 +95,8 @@ def continuation(
     if originals:
         appendix = "\n\n".join([APPENDIX_HEAD, *originals])
         tokens += reader.estimator.count(appendix)
-    return Continuation(messages, appendix, prefix, tokens)
+    checkpoint = checkpoint_index(nodes[:upto], session.events)
+    return Continuation(messages, appendix, prefix, tokens, checkpoint)
 
 
 def reading_end(session: Session, span: list[int]) -> int:

@@ -29,7 +29,7 @@ from typing import Any
 from agent.formatting import one_line
 from agent.llm.chat import ChatModel, ChatRequest, collect
 from agent.llm.errors import BadRequest, LLMError
-from agent.llm.replies import Reply, Retrying
+from agent.llm.replies import Notice, Reply, Retrying
 from agent.tokens import Estimator
 from compact.contract.policy import MIN_SUMMARY_TOKENS
 from compact.parts.checkpoint import Call, Summary, SummaryJob, SummaryRejected, checkpoint_sections
@@ -77,11 +77,21 @@ class ModelSummarizer:
                     "the history to summarize leaves no room in the window for a summary"
                 )
         choice = "none" if tools else None
-        return ChatRequest(job.model, messages, tools, max_tokens=max_tokens, tool_choice=choice)
+        return ChatRequest(
+            job.model,
+            messages,
+            tools,
+            max_tokens=max_tokens,
+            tool_choice=choice,
+            # Cache breakpoints as in the step requests (the conversation's own prefix is
+            # read from the cache), none on the instruction, which no request repeats.
+            checkpoint=None if job.checkpoint is None else 1 + job.checkpoint,
+            prefix_end=len(messages) - 1,
+        )
 
     async def _ask(self, request: ChatRequest) -> Reply:
         try:
-            return await collect(self.model.stream(request), self._retrying)
+            return await collect(self.model.stream(request), self._retrying, self._told)
         except BadRequest as exc:
             if not request.tools or not refuses_tool_choice(exc):
                 raise
@@ -93,7 +103,11 @@ class ModelSummarizer:
         return await collect(
             self.model.stream(dataclasses.replace(request, tools=[], tool_choice=None)),
             self._retrying,
+            self._told,
         )
+
+    def _told(self, notice: Notice) -> None:
+        self.notice(notice.text)
 
     def _retrying(self, retry: Retrying) -> None:
         self.notice(

@@ -77,6 +77,9 @@ class SummaryJob:
     appendix: str | None = None
     """What the final message says before the instruction: the originals of results the
     messages show only as placeholders (:mod:`compact.basic.suffix`)."""
+    checkpoint: int | None = None
+    """The index in ``messages`` of the checkpoint an earlier compaction left, when they are
+    the conversation's own (a prompt cache's breakpoint, as in the step requests)."""
 
     def instruction(self) -> str:
         """The final user message of the request."""

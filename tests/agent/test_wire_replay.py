@@ -131,6 +131,49 @@ async def test_ollama_tool_call_in_one_delta_usage_chunk_and_num_ctx() -> None:
     assert reply.usage.prompt_tokens == usage["prompt_tokens"]
 
 
+async def test_a_claude_model_at_a_gateway_gets_its_cache_breakpoints_and_reports_the_hit() -> None:
+    """The request reefline sends a Claude model behind OpenRouter, byte for byte as the
+    fixture holds it: the system prompt, the checkpoint, the previous request's end and the
+    newest message carry ``cache_control`` as content parts (no more than four), the
+    assistant message with tool calls only none; the cached figure is read from the usage."""
+    rec = fixture("documented", "openrouter-claude-cache")
+    (chat,) = rec.chats()
+    sent = chat.request
+    messages = [
+        {**m, "content": "".join(p["text"] for p in m["content"])}
+        if isinstance(m["content"], list)
+        else m
+        for m in sent["messages"]
+    ]
+    with ReplayServer(rec.exchanges) as server:
+        model = OpenAICompatible(
+            server.base_url.replace("/v1", "/api/v1"),
+            None,
+            "openai-compatible",
+            retry=RetryPolicy(max_attempts=1),
+            breakpoints=True,
+            cache_key=sent["prompt_cache_key"],
+        )
+        request = ChatRequest(
+            model=rec.model,
+            messages=messages,
+            tools=sent["tools"],
+            max_tokens=sent["max_tokens"],
+            checkpoint=1,
+        )
+        events = await events_of(model, request)
+        asked = server.chat_requests()[0]
+    assert json.dumps(asked) == json.dumps(sent)
+    marked = [i for i, m in enumerate(sent["messages"]) if isinstance(m["content"], list)]
+    assert marked == [0, 1, 5, 7]
+    assert request.messages == messages  # the marks are the wire's, not the request's
+    usage = recorded_usage(chat)
+    reply = events[-1].reply  # type: ignore[union-attr]
+    assert usage is not None and reply.usage is not None
+    assert reply.usage.cached_tokens == usage["prompt_tokens_details"]["cached_tokens"]
+    assert reply.usage.prompt_tokens == usage["prompt_tokens"]
+
+
 # --- recorded from real servers ----------------------------------------------------------------
 
 

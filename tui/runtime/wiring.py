@@ -12,15 +12,13 @@ from pathlib import Path
 
 from agent.carryover import CarriedOver, carried_over
 from agent.hooks import Prepare
-from agent.llm.chat import ChatModel
 from agent.llm.discovery import WindowAsker
-from agent.llm.retry import RetryPolicy
 from agent.llm.windows import WindowBook
 from agent.log.events import PolicySource, ProviderData
 from agent.log.names import BadName, checked_name, rename
 from agent.log.registry import EventRegistry
 from agent.log.session import Session
-from agent.log.store import default_home
+from agent.log.store import default_home, new_session_id
 from agent.loop import Agent
 from agent.loop_settings import LoopSettings
 from agent.mcp_wiring import attach, mcp_hub
@@ -52,7 +50,8 @@ from tools.sandbox import (
     unavailable_notice,
 )
 from tools.snapshots.recording import Recorder
-from tui.demo import DEMO_CONTEXT_WINDOW, ScriptedModel
+from tui.demo import ScriptedModel
+from tui.runtime.chat_model import build_model
 from tui.runtime.opening import NOTHING_TO_CONTINUE, open_session
 from tui.runtime.restored import Resumed, restored_line
 from tui.runtime.runtime import Runtime, StartupError
@@ -150,24 +149,6 @@ def approval_policy(
     if carried.policy:
         return carried.policy, "chosen"
     return default, "default"
-
-
-def build_model(provider: Provider, settings: Settings, estimator: Estimator) -> ChatModel:
-    if provider.kind == "scripted":
-        window = settings.context_window or DEMO_CONTEXT_WINDOW
-        return ScriptedModel(estimator, context_window=window, delay_s=0.0)
-    from agent.llm.client import OpenAICompatible  # the SDK (~0.4 s to import): not for the demo
-
-    return OpenAICompatible(
-        base_url=provider.base_url,
-        api_key=provider.api_key,
-        provider=provider.name,
-        retry=RetryPolicy(max_attempts=1 + settings.max_retries),
-        context_windows=dict(settings.context_windows),
-        request_timeout=settings.request_timeout,
-        request_deadline=settings.request_deadline,
-        api_key_env=provider.api_key_env,
-    )
 
 
 def build_runtime(
@@ -270,7 +251,8 @@ def _build(
     estimator = Estimator(provider.model)
     if estimator.known_notice:
         notices.append(estimator.known_notice)
-    model = build_model(provider, settings, estimator)
+    session_id = resumed.id if resumed is not None else new_session_id()  # prompt_cache_key
+    model = build_model(provider, settings, estimator, session_id)
     if isinstance(model, ScriptedModel):
         model.delay_s = scripted_delay_s
     windows = WindowBook(
@@ -302,9 +284,10 @@ def _build(
     if (unsandboxed := unavailable_notice(sandbox)) is not None:
         notices.append(unsandboxed)
     if resumed is None:
-        where_from = (cwd or Path.cwd()).resolve()
+        where_from = str((cwd or Path.cwd()).resolve())
+        record = provider.record().model_dump()
         session = Session.create(
-            home, cwd=str(where_from), registry=registry, provider=provider.record().model_dump()
+            home, cwd=where_from, registry=registry, provider=record, session_id=session_id
         )
     else:
         session = resumed
@@ -331,6 +314,7 @@ def _build(
         bash.snapshots.start()
     if runs_turns:
         session.append("session/approval", {"policy": policy, "given_by": given_by})
+    cache = provider_cache(provider, settings)
     agent = Agent(
         session,
         model,
@@ -341,7 +325,7 @@ def _build(
             max_output_tokens=settings.max_output_tokens,
             loop_guard=settings.loop_guard,
             max_overflow_retries=compaction_settings.max_overflow_retries,
-            cache_ttl_s=provider_cache(provider, settings).ttl_s,
+            cache_ttl_s=cache.ttl_s,
         ),
         context_window=windows,
         estimate_tokens=meter.estimate_messages,
@@ -350,7 +334,6 @@ def _build(
     agent.hooks.prepare.append(_asking_hook(asker, agent))
     mcp = mcp_hub(settings, bash, session.spill, estimator)
     attach(mcp, agent)
-    cache = provider_cache(provider, settings)
     service = backends.build(
         BackendParts(session, meter, model, compaction_settings, cache_plan=cache)
     )
