@@ -31,8 +31,30 @@ A call cut short by the discard is recorded as failed, with what it was reading 
 reports no usage for it). The work outlives the turn it started in (the pause while a person
 reads the answer and types is when it finishes) but not the session: closing the service
 cancels it and, between turns, logs it as discarded. At most one is in flight, and none
-starts when the turn is likely to end: only after a step that called tools.
-``compaction.ahead = false`` turns it off.
+starts when the turn is likely to end: only after a step that called tools, or at a turn's
+first checkpoint (its first step request is about to go; it is sent with it, so the summary
+is ready by the second checkpoint instead of being waited for there).
+
+**At a turn's edges.** The first compaction of a turn would otherwise be waited for whole:
+
+- *in the person's pause* (:meth:`Ahead.pause`, called by a front end that has one, the app
+  and ``--plain``, once a turn ended with a final answer): when the context is within reach
+  of the mark — the next turn's first step or two (:data:`REACH`, by the measured growth)
+  would reach it — the summary is written while the person reads and types. It continues the
+  final answer's request, whose prefix is in the provider's cache only for the cache's TTL
+  (:class:`~agent.llm.prompt_cache.CachePlan`): it starts right after the answer, and not at
+  all when that request is already older than the TTL (the summary would read everything in
+  full);
+- *at the next turn's first checkpoint*, a summary written ahead that is ready and still
+  covers the head of the surface is committed when the context is within reach of the mark
+  (:meth:`Ahead.due`): the rewrite comes a step or two early, but the request after it would
+  read the rewritten context in full a step or two later anyway, and the steps between are
+  then read at the smaller size. One that is not ready yet goes on as any other, committed
+  at the mark.
+
+A process that has just begun (each ``-p`` turn, a ``--continue``) has measured no step yet:
+the growth is then read from the log (:func:`compact.basic.logged_growth.logged_growth`).
+``compaction.ahead = false`` turns it all off.
 """
 
 from __future__ import annotations
@@ -46,12 +68,15 @@ from typing import Any
 
 from agent.envelope import Envelope
 from agent.hooks import Hooks
-from agent.log.events import AssistantMessage, Event, StepEnd
+from agent.llm.prompt_cache import CachePlan
+from agent.log.events import AssistantMessage, Event, StepEnd, TurnEnd
+from agent.log.messages import event_message
 from agent.log.session import Session
 from agent.meter import TokenMeter
 from compact.basic.ahead_job import AheadJob, log_discarded
 from compact.basic.condense import Condenser, Header
 from compact.basic.guards import Guards
+from compact.basic.logged_growth import logged_growth
 from compact.basic.pace import Pace
 from compact.basic.pressure import Pressure
 from compact.basic.reading import RangeReader
@@ -65,6 +90,10 @@ from compact.parts.transaction import Attempt, Condensed, append
 Announce = Callable[[NoticeLevel, str], None]
 Foreground = Callable[[], Awaitable[Condensed]]
 """The summary written now, at the checkpoint (the service's own)."""
+
+REACH = 2
+"""Steps of growth within which a context is near enough the mark for a summary in the
+person's pause, and for one ready at a turn's first checkpoint to be committed there."""
 
 
 class Ahead:
@@ -95,6 +124,9 @@ class Ahead:
         """Seconds per step and per summary in this session."""
         self.job: AheadJob | None = None
         self.committing: AheadJob | None = None
+        self._logged: int | None = None
+        """The growth read from the log (:func:`logged_growth`), once priced with the
+        tokenizer: what a process knows before it has measured a step itself."""
         self._unsubscribe: Callable[[], None] | None = None
 
     def install(self, hooks: Hooks) -> None:
@@ -150,14 +182,26 @@ class Ahead:
         """The checkpoint is over: the step's request goes."""
         self.pace.left(turn, time.monotonic())
 
-    def may_start(self, turn: int, locked: bool) -> bool:
+    def may_start(self, turn: int, locked: bool, step: int = 0) -> bool:
         """Whether a summary may start at this checkpoint: none in flight, no compaction
-        holds the lock, and the newest reply called tools (more steps are coming)."""
-        return self.job is None and not locked and self._after_tools(turn)
+        holds the lock, and more steps are coming: the newest reply called tools, or this is
+        the turn's first checkpoint (``step`` 1: its request is about to go)."""
+        if self.job is not None or locked:
+            return False
+        return step == 1 or self._after_tools(turn)
 
     def early_mark(self, mark: int, tokens: int | None = None) -> int | None:
         """Where the summary starts ahead: ``mark`` less :meth:`Pace.lead` typical steps,
         ``tokens`` (a measured reading) counted among them (None: too few steps measured)."""
+        growth = self.growth(tokens)
+        if growth is None:
+            return None
+        return max(0, mark - self.pace.lead() * growth)
+
+    def growth(self, tokens: int | None = None) -> int | None:
+        """The typical growth of a step: as measured at this process's checkpoints (with
+        ``tokens``, a measured reading, counted among them), else as the log shows it
+        (:func:`logged_growth`); None when neither tells."""
         steps = self.steps
         if tokens is not None:
             steps = StepSizes(list(steps.totals))
@@ -168,9 +212,26 @@ class Ahead:
             # compaction comes a few steps after the tokenizer loads.
             growth = steps.totals[1] - steps.totals[0]
             growth = growth if growth > 0 else None
-        if growth is None:
-            return None
-        return max(0, mark - self.pace.lead() * growth)
+        return self._logged_growth() if growth is None else growth
+
+    def _logged_growth(self) -> int | None:
+        if self._logged is not None:
+            return self._logged
+        estimator = self.meter.estimator
+        ready = estimator.ready
+
+        def price(event: Event) -> int:
+            message = event_message(event)
+            if message is None:
+                return 0
+            return estimator.message_tokens(message) if ready else estimator.message_bound(message)
+
+        growth = logged_growth(self.session.events, price)
+        # Before the tokenizer loads it is a byte bound (at least the growth: the reading
+        # then measures early enough), not kept; once priced it is kept.
+        if ready:
+            self._logged = growth
+        return growth
 
     def _unusable(self, job: AheadJob) -> str | None:
         if not job.intact(tuple(self.session.surface)):
@@ -188,14 +249,64 @@ class Ahead:
     async def maybe_start(self, envelope: Envelope, turn: int, pressure: Pressure) -> None:
         """Start the summary when ``pressure`` is between the early mark and the mark; the
         step opens once it has read the session."""
-        if not pressure.ahead_due:
-            return
+        if pressure.ahead_due:
+            await self._start(envelope, turn, pressure, sent=False)
+
+    def due(self, step: int, pressure: Pressure) -> bool:
+        """Whether this checkpoint commits the summary written ahead although the mark is not
+        reached: the turn's first (``step`` 1), the summary ready and still the surface's
+        head, the context within :data:`REACH` steps of the mark (see the module
+        docstring)."""
+        job = self.job
+        if step != 1 or job is None or job.task is None or not job.task.done():
+            return False
+        if self._unusable(job) is not None or not pressure.measured:
+            return False
+        growth = self.growth()
+        return growth is not None and pressure.tokens >= pressure.mark - REACH * growth
+
+    async def pause(self, envelope: Envelope, pressure: Pressure, cache: CachePlan) -> bool:
+        """The person's pause after a final answer began (see the module docstring): start
+        the summary when ``pressure`` (measured now, between turns) is within reach of the
+        mark and the last request's prefix is still cached by ``cache``'s TTL. Returns once
+        it has read the session (True), or at once when none starts (False)."""
+        last = self._last_turn()
+        if self.job is not None or last is None or last.data.reason != "completed":
+            return False
+        sent_at = self.pace.sent_at
+        if cache.cold(None if sent_at is None else time.monotonic() - sent_at):
+            return False  # the summary would read the whole conversation at full price
+        growth = self.growth()
+        if growth is None or not pressure.measured:
+            return False
+        if pressure.tokens < pressure.mark - REACH * growth:
+            return False
+        return await self._start(envelope, last.data.turn, pressure, sent=True)
+
+    def _last_turn(self) -> TurnEnd | None:
+        """The newest ``turn/end`` when no turn is open (None: a turn runs, or none ran)."""
+        if self.session.open_turn is not None:
+            return None
+        for event in reversed(self.session.events):
+            if isinstance(event, TurnEnd):
+                return event
+        return None
+
+    async def _start(
+        self, envelope: Envelope, turn: int, pressure: Pressure, *, sent: bool
+    ) -> bool:
+        """Start the summary of the range the coming compaction would replace; return once
+        it has read the session (True), or at once when there is too little to summarize.
+        ``sent``: the request it continues was already read by the server (in the pause:
+        the final answer's), so its call goes at once; else once the step's reply begins."""
         retain = self.settings.retain(pressure.window)
         span = select_range(self.session, self.meter.price, retain)
         if span is None or new_tokens(self.session, span, self.meter.price) < MIN_MANUAL_TOKENS:
-            return
+            return False
         snapshot = tuple(self.session.surface)
         job = AheadJob(span, snapshot, turn, sum(self.meter.price(seq) for seq in span))
+        if sent:
+            job.sent.set()
         header = Header.of(envelope, pressure.header, self.settings.summarizer_model)
 
         async def summarize(summary_job: SummaryJob) -> Summary:
@@ -223,6 +334,7 @@ class Ahead:
             await asyncio.wait({reading, job.task}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             reading.cancel()
+        return True
 
     # --- committing ---------------------------------------------------------------------------
 

@@ -30,11 +30,13 @@ compactions themselves in :mod:`compact.basic.compactor`, the summary in
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 from agent.envelope import Envelope
 from agent.hooks import Hooks
 from agent.llm.chat import ChatModel
 from agent.llm.errors import ContextOverflow
+from agent.llm.prompt_cache import CachePlan
 from agent.log.session import Session
 from agent.meter import TokenMeter
 from compact.basic import pressure as pressures
@@ -176,7 +178,9 @@ class BasicCompactService(CompactService):
         self, envelope: Envelope, turn: int, step: int, signal: asyncio.Event | None = None
     ) -> None:
         """The pre-step checkpoint: one reading of the context, then compaction at the mark
-        and a summary started ahead before it, both reading that value."""
+        (or, at a turn's first, of a summary written ahead that is ready near it:
+        :meth:`compact.basic.ahead.Ahead.due`) and a summary started ahead before it, both
+        reading that value."""
         ahead = self.ahead
         if ahead is not None:
             ahead.arrived(turn)
@@ -184,18 +188,33 @@ class BasicCompactService(CompactService):
         paused = self.paused is not None
         pressure = await self.read_pressure(envelope, counted=not paused)
         if pressure is not None and not paused:
+            if ahead is not None and not pressure.due and ahead.due(step, pressure):
+                pressure = dataclasses.replace(pressure, due=True)
             pressure = await self._relieve_auto(envelope, pressure, turn, signal)
         if ahead is not None:
             if pressure is not None:
                 ahead.saw(pressure)
-                if self._may_start_ahead(turn):
+                if self._may_start_ahead(turn, step):
                     await ahead.maybe_start(envelope, turn, pressure)
             ahead.left(turn)
 
-    def _may_start_ahead(self, turn: int) -> bool:
+    def _may_start_ahead(self, turn: int, step: int) -> bool:
         ahead = self.ahead
         paused = self.paused or self.model_off
-        return ahead is not None and not paused and ahead.may_start(turn, self.locked)
+        return ahead is not None and not paused and ahead.may_start(turn, self.locked, step)
+
+    async def pause_began(self, envelope: Envelope, cache: CachePlan) -> None:
+        """The person's pause after a turn: the summary the next turn's first compaction
+        needs is written now when that compaction is near and the cache warm
+        (:meth:`compact.basic.ahead.Ahead.pause`)."""
+        ahead = self.ahead
+        if ahead is None or not self.settings.auto or not self.meter.estimator.ready:
+            return  # before the tokenizer loads the context is far below any mark
+        if self.paused or self.model_off or self.locked:
+            return
+        pressure = await self.read_pressure(envelope, counted=False)
+        if pressure is not None:
+            await ahead.pause(envelope, pressure, cache)
 
     async def _relieve_auto(
         self, envelope: Envelope, pressure: Pressure, turn: int, signal: asyncio.Event | None

@@ -22,6 +22,7 @@ from typing import Literal
 from agent.envelope import Envelope
 from agent.hooks import Hooks
 from agent.llm.chat import ChatModel
+from agent.llm.prompt_cache import CachePlan
 from agent.log.session import Session
 from agent.meter import TokenMeter
 from compact.contract.events import PruneTrigger, Trigger
@@ -204,6 +205,15 @@ class CompactService(ABC):
     def step_growth(self) -> int | None:
         """The typical growth of one step's context, once measured (None: not yet, or a
         backend that does not measure it); for the gauge's "compacting soon"."""
+        return None
+
+    async def pause_began(self, envelope: Envelope, cache: CachePlan) -> None:
+        """The person's pause began: a front end that waits for the next message (the app,
+        ``--plain``; not ``-p``) calls this right after a turn ended, while the provider's
+        ``cache`` still holds the last request's prefix. A backend may start work the next
+        turn would otherwise wait for (the basic one: the summary of the coming
+        compaction); it returns once that work is under way, which runs on until the next
+        turn uses it or :meth:`close` stops it. The default does nothing."""
         return None
 
     def dry_run(self, envelope: Envelope) -> DryRun | None:

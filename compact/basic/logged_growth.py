@@ -1,0 +1,40 @@
+"""The growth of a step as the session's log shows it: what a process that has just begun
+knows before it has measured a step itself.
+
+Each ``-p`` turn of a session is a process of its own, and so is each ``--continue``: the
+growth measured at checkpoints (:class:`compact.basic.schedule.StepSizes`) starts empty in
+each, so the summary written ahead (:mod:`compact.basic.ahead`) could not start at a turn's
+first checkpoint. The log holds what the earlier steps added: a step that called tools grew
+the context by its reply and the results of its calls, priced as they were written (a mask
+applied since does not count: the next step's results will not be masked either).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+
+from agent.log.events import AssistantMessage, Event, ToolResult, UserMessage
+
+STEPS = 8
+"""The newest steps the growth is the median of (as :class:`StepSizes` keeps)."""
+
+
+def logged_growth(events: Sequence[Event], price: Callable[[Event], int]) -> int | None:
+    """The median growth of the newest :data:`STEPS` steps that called tools (a reply with
+    calls and the results that answered them), each event priced by ``price``; None with
+    fewer than two such steps in the log."""
+    sizes: list[int] = []
+    results = 0
+    for event in reversed(events):
+        if isinstance(event, ToolResult):
+            results += price(event)
+        elif isinstance(event, AssistantMessage):
+            if event.data.tool_calls and results:
+                sizes.append(price(event) + results)
+                if len(sizes) == STEPS:
+                    break
+            results = 0
+        elif isinstance(event, UserMessage):
+            results = 0
+    return int(statistics.median(sizes)) if len(sizes) >= 2 else None
