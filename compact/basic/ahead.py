@@ -35,22 +35,18 @@ starts when the turn is likely to end: only after a step that called tools, or a
 first checkpoint (its first step request is about to go; it is sent with it, so the summary
 is ready by the second checkpoint instead of being waited for there).
 
-**At a turn's edges.** The first compaction of a turn would otherwise be waited for whole:
-
-- *in the person's pause* (:meth:`Ahead.pause`, called by a front end that has one, the app
-  and ``--plain``, once a turn ended with a final answer): when the context is within reach
-  of the mark — the next turn's first step or two (:data:`REACH`, by the measured growth)
-  would reach it — the summary is written while the person reads and types. It continues the
-  final answer's request, whose prefix is in the provider's cache only for the cache's TTL
-  (:class:`~agent.llm.prompt_cache.CachePlan`): it starts right after the answer, and not at
-  all when that request is already older than the TTL (the summary would read everything in
-  full);
-- *at the next turn's first checkpoint*, a summary written ahead that is ready and still
-  covers the head of the surface is committed when the context is within reach of the mark
-  (:meth:`Ahead.due`): the rewrite comes a step or two early, but the request after it would
-  read the rewritten context in full a step or two later anyway, and the steps between are
-  then read at the smaller size. One that is not ready yet goes on as any other, committed
-  at the mark.
+**In the person's pause.** A turn's first compaction would otherwise be waited for whole.
+A front end that has a pause (the app, ``--plain``; not ``-p``) calls :meth:`Ahead.pause`
+once a turn ended with a final answer: when the context is already at the early mark (the
+next turn's first step or two would reach the mark, by the measured growth and the pace),
+the summary is written while the person reads and types. It continues the final answer's
+request, whose prefix the provider caches only for its TTL
+(:class:`~agent.llm.prompt_cache.CachePlan`): it starts right after the answer, and not at
+all when that request is already older than the TTL (the summary would read everything at
+full price). It is committed where the compaction is due — the next turn's first
+checkpoint, or the second, whose newest step stays verbatim after any compaction, so a
+summary that did not read it costs nothing more — as any summary written ahead, if the
+history it read is still the head of the surface; else it is discarded.
 
 A process that has just begun (each ``-p`` turn, a ``--continue``) has measured no step yet:
 the growth is then read from the log (:func:`compact.basic.logged_growth.logged_growth`).
@@ -90,10 +86,6 @@ from compact.parts.transaction import Attempt, Condensed, append
 Announce = Callable[[NoticeLevel, str], None]
 Foreground = Callable[[], Awaitable[Condensed]]
 """The summary written now, at the checkpoint (the service's own)."""
-
-REACH = 2
-"""Steps of growth within which a context is near enough the mark for a summary in the
-person's pause, and for one ready at a turn's first checkpoint to be committed there."""
 
 
 class Ahead:
@@ -252,34 +244,21 @@ class Ahead:
         if pressure.ahead_due:
             await self._start(envelope, turn, pressure, sent=False)
 
-    def due(self, step: int, pressure: Pressure) -> bool:
-        """Whether this checkpoint commits the summary written ahead although the mark is not
-        reached: the turn's first (``step`` 1), the summary ready and still the surface's
-        head, the context within :data:`REACH` steps of the mark (see the module
-        docstring)."""
-        job = self.job
-        if step != 1 or job is None or job.task is None or not job.task.done():
-            return False
-        if self._unusable(job) is not None or not pressure.measured:
-            return False
-        growth = self.growth()
-        return growth is not None and pressure.tokens >= pressure.mark - REACH * growth
-
     async def pause(self, envelope: Envelope, pressure: Pressure, cache: CachePlan) -> bool:
         """The person's pause after a final answer began (see the module docstring): start
-        the summary when ``pressure`` (measured now, between turns) is within reach of the
-        mark and the last request's prefix is still cached by ``cache``'s TTL. Returns once
-        it has read the session (True), or at once when none starts (False)."""
+        the summary when ``pressure`` (measured now, between turns) is at the early mark and
+        the last request's prefix is still cached by ``cache``'s TTL. Returns once it has
+        read the session (True), or at once when none starts (False)."""
         last = self._last_turn()
         if self.job is not None or last is None or last.data.reason != "completed":
             return False
         sent_at = self.pace.sent_at
         if cache.cold(None if sent_at is None else time.monotonic() - sent_at):
             return False  # the summary would read the whole conversation at full price
-        growth = self.growth()
-        if growth is None or not pressure.measured:
-            return False
-        if pressure.tokens < pressure.mark - REACH * growth:
+        # The early mark of the steps measured so far (this reading, after a final answer,
+        # is no step's growth).
+        early = self.early_mark(pressure.mark)
+        if early is None or not pressure.measured or pressure.tokens < early:
             return False
         return await self._start(envelope, last.data.turn, pressure, sent=True)
 
@@ -299,7 +278,10 @@ class Ahead:
         it has read the session (True), or at once when there is too little to summarize.
         ``sent``: the request it continues was already read by the server (in the pause:
         the final answer's), so its call goes at once; else once the step's reply begins."""
-        retain = self.settings.retain(pressure.window)
+        # The tail a compaction at the mark keeps (:meth:`BasicCompactService._relieve`):
+        # below the threshold, in proportion to the mark.
+        retain = self.settings.retain(pressure.window) * min(pressure.mark, pressure.threshold)
+        retain //= pressure.threshold
         span = select_range(self.session, self.meter.price, retain)
         if span is None or new_tokens(self.session, span, self.meter.price) < MIN_MANUAL_TOKENS:
             return False

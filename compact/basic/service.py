@@ -30,7 +30,6 @@ compactions themselves in :mod:`compact.basic.compactor`, the summary in
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 
 from agent.envelope import Envelope
 from agent.hooks import Hooks
@@ -178,9 +177,7 @@ class BasicCompactService(CompactService):
         self, envelope: Envelope, turn: int, step: int, signal: asyncio.Event | None = None
     ) -> None:
         """The pre-step checkpoint: one reading of the context, then compaction at the mark
-        (or, at a turn's first, of a summary written ahead that is ready near it:
-        :meth:`compact.basic.ahead.Ahead.due`) and a summary started ahead before it, both
-        reading that value."""
+        and a summary started ahead before it, both reading that value."""
         ahead = self.ahead
         if ahead is not None:
             ahead.arrived(turn)
@@ -188,8 +185,6 @@ class BasicCompactService(CompactService):
         paused = self.paused is not None
         pressure = await self.read_pressure(envelope, counted=not paused)
         if pressure is not None and not paused:
-            if ahead is not None and not pressure.due and ahead.due(step, pressure):
-                pressure = dataclasses.replace(pressure, due=True)
             pressure = await self._relieve_auto(envelope, pressure, turn, signal)
         if ahead is not None:
             if pressure is not None:

@@ -1,5 +1,5 @@
 """The app writes the coming compaction's summary while the person reads an answer, and the
-next turn's first checkpoint commits it (:mod:`compact.basic.ahead`)."""
+next turn commits it at the mark without asking for it again (:mod:`compact.basic.ahead`)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ from tests.openai_server import SUMMARY_MARK, OpenAIServer
 from tests.tui.conftest import UI
 
 
-async def test_a_summary_ready_in_the_pause_is_committed_at_the_next_turns_first_checkpoint(
+async def test_a_summary_written_in_the_pause_is_committed_at_the_mark_without_a_wait(
     ui: UI, openai_server: OpenAIServer
 ) -> None:
-    """The first turn ends within two steps of the mark but below it. The summary is written
-    in the pause (the status line says it is ready); the second turn's first checkpoint
-    commits it, before its first step, although the mark is not reached yet."""
+    """The first turn ends a step below the mark. The summary is written in the pause (the
+    status line says it is ready before the next message); the second turn reaches the mark
+    at its second checkpoint, which commits that summary: one call, made in the pause."""
     setup(ui.workdir, openai_server)
-    openai_server.push(*near_the_mark(), *reads(1), {"text": "Done."})
+    openai_server.push(*near_the_mark(), *reads(2), {"text": "Done."})
     runtime = ui.runtime(
         base_url=openai_server.base_url,
         model="m",
@@ -32,11 +32,18 @@ async def test_a_summary_ready_in_the_pause_is_committed_at_the_next_turns_first
         assert threshold is not None and runtime.measure().total < threshold
         await ui.send(pilot, "read it again")
     events = runtime.session.events
-    second = next(e.seq for e in events if e.type == "turn/start" and e.data.turn == 2)
-    kinds = [e.type for e in events[second:]]
+    second = next(e for e in events if e.type == "turn/start" and e.data.turn == 2)
+    kinds = [e.type for e in events[second.seq :]]
     assert "compact/summary" in kinds, kinds
-    assert kinds.index("compact/start") < kinds.index("step/start")
-    start = events[second + kinds.index("compact/start")]
+    start = events[second.seq + kinds.index("compact/start")]
     assert start.data.ahead is True
-    summaries = [b for b in openai_server.requests if SUMMARY_MARK in str(b["messages"][-1])]
-    assert len(summaries) == 1
+    before = events[start.seq - 1]
+    assert before.type == "step/end" and before.data.step == 1  # at the second checkpoint
+    bracket = [e for e in events[start.seq :] if e.data.model_dump().get("compaction_id")]
+    assert [e.data.status for e in bracket if e.type == "compact/progress"] == ["ok"]
+    asked = [
+        at
+        for at, body in zip(openai_server.arrived, openai_server.requests, strict=True)
+        if SUMMARY_MARK in str(body["messages"][-1])
+    ]
+    assert len(asked) == 1 and asked[0] < second.time  # in the pause, not at the mark
