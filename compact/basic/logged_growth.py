@@ -17,16 +17,20 @@ from collections.abc import Callable, Sequence
 from agent.log.events import AssistantMessage, Event, ToolResult, UserMessage
 
 STEPS = 8
-"""The newest steps the growth is the median of (as :class:`StepSizes` keeps)."""
+"""The newest steps the growth is the median of (as
+:class:`compact.basic.schedule.StepSizes` keeps)."""
+SCAN = 4_000
+"""The newest events read for them: older steps say little of the coming ones, and a long
+log without tool calls is not walked whole at every checkpoint."""
 
 
 def logged_growth(events: Sequence[Event], price: Callable[[Event], int]) -> int | None:
     """The median growth of the newest :data:`STEPS` steps that called tools (a reply with
-    calls and the results that answered them), each event priced by ``price``; None with
-    fewer than two such steps in the log."""
+    calls and the results that answered them) among the newest :data:`SCAN` events, each
+    event priced by ``price``; None with fewer than two such steps there."""
     sizes: list[int] = []
     results = 0
-    for event in reversed(events):
+    for event in reversed(events[-SCAN:]):
         if isinstance(event, ToolResult):
             results += price(event)
         elif isinstance(event, AssistantMessage):
