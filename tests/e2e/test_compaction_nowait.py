@@ -151,6 +151,19 @@ class Plain:
             ok = self.seen.wait_for(lambda: self.gauges >= expected or self.proc.poll(), 60)
         assert ok and self.gauges >= expected, "".join(self.lines)
 
+    def command(self, line: str, said: str) -> None:
+        """Send ``line`` and wait until a line of output holds ``said``."""
+        assert self.proc.stdin is not None
+        with self.seen:
+            before = len(self.lines)
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+        with self.seen:
+            ok = self.seen.wait_for(
+                lambda: any(said in x for x in self.lines[before:]) or self.proc.poll(), 60
+            )
+        assert ok and self.proc.poll() is None, "".join(self.lines)
+
     def end(self) -> str:
         """Close stdin (the session ends); its stderr."""
         try:
@@ -228,3 +241,28 @@ def test_a_cold_cache_or_a_far_mark_starts_no_summary_in_the_pause(
     [cold] = session_files(cold_env)
     assert pause_brackets(cold) == []
     assert not any(is_summary(b) for b in openai_server.requests[asked:])
+
+
+def test_new_during_a_summary_in_the_pause_stops_it_and_logs_it_as_discarded(
+    openai_server: OpenAIServer, cli_env: dict[str, str], workdir: Path
+) -> None:
+    """``/new`` while the pause's summary call is in flight (held by the server): the call is
+    stopped and the session left records it as a discarded compaction, its call failed;
+    nothing else (no open bracket), and the new session has no trace of it."""
+    setup(workdir, openai_server)
+    openai_server.summary_stall_s = 120
+    openai_server.push(*near_the_mark())
+    repl = Plain(cli_env, workdir, openai_server, {})
+    repl.turn("read data.txt")
+    [old] = session_files(cli_env)
+    wait_for(openai_server.stalled.is_set, "the summary in the pause", repl.proc)
+    repl.command("/new", "Session ")
+    repl.end()
+    events = log_events(old)
+    found = [b for b in brackets(events) if b[0]["type"] == "compact/start"]
+    [discarded] = found
+    assert discarded[0]["data"].get("ahead") is True and discarded[-1]["data"]["discarded"]
+    assert [e["data"]["status"] for e in discarded if e["type"] == "compact/progress"] == ["failed"]
+    assert not any(e["type"] == "compact/summary" for e in events)
+    [new] = [log for log in session_files(cli_env) if log != old] or [None]
+    assert new is None or not any(e["type"].startswith("compact/") for e in log_events(new))
