@@ -116,9 +116,9 @@ class Ahead:
         """Seconds per step and per summary in this session."""
         self.job: AheadJob | None = None
         self.committing: AheadJob | None = None
-        self._logged: int | None = None
+        self._logged: tuple[int | None] | None = None
         """The growth read from the log (:func:`logged_growth`), once priced with the
-        tokenizer: what a process knows before it has measured a step itself."""
+        tokenizer (None: not yet): what a process knows before it has measured a step."""
         self._unsubscribe: Callable[[], None] | None = None
 
     def install(self, hooks: Hooks) -> None:
@@ -208,7 +208,7 @@ class Ahead:
 
     def _logged_growth(self) -> int | None:
         if self._logged is not None:
-            return self._logged
+            return self._logged[0]
         estimator = self.meter.estimator
         ready = estimator.ready
 
@@ -222,7 +222,7 @@ class Ahead:
         # Before the tokenizer loads it is a byte bound (at least the growth: the reading
         # then measures early enough), not kept; once priced it is kept.
         if ready:
-            self._logged = growth
+            self._logged = (growth,)
         return growth
 
     def _unusable(self, job: AheadJob) -> str | None:
