@@ -3,8 +3,8 @@
 The issue's setup, measured from outside: a scripted session of :data:`TURNS` turns, each
 :data:`TOOL_STEPS` steps that read a file and a final answer, every model step taking
 :data:`STEP_S` and every summary :data:`SUMMARY_S` (the loopback server holds its replies),
-a :data:`WINDOW`-token window: about a dozen automatic compactions, a third of them a turn's
-first. Two front ends, each run as shipped and with ``compaction.ahead = false``:
+a :data:`WINDOW`-token window: eleven automatic compactions, five of them the first of
+their turn. Two front ends, each run as shipped and with ``compaction.ahead = false``:
 
 - ``-p``: each turn a process of its own (the first ``-p``, the next ``-p --continue``):
   no pause, so a turn that starts near the mark sends its summary with its first step
@@ -18,7 +18,9 @@ the last event before the compaction's bracket — the previous step's end, or t
 to that step's ``step/start``; :func:`tests.bench.bench_ahead._waits`). Billed input is
 priced by the prefix-cache model of :mod:`tests.bench.economy` at cache price 0.1, over every
 request the server received (summaries included, those written in a pause and discarded
-ones too).
+ones too). In ``-p`` a summary started ahead at a turn's last step (the final answer's)
+is discarded when the process exits, and the next process writes it again: the price of a
+front end without a pause.
 """
 
 from __future__ import annotations
@@ -48,8 +50,8 @@ WINDOW = 6_000
 TURNS = 5
 TOOL_STEPS = 5
 """Steps of each turn that call a tool (a final answer follows)."""
-LINES = 100
-"""Lines of each file the agent reads (about 900 tokens): the growth of one step."""
+LINES = 120
+"""Lines of each file the agent reads (about 1,100 tokens): the growth of one step."""
 READ_S = 4.0
 """The person's pause in ``--plain``: from the turn's gauge line to the next prompt."""
 GROUP = "No wait at a turn's first compaction"
