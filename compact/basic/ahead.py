@@ -66,13 +66,12 @@ from agent.envelope import Envelope
 from agent.hooks import Hooks
 from agent.llm.prompt_cache import CachePlan
 from agent.log.events import AssistantMessage, Event, StepEnd, TurnEnd
-from agent.log.messages import event_message
 from agent.log.session import Session
 from agent.meter import TokenMeter
 from compact.basic.ahead_job import AheadJob, log_discarded
 from compact.basic.condense import Condenser, Header
 from compact.basic.guards import Guards
-from compact.basic.logged_growth import logged_growth
+from compact.basic.logged_growth import LoggedGrowth
 from compact.basic.pace import Pace
 from compact.basic.pressure import Pressure
 from compact.basic.reading import RangeReader
@@ -116,9 +115,8 @@ class Ahead:
         """Seconds per step and per summary in this session."""
         self.job: AheadJob | None = None
         self.committing: AheadJob | None = None
-        self._logged: tuple[int | None] | None = None
-        """The growth read from the log (:func:`logged_growth`), once priced with the
-        tokenizer (None: not yet): what a process knows before it has measured a step."""
+        self.logged_growth = LoggedGrowth(session, meter.estimator)
+        """What a process knows of a step's growth before it has measured one itself."""
         self._unsubscribe: Callable[[], None] | None = None
 
     def install(self, hooks: Hooks) -> None:
@@ -193,7 +191,7 @@ class Ahead:
     def growth(self, tokens: int | None = None) -> int | None:
         """The typical growth of a step: as measured at this process's checkpoints (with
         ``tokens``, a measured reading, counted among them), else as the log shows it
-        (:func:`logged_growth`); None when neither tells."""
+        (:class:`LoggedGrowth`); None when neither tells."""
         steps = self.steps
         if tokens is not None:
             steps = StepSizes(list(steps.totals))
@@ -204,26 +202,7 @@ class Ahead:
             # compaction comes a few steps after the tokenizer loads.
             growth = steps.totals[1] - steps.totals[0]
             growth = growth if growth > 0 else None
-        return self._logged_growth() if growth is None else growth
-
-    def _logged_growth(self) -> int | None:
-        if self._logged is not None:
-            return self._logged[0]
-        estimator = self.meter.estimator
-        ready = estimator.ready
-
-        def price(event: Event) -> int:
-            message = event_message(event)
-            if message is None:
-                return 0
-            return estimator.message_tokens(message) if ready else estimator.message_bound(message)
-
-        growth = logged_growth(self.session.events, price)
-        # Before the tokenizer loads it is a byte bound (at least the growth: the reading
-        # then measures early enough), not kept; once priced it is kept.
-        if ready:
-            self._logged = (growth,)
-        return growth
+        return self.logged_growth() if growth is None else growth
 
     def _unusable(self, job: AheadJob) -> str | None:
         if not job.intact(tuple(self.session.surface)):

@@ -15,6 +15,9 @@ import statistics
 from collections.abc import Callable, Sequence
 
 from agent.log.events import AssistantMessage, Event, ToolResult, UserMessage
+from agent.log.messages import event_message
+from agent.log.session import Session
+from agent.tokens import Estimator
 
 STEPS = 8
 """The newest steps the growth is the median of (as
@@ -42,3 +45,31 @@ def logged_growth(events: Sequence[Event], price: Callable[[Event], int]) -> int
         elif isinstance(event, UserMessage):
             results = 0
     return int(statistics.median(sizes)) if len(sizes) >= 2 else None
+
+
+class LoggedGrowth:
+    """:func:`logged_growth` of one session, priced with the tokenizer once it is loaded (and
+    then kept), before that with a byte bound (at least the growth, so a reading that uses it
+    is measured early enough; not kept)."""
+
+    def __init__(self, session: Session, estimator: Estimator) -> None:
+        self.session = session
+        self.estimator = estimator
+        self._kept: tuple[int | None] | None = None
+
+    def __call__(self) -> int | None:
+        if self._kept is not None:
+            return self._kept[0]
+        estimator = self.estimator
+        ready = estimator.ready
+
+        def price(event: Event) -> int:
+            message = event_message(event)
+            if message is None:
+                return 0
+            return estimator.message_tokens(message) if ready else estimator.message_bound(message)
+
+        growth = logged_growth(self.session.events, price)
+        if ready:
+            self._kept = (growth,)
+        return growth
