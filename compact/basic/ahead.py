@@ -31,8 +31,26 @@ A call cut short by the discard is recorded as failed, with what it was reading 
 reports no usage for it). The work outlives the turn it started in (the pause while a person
 reads the answer and types is when it finishes) but not the session: closing the service
 cancels it and, between turns, logs it as discarded. At most one is in flight, and none
-starts when the turn is likely to end: only after a step that called tools.
-``compaction.ahead = false`` turns it off.
+starts when the turn is likely to end: only after a step that called tools, or at a turn's
+first checkpoint (its first step request is about to go; it is sent with it, so the summary
+is ready by the second checkpoint instead of being waited for there).
+
+**In the person's pause.** A turn's first compaction would otherwise be waited for whole.
+A front end that has a pause (the app, ``--plain``; not ``-p``) calls :meth:`Ahead.pause`
+once a turn ended with a final answer: when the context is already at the early mark (the
+next turn's first step or two would reach the mark, by the measured growth and the pace),
+the summary is written while the person reads and types. It continues the final answer's
+request, whose prefix the provider caches only for its TTL
+(:class:`~agent.llm.prompt_cache.CachePlan`): it starts right after the answer, and not at
+all when that request is already older than the TTL (the summary would read everything at
+full price). It is committed where the compaction is due — the next turn's first
+checkpoint, or the second, whose newest step stays verbatim after any compaction, so a
+summary that did not read it costs nothing more — as any summary written ahead, if the
+history it read is still the head of the surface; else it is discarded.
+
+A process that has just begun (each ``-p`` turn, a ``--continue``) has measured no step yet:
+the growth is then read from the log (:func:`compact.basic.logged_growth.logged_growth`).
+``compaction.ahead = false`` turns it all off.
 """
 
 from __future__ import annotations
@@ -46,12 +64,14 @@ from typing import Any
 
 from agent.envelope import Envelope
 from agent.hooks import Hooks
-from agent.log.events import AssistantMessage, Event, StepEnd
+from agent.llm.prompt_cache import CachePlan
+from agent.log.events import AssistantMessage, Event, StepEnd, TurnEnd
 from agent.log.session import Session
 from agent.meter import TokenMeter
 from compact.basic.ahead_job import AheadJob, log_discarded
 from compact.basic.condense import Condenser, Header
 from compact.basic.guards import Guards
+from compact.basic.logged_growth import LoggedGrowth
 from compact.basic.pace import Pace
 from compact.basic.pressure import Pressure
 from compact.basic.reading import RangeReader
@@ -95,6 +115,8 @@ class Ahead:
         """Seconds per step and per summary in this session."""
         self.job: AheadJob | None = None
         self.committing: AheadJob | None = None
+        self.logged_growth = LoggedGrowth(session, meter.estimator)
+        """What a process knows of a step's growth before it has measured one itself."""
         self._unsubscribe: Callable[[], None] | None = None
 
     def install(self, hooks: Hooks) -> None:
@@ -150,14 +172,26 @@ class Ahead:
         """The checkpoint is over: the step's request goes."""
         self.pace.left(turn, time.monotonic())
 
-    def may_start(self, turn: int, locked: bool) -> bool:
+    def may_start(self, turn: int, locked: bool, step: int = 0) -> bool:
         """Whether a summary may start at this checkpoint: none in flight, no compaction
-        holds the lock, and the newest reply called tools (more steps are coming)."""
-        return self.job is None and not locked and self._after_tools(turn)
+        holds the lock, and more steps are coming: the newest reply called tools, or this is
+        the turn's first checkpoint (``step`` 1: its request is about to go)."""
+        if self.job is not None or locked:
+            return False
+        return step == 1 or self._after_tools(turn)
 
     def early_mark(self, mark: int, tokens: int | None = None) -> int | None:
         """Where the summary starts ahead: ``mark`` less :meth:`Pace.lead` typical steps,
         ``tokens`` (a measured reading) counted among them (None: too few steps measured)."""
+        growth = self.growth(tokens)
+        if growth is None:
+            return None
+        return max(0, mark - self.pace.lead() * growth)
+
+    def growth(self, tokens: int | None = None) -> int | None:
+        """The typical growth of a step: as measured at this process's checkpoints (with
+        ``tokens``, a measured reading, counted among them), else as the log shows it
+        (:class:`LoggedGrowth`); None when neither tells."""
         steps = self.steps
         if tokens is not None:
             steps = StepSizes(list(steps.totals))
@@ -168,9 +202,7 @@ class Ahead:
             # compaction comes a few steps after the tokenizer loads.
             growth = steps.totals[1] - steps.totals[0]
             growth = growth if growth > 0 else None
-        if growth is None:
-            return None
-        return max(0, mark - self.pace.lead() * growth)
+        return self.logged_growth() if growth is None else growth
 
     def _unusable(self, job: AheadJob) -> str | None:
         if not job.intact(tuple(self.session.surface)):
@@ -188,14 +220,54 @@ class Ahead:
     async def maybe_start(self, envelope: Envelope, turn: int, pressure: Pressure) -> None:
         """Start the summary when ``pressure`` is between the early mark and the mark; the
         step opens once it has read the session."""
-        if not pressure.ahead_due:
-            return
-        retain = self.settings.retain(pressure.window)
+        if pressure.ahead_due:
+            await self._start(envelope, turn, pressure, sent=False)
+
+    async def pause(self, envelope: Envelope, pressure: Pressure, cache: CachePlan) -> bool:
+        """The person's pause after a final answer began (see the module docstring): start
+        the summary when ``pressure`` (measured now, between turns) is at the early mark and
+        the last request's prefix is still cached by ``cache``'s TTL. Returns once it has
+        read the session (True), or at once when none starts (False)."""
+        last = self._last_turn()
+        if self.job is not None or last is None or last.data.reason != "completed":
+            return False
+        sent_at = self.pace.sent_at
+        if cache.cold(None if sent_at is None else time.monotonic() - sent_at):
+            return False  # the summary would read the whole conversation at full price
+        # The early mark of the steps measured so far (this reading, after a final answer,
+        # is no step's growth).
+        early = self.early_mark(pressure.mark)
+        if early is None or not pressure.measured or pressure.tokens < early:
+            return False
+        return await self._start(envelope, last.data.turn, pressure, sent=True)
+
+    def _last_turn(self) -> TurnEnd | None:
+        """The newest ``turn/end`` when no turn is open (None: a turn runs, or none ran)."""
+        if self.session.open_turn is not None:
+            return None
+        for event in reversed(self.session.events):
+            if isinstance(event, TurnEnd):
+                return event
+        return None
+
+    async def _start(
+        self, envelope: Envelope, turn: int, pressure: Pressure, *, sent: bool
+    ) -> bool:
+        """Start the summary of the range the coming compaction would replace; return once
+        it has read the session (True), or at once when there is too little to summarize.
+        ``sent``: the request it continues was already read by the server (in the pause:
+        the final answer's), so its call goes at once; else once the step's reply begins."""
+        # The tail a compaction at the mark keeps (:meth:`BasicCompactService._relieve`):
+        # below the threshold, in proportion to the mark.
+        retain = self.settings.retain(pressure.window) * min(pressure.mark, pressure.threshold)
+        retain //= pressure.threshold
         span = select_range(self.session, self.meter.price, retain)
         if span is None or new_tokens(self.session, span, self.meter.price) < MIN_MANUAL_TOKENS:
-            return
+            return False
         snapshot = tuple(self.session.surface)
         job = AheadJob(span, snapshot, turn, sum(self.meter.price(seq) for seq in span))
+        if sent:
+            job.sent.set()
         header = Header.of(envelope, pressure.header, self.settings.summarizer_model)
 
         async def summarize(summary_job: SummaryJob) -> Summary:
@@ -223,6 +295,7 @@ class Ahead:
             await asyncio.wait({reading, job.task}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             reading.cancel()
+        return True
 
     # --- committing ---------------------------------------------------------------------------
 

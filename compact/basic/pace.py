@@ -5,11 +5,14 @@ ready ``D`` seconds later; the steps that ran meanwhile are not in it, so they s
 verbatim after the commit and the request after the rewrite reads them anew (at full
 price, where the rest of them was a cache hit). Starting ``k`` steps before the mark, at
 ``S`` seconds a step, the summary is ready at the checkpoint when ``k·S ≥ D``; it leaves
-``k − 1`` such steps (the newest one stays verbatim after any compaction). So the lead is
-the fewest steps that cover the summarizer's time: ``ceil(D / S)`` — one step, costing
-nothing more than a compaction in the foreground, whenever the summarizer is faster than
-a step. Until a summary of this session has been timed the lead is :data:`FIRST_LEAD`:
-never pay before knowing it buys time.
+``k − 1`` such steps (the newest one stays verbatim after any compaction), and each of
+them also brings the next compaction a step sooner. A short wait costs nothing billed, so
+the lead is the fewest steps that cover all but :data:`WAIT_SHARE` of the summarizer's
+time: ``ceil((1 − WAIT_SHARE)·D / S)`` — one step, costing nothing more than a compaction in
+the foreground, whenever the summarizer is at most a quarter slower than a step (a 3 s
+summary beside 2.5 s steps is waited for half a second rather than paid for with a step
+read anew at every commit). Until a summary of this session has been timed the lead is
+:data:`FIRST_LEAD`: never pay before knowing it buys time.
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ in the foreground; a summarizer slower than a step is waited for, for the rest, 
 MAX_LEAD = 4
 """Never more steps ahead than this: each one more is a step read anew at every compaction,
 and a summary that slow is waited for, for the rest, at the checkpoint."""
+WAIT_SHARE = 0.2
+"""The share of a summary's time the checkpoint at the mark may wait for it, rather than
+start it a step earlier (see the module docstring)."""
 WINDOW = 8
 """Steps (and summaries) the pace is measured over: the newest ones."""
 
@@ -47,6 +53,13 @@ class Pace:
         """The checkpoint of ``turn`` ends at ``now``: the step begins."""
         self._left = (turn, now)
 
+    @property
+    def sent_at(self) -> float | None:
+        """When the newest checkpoint ended (its step's request went), on the clock
+        :meth:`left` was given; None before any: what the provider's cache TTL counts from
+        (a little before the server read it, so an idle time from here errs long)."""
+        return None if self._left is None else self._left[1]
+
     def summarized(self, seconds: float) -> None:
         """A summary (all its calls) took ``seconds``."""
         _keep(self.summaries, seconds)
@@ -59,7 +72,7 @@ class Pace:
         summary = statistics.median(self.summaries)
         if step <= 0:
             return MAX_LEAD
-        return max(1, min(MAX_LEAD, math.ceil(summary / step)))
+        return max(1, min(MAX_LEAD, math.ceil((1 - WAIT_SHARE) * summary / step)))
 
 
 def _keep(values: list[float], value: float) -> None:

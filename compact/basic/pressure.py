@@ -98,6 +98,16 @@ async def read_pressure(
     return dataclasses.replace(pressure, due=tokens >= max(before, pressure.mark))
 
 
+def due_when_cold(pressure: Pressure, schedule: Schedule, *, written: bool) -> Pressure:
+    """``pressure`` read at a checkpoint whose cache has expired: due now when the
+    compaction due within a few steps costs less made now
+    (:meth:`~compact.basic.schedule.Schedule.cold_now`; ``written``: its summary was
+    written ahead, its cost already spent)."""
+    if pressure.due or not schedule.cold_now(pressure.tokens, pressure.window, written=written):
+        return pressure
+    return dataclasses.replace(pressure, due=True)
+
+
 def after(pressure: Pressure, schedule: Schedule, tokens: int, early: EarlyMark | None) -> Pressure:
     """The reading once a compaction left ``tokens`` (measured by it): the marks moved with
     what it left (:class:`~compact.basic.schedule.Schedule`); no further compaction is due at

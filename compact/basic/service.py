@@ -34,7 +34,6 @@ compactions themselves in :mod:`compact.basic.compactor`, the summary in
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import math
 import time
 from collections.abc import Callable
@@ -53,7 +52,7 @@ from compact.basic.condense import Condenser, Header
 from compact.basic.dry_run import Preview
 from compact.basic.guards import Guards
 from compact.basic.overflow import recover_overflow
-from compact.basic.pressure import Pressure, read_pressure
+from compact.basic.pressure import Pressure, due_when_cold, read_pressure
 from compact.basic.prune import Pruner
 from compact.basic.reading import RangeReader
 from compact.basic.schedule import Schedule
@@ -205,12 +204,15 @@ class BasicCompactService(CompactService):
         paused = self.paused is not None
         pressure = await self.read_pressure(envelope, counted=not paused)
         if pressure is not None and not paused:
-            pressure = self._cold_due(pressure)
+            if not pressure.due and pressure.measured and self.cold():
+                pressure = due_when_cold(
+                    pressure, self.schedule, written=self.background is not None
+                )
             pressure = await self._relieve_auto(envelope, pressure, turn, signal)
         if ahead is not None:
             if pressure is not None:
                 ahead.saw(pressure)
-                if self._may_start_ahead(turn):
+                if self._may_start_ahead(turn, step):
                     await ahead.maybe_start(envelope, turn, pressure)
             ahead.left(turn)
 
@@ -219,21 +221,23 @@ class BasicCompactService(CompactService):
         session's newest model request (or none was made)."""
         return self.cache_plan.cold(idle_s(self.session, self.clock()))
 
-    def _cold_due(self, pressure: Pressure) -> Pressure:
-        """``pressure``, due now when the cache is cold and the compaction due within a few
-        steps costs less made now (:meth:`~compact.basic.schedule.Schedule.cold_now`)."""
-        if pressure.due or not pressure.measured or not self.cold():
-            return pressure
-        background = self.background  # a summary written ahead, its cost already spent
-        written = background is not None
-        if not self.schedule.cold_now(pressure.tokens, pressure.window, written=written):
-            return pressure
-        return dataclasses.replace(pressure, due=True)
-
-    def _may_start_ahead(self, turn: int) -> bool:
+    def _may_start_ahead(self, turn: int, step: int) -> bool:
         ahead = self.ahead
         paused = self.paused or self.model_off
-        return ahead is not None and not paused and ahead.may_start(turn, self.locked)
+        return ahead is not None and not paused and ahead.may_start(turn, self.locked, step)
+
+    async def pause_began(self, envelope: Envelope, cache: CachePlan) -> None:
+        """The person's pause after a turn: the summary the next turn's first compaction
+        needs is written now when that compaction is near and the cache warm
+        (:meth:`compact.basic.ahead.Ahead.pause`)."""
+        ahead = self.ahead
+        if ahead is None or not self.settings.auto or not self.meter.estimator.ready:
+            return  # before the tokenizer loads the context is far below any mark
+        if self.paused or self.model_off or self.locked:
+            return
+        pressure = await self.read_pressure(envelope, counted=False)
+        if pressure is not None:
+            await ahead.pause(envelope, pressure, cache)
 
     async def _relieve_auto(
         self, envelope: Envelope, pressure: Pressure, turn: int, signal: asyncio.Event | None

@@ -251,6 +251,15 @@ class CompactService(ABC):
         backend that does not measure it); for the gauge's "compacting soon"."""
         return None
 
+    async def pause_began(self, envelope: Envelope, cache: CachePlan) -> None:
+        """The person's pause began: a front end that waits for the next message (the app,
+        ``--plain``; not ``-p``) calls this right after a turn ended, while the provider's
+        ``cache`` still holds the last request's prefix. A backend may start work the next
+        turn would otherwise wait for (the basic one: the summary of the coming
+        compaction); it returns once that work is under way, which runs on until the next
+        turn uses it or :meth:`close` stops it. The default does nothing."""
+        return None
+
     def dry_run(self, envelope: Envelope) -> DryRun | None:
         """What :meth:`compact_now` would replace and keep now, without calling the model or
         writing anything (None: a backend that cannot tell)."""

@@ -38,12 +38,24 @@ def test_a_slower_summarizer_starts_as_many_steps_ahead_as_it_needs_up_to_the_ca
     steps(pace, 1, [3.0, 3.0, 3.0])
     pace.summarized(5.0)
     assert pace.lead() == 2
-    pace.summarized(9.5)
-    pace.summarized(9.5)
-    assert pace.lead() == 4  # the median summary: 9.5 s over 3 s steps
+    pace.summarized(12.5)
+    pace.summarized(12.5)
+    assert pace.lead() == 4  # the median summary: 12.5 s over 3 s steps, less its fifth
     pace.summarized(60.0)
     pace.summarized(60.0)
     assert pace.lead() == MAX_LEAD
+
+
+def test_a_summary_at_most_a_quarter_slower_than_a_step_is_waited_for_not_started_earlier() -> None:
+    """3 s summaries beside 2.5 s steps: the checkpoint waits half a second (a sixth of the
+    summary) rather than every commit reading one step anew."""
+    pace = Pace()
+    steps(pace, 1, [2.5, 2.5, 2.5])
+    pace.summarized(3.0)
+    assert pace.lead() == 1
+    pace.summarized(3.2)
+    pace.summarized(3.2)
+    assert pace.lead() == 2  # 3.2 s is more than a quarter over 2.5 s
 
 
 def test_the_pause_between_turns_and_the_checkpoint_itself_are_not_steps() -> None:

@@ -80,7 +80,10 @@ class Sender:
             if runtime is self.runtime() and screen.live:
                 self.show_queued()  # it is sent now: no longer waiting
         try:
-            return await runtime.agent.run_turn(prompt)
+            result = await runtime.agent.run_turn(prompt)
+            # The person reads the answer and types: compaction may use that pause.
+            await runtime.pause_began()
+            return result
         except TurnCancelled:
             return None
         except OSError as exc:

@@ -342,6 +342,8 @@ class PlainRepl:
             )
         finally:
             self.interruptible = None
+        # The person reads the answer and types the next line: compaction may use that.
+        await runtime.pause_began()
         self.say(gauge_line(self.runtime))
 
 

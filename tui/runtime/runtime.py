@@ -89,6 +89,13 @@ class Runtime:
         long it keeps a prefix."""
         return provider_cache(self.provider, self.settings)
 
+    async def pause_began(self) -> None:
+        """A front end that waits for the person's next message calls this right after a
+        turn ends (the app, ``--plain``; ``-p`` has no pause): compaction may use the pause
+        while the provider's cache is warm (:meth:`CompactService.pause_began`). Returns once
+        that work is under way; closing the runtime stops it."""
+        await self.compaction.pause_began(self.agent.envelope(), self.cache_plan)
+
     def observe(
         self,
         on_event: Observer,
