@@ -82,10 +82,13 @@ def catalogue(home: Path) -> list[Listed]:
 def latest(home: Path, folder: str | None = None) -> str | None:
     """The most recently changed session in which a prompt was sent, among those started in
     ``folder`` when it is given (``--continue`` goes on with this folder's work, never with
-    another project's); only as many logs are read as it takes to find it."""
+    another project's); only as many logs are read as it takes to find it. A log that cannot
+    be read (whose folder nobody can tell) is taken too, so that opening it says why rather
+    than a newer session starting in its place."""
     for stored in list_sessions(home):
         listed = read_listed(stored)
-        if not listed.empty and (folder is None or listed.cwd == folder):
+        unreadable = listed.head.problem is not None
+        if not listed.empty and (folder is None or listed.cwd == folder or unreadable):
             return stored.id
     return None
 
