@@ -80,6 +80,7 @@ from compact.basic.selection import MIN_MANUAL_TOKENS, new_tokens, select_range
 from compact.contract.policy import CompactionSettings
 from compact.contract.service import Background, CompactionError, NoticeLevel
 from compact.parts.checkpoint import Summarizer, Summary, SummaryJob
+from compact.parts.cold import idle_s
 from compact.parts.transaction import Attempt, Condensed, append
 
 Announce = Callable[[NoticeLevel, str], None]
@@ -231,8 +232,7 @@ class Ahead:
         last = self._last_turn()
         if self.job is not None or last is None or last.data.reason != "completed":
             return False
-        sent_at = self.pace.sent_at
-        if cache.cold(None if sent_at is None else time.monotonic() - sent_at):
+        if cache.cold(idle_s(self.session, time.time())):
             return False  # the summary would read the whole conversation at full price
         # The early mark of the steps measured so far (this reading, after a final answer,
         # is no step's growth).

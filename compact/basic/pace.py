@@ -53,13 +53,6 @@ class Pace:
         """The checkpoint of ``turn`` ends at ``now``: the step begins."""
         self._left = (turn, now)
 
-    @property
-    def sent_at(self) -> float | None:
-        """When the newest checkpoint ended (its step's request went), on the clock
-        :meth:`left` was given; None before any: what the provider's cache TTL counts from
-        (a little before the server read it, so an idle time from here errs long)."""
-        return None if self._left is None else self._left[1]
-
     def summarized(self, seconds: float) -> None:
         """A summary (all its calls) took ``seconds``."""
         _keep(self.summaries, seconds)
